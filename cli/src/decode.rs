@@ -1,0 +1,193 @@
+//! `pfcswitch frame decode`: what core::wire reads in each frame, as text or JSON.
+
+use pfcswitch_core::units::BitRate;
+use pfcswitch_core::wire::{FrameView, L2Repr, MacControlRepr, ethertype};
+use serde_json::{Map, Value, json};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// One decoded frame: a tcpdump-style line and the same content as JSON.
+pub struct Decoded {
+    pub text: String,
+    pub json: Value,
+}
+
+/// Decodes `frame`; with `speed`, pause times are also given as durations at that speed.
+pub fn decode(frame: &[u8], speed: Option<BitRate>) -> Decoded {
+    let mut text = String::new();
+    let mut json = Map::new();
+    json.insert("length".into(), json!(frame.len()));
+    match FrameView::parse(frame) {
+        Ok(view) => {
+            describe_l2(&view.l2, &mut text, &mut json);
+            describe_payload(&view, speed, &mut text, &mut json);
+        }
+        Err(error) => malformed(&error, &mut text, &mut json),
+    }
+    Decoded { text, json: Value::Object(json) }
+}
+
+fn malformed(error: &pfcswitch_core::wire::Error, text: &mut String, json: &mut Map<String, Value>) {
+    let _ = write!(text, "malformed: {error}");
+    json.insert("kind".into(), json!("malformed"));
+    json.insert("error".into(), json!({ "layer": error.layer.name(), "reason": error.kind.name() }));
+}
+
+fn describe_l2(l2: &L2Repr, text: &mut String, json: &mut Map<String, Value>) {
+    let _ = write!(text, "{} > {}", l2.src, l2.dst);
+    json.insert("src".into(), json!(l2.src.to_string()));
+    json.insert("dst".into(), json!(l2.dst.to_string()));
+    if let Some(vlan) = l2.vlan {
+        let _ = write!(text, " vlan pcp={} dei={} vid={}", vlan.pcp, u8::from(vlan.dei), vlan.vid);
+        json.insert("vlan".into(), json!({ "pcp": vlan.pcp.value(), "dei": vlan.dei, "vid": vlan.vid }));
+    }
+    if let Some(cn_tag) = l2.cn_tag {
+        let _ = write!(text, " cn-tag flow={}", cn_tag.flow_id);
+        json.insert("cn_tag".into(), json!({ "flow_id": cn_tag.flow_id }));
+    }
+    json.insert("ethertype".into(), json!(format!("0x{:04x}", l2.ethertype)));
+}
+
+fn describe_payload(view: &FrameView<'_>, speed: Option<BitRate>, text: &mut String, json: &mut Map<String, Value>) {
+    let result = match view.l2.ethertype {
+        ethertype::MAC_CONTROL => view.mac_control().map(|repr| describe_mac_control(&repr, speed, text, json)),
+        ethertype::CNM => view.cnm().map(|cnm| {
+            let _ = write!(
+                text,
+                " CNM cpid=0x{:016x} fb={} qoffset={} qdelta={} encap-prio={} encap-dst={} msdu-len={} ({} bytes encapsulated)",
+                cnm.cpid,
+                cnm.quantized_feedback,
+                cnm.q_offset,
+                cnm.q_delta,
+                cnm.encapsulated_priority,
+                cnm.encapsulated_dst,
+                cnm.msdu_len,
+                cnm.msdu.len()
+            );
+            json.insert("kind".into(), json!("cnm"));
+            json.insert(
+                "cnm".into(),
+                json!({
+                    "quantized_feedback": cnm.quantized_feedback, "cpid": cnm.cpid, "q_offset": cnm.q_offset,
+                    "q_delta": cnm.q_delta, "encapsulated_priority": cnm.encapsulated_priority.value(),
+                    "encapsulated_dst": cnm.encapsulated_dst.to_string(), "msdu_len": cnm.msdu_len,
+                    "msdu": hex(cnm.msdu),
+                }),
+            );
+        }),
+        ethertype::IPV4 if view.traffic().is_ok() => view.traffic().map(|(ip, udp, traffic)| {
+            let _ = write!(
+                text,
+                " IPv4 {}:{} > {}:{} dscp={} {:?} flow={} seq={} msg={} msg-len={} offset={} ts={}ns",
+                ip.src,
+                udp.src_port,
+                ip.dst,
+                udp.dst_port,
+                ip.dscp,
+                traffic.kind,
+                traffic.flow_id,
+                traffic.sequence,
+                traffic.message_id,
+                traffic.message_len,
+                traffic.offset,
+                traffic.timestamp_ns
+            );
+            json.insert("kind".into(), json!("traffic"));
+            json.insert("ipv4".into(), json!({ "src": ip.src.to_string(), "dst": ip.dst.to_string(), "dscp": ip.dscp }));
+            json.insert("udp".into(), json!({ "src_port": udp.src_port, "dst_port": udp.dst_port }));
+            json.insert(
+                "traffic".into(),
+                json!({
+                    "kind": format!("{:?}", traffic.kind).to_lowercase(), "flow_id": traffic.flow_id,
+                    "sequence": traffic.sequence, "message_id": traffic.message_id,
+                    "message_len": traffic.message_len, "offset": traffic.offset, "timestamp_ns": traffic.timestamp_ns,
+                }),
+            );
+        }),
+        other => {
+            let dscp = view.dscp().map(|d| format!(" dscp={d}")).unwrap_or_default();
+            let _ = write!(text, " ethertype 0x{other:04x}{dscp} ({} bytes)", view.payload.len());
+            json.insert("kind".into(), json!("other"));
+            Ok(())
+        }
+    };
+    if let Err(error) = result {
+        text.push(' ');
+        malformed(&error, text, json);
+    }
+}
+
+fn describe_mac_control(
+    repr: &MacControlRepr,
+    speed: Option<BitRate>,
+    text: &mut String,
+    json: &mut Map<String, Value>,
+) {
+    let duration = |quanta: u16| {
+        speed.map(|s| format!(" ({} at {s})", format_duration(s.pause_duration(quanta)))).unwrap_or_default()
+    };
+    match repr {
+        MacControlRepr::Pause { quanta } => {
+            let _ = write!(text, " PAUSE quanta={quanta}{}", duration(*quanta));
+            json.insert("kind".into(), json!("pause"));
+            json.insert("pause".into(), json!({ "quanta": quanta }));
+        }
+        MacControlRepr::Pfc(pfc) => {
+            let _ = write!(text, " PFC enable=0x{:02x}", pfc.enable);
+            let mut classes = Map::new();
+            for (class, quanta) in pfc.classes() {
+                let action = if quanta == 0 { "resume".to_string() } else { format!("pause{}", duration(quanta)) };
+                let _ = write!(text, " c{class}={quanta} {action}");
+                classes.insert(class.to_string(), json!(quanta));
+            }
+            json.insert("kind".into(), json!("pfc"));
+            json.insert("pfc".into(), json!({ "enable": pfc.enable, "classes": classes, "quanta": pfc.quanta }));
+        }
+    }
+}
+
+/// `512ns`, `5.120µs`, `33.554ms`, `1.000s`.
+pub fn format_duration(duration: Duration) -> String {
+    let nanos = duration.as_nanos();
+    match nanos {
+        0..1_000 => format!("{nanos}ns"),
+        1_000..1_000_000 => format!("{:.3}µs", nanos as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.3}ms", nanos as f64 / 1e6),
+        _ => format!("{:.3}s", nanos as f64 / 1e9),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pfcswitch_core::wire::{EthernetAddress, PAUSE_MULTICAST, Pcp, PfcRepr, build_mac_control_frame};
+
+    #[test]
+    fn pfc_line_names_classes_and_durations() {
+        let mut frame = [0u8; 60];
+        let pfc = PfcRepr::default().with_class(Pcp::new(3).unwrap(), 65535).with_class(Pcp::new(4).unwrap(), 0);
+        build_mac_control_frame(
+            &mut frame,
+            EthernetAddress([2, 0, 0, 0, 0, 1]),
+            PAUSE_MULTICAST,
+            &MacControlRepr::Pfc(pfc),
+        );
+        let decoded = decode(&frame, Some(BitRate::gbps(1)));
+        assert_eq!(
+            decoded.text,
+            "02:00:00:00:00:01 > 01:80:c2:00:00:01 PFC enable=0x18 c3=65535 pause (33.554ms at 1Gbps) c4=0 resume"
+        );
+        assert_eq!(decoded.json["pfc"]["classes"]["3"], 65535);
+    }
+
+    #[test]
+    fn malformed_frames_say_why() {
+        let decoded = decode(&[0u8; 10], None);
+        assert_eq!(decoded.text, "malformed: truncated ethernet header");
+        assert_eq!(decoded.json["error"]["reason"], "truncated");
+    }
+}

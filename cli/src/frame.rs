@@ -1,0 +1,297 @@
+//! `pfcswitch frame`: craft PAUSE, PFC, CNM and data frames into pcap files, and decode
+//! captures with the same code the switch uses.
+
+use crate::capture::{read_capture, write_pcap};
+use crate::decode::decode;
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand};
+use pfcswitch_core::units::BitRate;
+use pfcswitch_core::wire::{
+    CNM_MAX_ENCAPSULATED, CnTagRepr, CnmRepr, DataFrameSpec, EthernetAddress, Ipv4Addr, L2Repr, MacControlRepr,
+    PAUSE_MULTICAST, Pcp, PfcRepr, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_cnm_frame,
+    build_data_frame, build_mac_control_frame,
+};
+use std::path::PathBuf;
+
+#[derive(Debug, Subcommand)]
+pub enum FrameCommand {
+    /// An 802.1Qbb PFC frame.
+    Pfc {
+        #[command(flatten)]
+        mac: MacControlArgs,
+        /// A class and its pause time in quanta, e.g. `3=65535`; `N=0` resumes class N. Repeatable.
+        #[arg(long = "class", value_name = "PRIO=QUANTA", value_parser = parse_class, required = true)]
+        classes: Vec<(Pcp, u16)>,
+    },
+    /// An 802.3x PAUSE frame (all priorities).
+    Pause {
+        #[command(flatten)]
+        mac: MacControlArgs,
+        /// Pause time in quanta of 512 bit times (0 resumes).
+        #[arg(long)]
+        quanta: u16,
+    },
+    /// An 802.1Qau congestion notification message.
+    Cnm(CnmArgs),
+    /// A traffic endpoint's frame: 802.1Q + IPv4 + UDP + pfcswitch traffic header.
+    Data(DataArgs),
+    /// Print what pfcswitch reads in each frame of a pcap or pcapng file.
+    Decode {
+        file: PathBuf,
+        /// Also show pause times as durations at this link speed, e.g. `1Gbps`.
+        #[arg(long)]
+        speed: Option<BitRate>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct MacControlArgs {
+    /// Source MAC address (the sending port).
+    #[arg(long)]
+    src: EthernetAddress,
+    /// Destination MAC address.
+    #[arg(long, default_value_t = PAUSE_MULTICAST)]
+    dst: EthernetAddress,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output pcap file.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Number of copies to write (data frames get consecutive sequence numbers).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    count: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct CnmArgs {
+    /// The congestion point's MAC address.
+    #[arg(long)]
+    src: EthernetAddress,
+    /// The source address of the sampled frame (the reaction point).
+    #[arg(long)]
+    dst: EthernetAddress,
+    /// Priority of the CNM's own VLAN tag.
+    #[arg(long, default_value = "6", value_parser = parse_pcp)]
+    pcp: Pcp,
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..4095))]
+    vid: u16,
+    /// Flow id of the sampled frame's CN-TAG, copied into the CNM's CN-TAG.
+    #[arg(long)]
+    flow_id: Option<u16>,
+    /// Congestion point identifier.
+    #[arg(long, default_value_t = 0, value_parser = parse_u64)]
+    cpid: u64,
+    /// Quantized feedback |Fb|, 0–63.
+    #[arg(long = "fb", value_parser = clap::value_parser!(u8).range(0..64))]
+    quantized_feedback: u8,
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
+    qoffset: i16,
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
+    qdelta: i16,
+    /// Priority of the sampled frame.
+    #[arg(long, value_parser = parse_pcp)]
+    encap_priority: Pcp,
+    /// Destination address of the sampled frame.
+    #[arg(long)]
+    encap_dst: EthernetAddress,
+    /// First bytes of the sampled frame's MSDU, in hex (at most 64 bytes).
+    #[arg(long, default_value = "", value_parser = parse_hex)]
+    msdu: HexBytes,
+    /// Length of the sampled MSDU (defaults to the number of --msdu bytes).
+    #[arg(long)]
+    msdu_len: Option<u16>,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DataArgs {
+    #[arg(long)]
+    src: EthernetAddress,
+    #[arg(long)]
+    dst: EthernetAddress,
+    /// 802.1Q priority; the frame is untagged without --pcp.
+    #[arg(long, value_parser = parse_pcp)]
+    pcp: Option<Pcp>,
+    #[arg(long, default_value_t = 0, requires = "pcp", value_parser = clap::value_parser!(u16).range(0..4095))]
+    vid: u16,
+    #[arg(long, default_value = "10.0.0.1")]
+    src_ip: Ipv4Addr,
+    #[arg(long, default_value = "10.0.0.2")]
+    dst_ip: Ipv4Addr,
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..64))]
+    dscp: u8,
+    #[arg(long, default_value_t = TRAFFIC_UDP_PORT)]
+    sport: u16,
+    #[arg(long, default_value_t = TRAFFIC_UDP_PORT)]
+    dport: u16,
+    #[arg(long, default_value_t = 1)]
+    flow: u32,
+    /// Sequence number of the first frame.
+    #[arg(long, default_value_t = 0)]
+    seq: u32,
+    #[arg(long, default_value_t = 0)]
+    message: u32,
+    /// Frame length in bytes without FCS (raised to the headers' size if smaller).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(60..=9000))]
+    size: u16,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run(command: FrameCommand, json: bool) -> Result<()> {
+    match command {
+        FrameCommand::Pfc { mac, classes } => {
+            let pfc = classes.iter().fold(PfcRepr::default(), |pfc, &(class, quanta)| pfc.with_class(class, quanta));
+            write_mac_control(&mac, &MacControlRepr::Pfc(pfc))
+        }
+        FrameCommand::Pause { mac, quanta } => write_mac_control(&mac, &MacControlRepr::Pause { quanta }),
+        FrameCommand::Cnm(args) => write_cnm(&args),
+        FrameCommand::Data(args) => write_data(&args),
+        FrameCommand::Decode { file, speed } => {
+            for (index, captured) in read_capture(&file)?.iter().enumerate() {
+                let decoded = decode(&captured.data, speed);
+                if json {
+                    let mut value = decoded.json;
+                    value["index"] = (index + 1).into();
+                    value["time"] = captured.timestamp.as_secs_f64().into();
+                    println!("{value}");
+                } else {
+                    println!("{:>4} {:>4}B  {}", index + 1, captured.data.len(), decoded.text);
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn write_mac_control(args: &MacControlArgs, repr: &MacControlRepr) -> Result<()> {
+    let mut frame = vec![0u8; 60];
+    let len = build_mac_control_frame(&mut frame, args.src, args.dst, repr);
+    frame.truncate(len);
+    write_copies(&args.output, |_| frame.clone())
+}
+
+fn write_cnm(args: &CnmArgs) -> Result<()> {
+    if args.msdu.0.len() > CNM_MAX_ENCAPSULATED {
+        bail!("--msdu has {} bytes; a CNM carries at most {CNM_MAX_ENCAPSULATED}", args.msdu.0.len());
+    }
+    let msdu_len = args.msdu_len.unwrap_or(args.msdu.0.len() as u16);
+    if usize::from(msdu_len).min(CNM_MAX_ENCAPSULATED) != args.msdu.0.len() {
+        bail!(
+            "--msdu-len {msdu_len} needs exactly min({msdu_len}, {CNM_MAX_ENCAPSULATED}) bytes of --msdu, got {}",
+            args.msdu.0.len()
+        );
+    }
+    let cnm = CnmRepr {
+        quantized_feedback: args.quantized_feedback,
+        cpid: args.cpid,
+        q_offset: args.qoffset,
+        q_delta: args.qdelta,
+        encapsulated_priority: args.encap_priority,
+        encapsulated_dst: args.encap_dst,
+        msdu_len,
+        msdu: &args.msdu.0,
+    };
+    let l2 = L2Repr {
+        dst: args.dst,
+        src: args.src,
+        vlan: Some(VlanRepr { pcp: args.pcp, dei: false, vid: args.vid }),
+        cn_tag: args.flow_id.map(|flow_id| CnTagRepr { flow_id }),
+        ethertype: 0,
+    };
+    let mut frame = vec![0u8; 128];
+    let len = build_cnm_frame(&mut frame, &l2, &cnm);
+    frame.truncate(len);
+    write_copies(&args.output, |_| frame.clone())
+}
+
+fn write_data(args: &DataArgs) -> Result<()> {
+    let spec = |index: u32| DataFrameSpec {
+        src_mac: args.src,
+        dst_mac: args.dst,
+        vlan: args.pcp.map(|pcp| VlanRepr { pcp, dei: false, vid: args.vid }),
+        src_ip: args.src_ip,
+        dst_ip: args.dst_ip,
+        dscp: args.dscp,
+        src_port: args.sport,
+        dst_port: args.dport,
+        traffic: TrafficRepr {
+            kind: TrafficKind::Data,
+            flow_id: args.flow,
+            sequence: args.seq.wrapping_add(index),
+            message_id: args.message,
+            message_len: 0,
+            offset: 0,
+            timestamp_ns: 0,
+        },
+        frame_len: usize::from(args.size),
+    };
+    write_copies(&args.output, |index| {
+        let spec = spec(index);
+        let mut frame = vec![0u8; spec.len()];
+        build_data_frame(&mut frame, &spec);
+        frame
+    })
+}
+
+fn write_copies(output: &OutputArgs, frame: impl Fn(u32) -> Vec<u8>) -> Result<()> {
+    let frames: Vec<Vec<u8>> = (0..output.count).map(frame).collect();
+    write_pcap(&output.output, &frames)?;
+    eprintln!("wrote {} frame(s) to {}", frames.len(), output.output.display());
+    Ok(())
+}
+
+fn parse_pcp(text: &str) -> Result<Pcp, String> {
+    text.parse::<u8>().ok().and_then(Pcp::new).ok_or_else(|| format!("`{text}` is not a priority 0-7"))
+}
+
+fn parse_class(text: &str) -> Result<(Pcp, u16), String> {
+    let (class, quanta) = text.split_once('=').ok_or_else(|| format!("`{text}` is not PRIO=QUANTA"))?;
+    let quanta = quanta.parse::<u16>().map_err(|_| format!("`{quanta}` is not a pause time 0-65535 (quanta)"))?;
+    Ok((parse_pcp(class)?, quanta))
+}
+
+fn parse_u64(text: &str) -> Result<u64, String> {
+    let parsed = match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map_err(|_| format!("`{text}` is not a 64-bit number (decimal or 0x-hex)"))
+}
+
+/// Bytes given in hex on the command line.
+#[derive(Debug, Clone)]
+pub struct HexBytes(Vec<u8>);
+
+fn parse_hex(text: &str) -> Result<HexBytes, String> {
+    let digits: String = text.chars().filter(|c| !matches!(c, ':' | ' ')).collect();
+    if !digits.len().is_multiple_of(2) {
+        return Err(format!("`{text}` has an odd number of hex digits"));
+    }
+    (0..digits.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).map_err(|_| format!("`{text}` is not hex")))
+        .collect::<Result<_, _>>()
+        .map(HexBytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_arguments() {
+        assert_eq!(parse_class("3=65535").unwrap(), (Pcp::new(3).unwrap(), 65535));
+        assert!(parse_class("8=1").is_err());
+        assert!(parse_class("3=65536").is_err());
+        assert!(parse_class("3").is_err());
+        assert_eq!(parse_hex("de:ad be").unwrap().0, vec![0xDE, 0xAD, 0xBE]);
+        assert!(parse_hex("abc").is_err());
+        assert_eq!(parse_u64("0x10").unwrap(), 16);
+    }
+}

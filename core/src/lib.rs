@@ -1,0 +1,10 @@
+//! The deterministic core of pfcswitch.
+//!
+//! Everything that decides about a frame lives here and runs on time passed in by the caller:
+//! no I/O, no clock, no threads. The AF_XDP daemon, unit tests on virtual time and the
+//! simulator all drive the same code.
+#![forbid(unsafe_code)]
+
+pub mod time;
+pub mod units;
+pub mod wire;

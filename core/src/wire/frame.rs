@@ -1,0 +1,356 @@
+//! Whole frames: the layer-2 stack (Ethernet, optional 802.1Q tag, optional CN-TAG) and
+//! builders for the frames pfcswitch sends, each writing into a caller's buffer.
+
+use super::cn_tag::CN_TAG_HEADER_LEN;
+use super::ipv4::{IPV4_HEADER_LEN, PROTOCOL_UDP};
+use super::traffic::TRAFFIC_HEADER_LEN;
+use super::udp::UDP_HEADER_LEN;
+use super::vlan::VLAN_HEADER_LEN;
+use super::{
+    CnTagHeader, CnTagRepr, CnmPacket, CnmRepr, ETHERNET_HEADER_LEN, Error, ErrorKind, EthernetAddress, EthernetFrame,
+    EthernetRepr, Ipv4Addr, Ipv4Packet, Ipv4Repr, Layer, MacControlPacket, MacControlRepr, Pcp, Result, TrafficHeader,
+    TrafficRepr, UdpPacket, UdpRepr, VlanHeader, VlanRepr, ethertype,
+};
+
+/// Minimum Ethernet frame without FCS; shorter frames are padded with zeros.
+pub const MIN_FRAME_LEN: usize = 60;
+
+/// The layer-2 headers of a frame as values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct L2Repr {
+    pub dst: EthernetAddress,
+    pub src: EthernetAddress,
+    pub vlan: Option<VlanRepr>,
+    pub cn_tag: Option<CnTagRepr>,
+    /// The EtherType after all tags.
+    pub ethertype: u16,
+}
+
+impl L2Repr {
+    /// Parses the headers and returns them with the offset of the payload.
+    pub fn parse(frame: &[u8]) -> Result<(L2Repr, usize)> {
+        let ethernet = EthernetRepr::parse(&EthernetFrame::new_checked(frame)?)?;
+        let mut repr =
+            L2Repr { dst: ethernet.dst, src: ethernet.src, vlan: None, cn_tag: None, ethertype: ethernet.ethertype };
+        let mut offset = ETHERNET_HEADER_LEN;
+        if repr.ethertype == ethertype::VLAN {
+            let header = VlanHeader::new_checked(&frame[offset..])?;
+            repr.vlan = Some(VlanRepr::parse(&header));
+            repr.ethertype = header.ethertype();
+            offset += VLAN_HEADER_LEN;
+        }
+        if repr.ethertype == ethertype::CN_TAG {
+            let header = CnTagHeader::new_checked(&frame[offset..])?;
+            repr.cn_tag = Some(CnTagRepr::parse(&header));
+            repr.ethertype = header.ethertype();
+            offset += CN_TAG_HEADER_LEN;
+        }
+        Ok((repr, offset))
+    }
+
+    pub fn header_len(&self) -> usize {
+        ETHERNET_HEADER_LEN
+            + if self.vlan.is_some() { VLAN_HEADER_LEN } else { 0 }
+            + if self.cn_tag.is_some() { CN_TAG_HEADER_LEN } else { 0 }
+    }
+
+    /// Writes the headers and returns the offset of the payload.
+    pub fn emit(&self, frame: &mut [u8]) -> usize {
+        let after_vlan = if self.cn_tag.is_some() { ethertype::CN_TAG } else { self.ethertype };
+        let outer = if self.vlan.is_some() { ethertype::VLAN } else { after_vlan };
+        EthernetRepr { src: self.src, dst: self.dst, ethertype: outer }
+            .emit(&mut EthernetFrame::new_unchecked(&mut *frame));
+        let mut offset = ETHERNET_HEADER_LEN;
+        if let Some(vlan) = self.vlan {
+            let mut header = VlanHeader::new_unchecked(&mut frame[offset..]);
+            vlan.emit(&mut header);
+            header.set_ethertype(after_vlan);
+            offset += VLAN_HEADER_LEN;
+        }
+        if let Some(cn_tag) = self.cn_tag {
+            let mut header = CnTagHeader::new_unchecked(&mut frame[offset..]);
+            cn_tag.emit(&mut header);
+            header.set_ethertype(self.ethertype);
+            offset += CN_TAG_HEADER_LEN;
+        }
+        offset
+    }
+}
+
+/// A parsed frame: its layer-2 headers and the payload after them.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameView<'a> {
+    pub l2: L2Repr,
+    pub payload: &'a [u8],
+}
+
+impl<'a> FrameView<'a> {
+    pub fn parse(frame: &'a [u8]) -> Result<FrameView<'a>> {
+        let (l2, offset) = L2Repr::parse(frame)?;
+        Ok(FrameView { l2, payload: &frame[offset..] })
+    }
+
+    /// The PCP of the 802.1Q tag, if the frame has one.
+    pub fn pcp(&self) -> Option<Pcp> {
+        self.l2.vlan.map(|vlan| vlan.pcp)
+    }
+
+    fn expect_ethertype(&self, wanted: u16, layer: Layer) -> Result<()> {
+        if self.l2.ethertype == wanted { Ok(()) } else { Err(Error::new(layer, ErrorKind::WrongEtherType)) }
+    }
+
+    pub fn is_mac_control(&self) -> bool {
+        self.l2.ethertype == ethertype::MAC_CONTROL
+    }
+
+    /// The PAUSE or PFC content of a MAC control frame.
+    pub fn mac_control(&self) -> Result<MacControlRepr> {
+        self.expect_ethertype(ethertype::MAC_CONTROL, Layer::MacControl)?;
+        MacControlRepr::parse(&MacControlPacket::new_checked(self.payload)?)
+    }
+
+    pub fn cnm(&self) -> Result<CnmRepr<'a>> {
+        self.expect_ethertype(ethertype::CNM, Layer::Cnm)?;
+        CnmRepr::parse(&CnmPacket::new_checked(self.payload)?)
+    }
+
+    /// The DSCP of an IPv4 or IPv6 payload, for trust mode `dscp`.
+    pub fn dscp(&self) -> Option<u8> {
+        match (self.l2.ethertype, self.payload) {
+            (ethertype::IPV4, [version_ihl, tos, ..]) if version_ihl >> 4 == 4 => Some(tos >> 2),
+            (ethertype::IPV6, [first, second, ..]) if first >> 4 == 6 => Some(((first & 0x0F) << 2) | (second >> 6)),
+            _ => None,
+        }
+    }
+
+    /// The IPv4, UDP and traffic headers of an endpoint's frame.
+    pub fn traffic(&self) -> Result<(Ipv4Repr, UdpRepr, TrafficRepr)> {
+        self.expect_ethertype(ethertype::IPV4, Layer::Ipv4)?;
+        let ip_packet = Ipv4Packet::new_checked(self.payload)?;
+        let ip = Ipv4Repr::parse(&ip_packet)?;
+        if ip.protocol != PROTOCOL_UDP {
+            return Err(Error::new(Layer::Udp, ErrorKind::WrongEtherType));
+        }
+        let udp_packet = UdpPacket::new_checked(ip_packet.payload())?;
+        let udp = UdpRepr::parse(&udp_packet)?;
+        let traffic = TrafficRepr::parse(&TrafficHeader::new_checked(udp_packet.payload())?)?;
+        Ok((ip, udp, traffic))
+    }
+}
+
+/// Zeroes `frame[len..MIN_FRAME_LEN]` and returns the padded length.
+fn pad(frame: &mut [u8], len: usize) -> usize {
+    if len < MIN_FRAME_LEN {
+        frame[len..MIN_FRAME_LEN].fill(0);
+        MIN_FRAME_LEN
+    } else {
+        len
+    }
+}
+
+/// Writes an untagged PAUSE or PFC frame (60 bytes) and returns its length.
+///
+/// # Panics
+/// If `frame` is shorter than 60 bytes.
+pub fn build_mac_control_frame(
+    frame: &mut [u8],
+    src: EthernetAddress,
+    dst: EthernetAddress,
+    repr: &MacControlRepr,
+) -> usize {
+    let l2 = L2Repr { dst, src, vlan: None, cn_tag: None, ethertype: ethertype::MAC_CONTROL };
+    let offset = l2.emit(frame);
+    repr.emit(&mut MacControlPacket::new_unchecked(&mut frame[offset..]));
+    offset + repr.buffer_len()
+}
+
+/// Writes a CNM: `l2` gives the addresses (destination = source of the sampled frame), the
+/// CNM's VLAN tag and, if the sampled frame had one, its CN-TAG. Returns the padded length.
+///
+/// # Panics
+/// If `frame` is too short or the CNM repr is invalid.
+pub fn build_cnm_frame(frame: &mut [u8], l2: &L2Repr, cnm: &CnmRepr<'_>) -> usize {
+    let l2 = L2Repr { ethertype: ethertype::CNM, ..*l2 };
+    let offset = l2.emit(frame);
+    cnm.emit(&mut CnmPacket::new_unchecked(&mut frame[offset..]));
+    pad(frame, offset + cnm.buffer_len())
+}
+
+/// An endpoint's data or ACK frame: 802.1Q (optional) + IPv4 + UDP + traffic header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataFrameSpec {
+    pub src_mac: EthernetAddress,
+    pub dst_mac: EthernetAddress,
+    pub vlan: Option<VlanRepr>,
+    pub src_ip: Ipv4Addr,
+    pub dst_ip: Ipv4Addr,
+    pub dscp: u8,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub traffic: TrafficRepr,
+    /// Frame length without FCS; raised to the headers' length (and to 60) if smaller.
+    pub frame_len: usize,
+}
+
+impl DataFrameSpec {
+    /// The smallest frame this spec can produce.
+    pub fn min_len(&self) -> usize {
+        let l2 = if self.vlan.is_some() { ETHERNET_HEADER_LEN + VLAN_HEADER_LEN } else { ETHERNET_HEADER_LEN };
+        (l2 + IPV4_HEADER_LEN + UDP_HEADER_LEN + TRAFFIC_HEADER_LEN).max(MIN_FRAME_LEN)
+    }
+
+    pub fn len(&self) -> usize {
+        self.frame_len.max(self.min_len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// Writes the frame described by `spec` (payload bytes after the header are zero) and
+/// returns its length.
+///
+/// # Panics
+/// If `frame` is shorter than `spec.len()`.
+pub fn build_data_frame(frame: &mut [u8], spec: &DataFrameSpec) -> usize {
+    let len = spec.len();
+    let l2 = L2Repr { dst: spec.dst_mac, src: spec.src_mac, vlan: spec.vlan, cn_tag: None, ethertype: ethertype::IPV4 };
+    let ip_at = l2.emit(frame);
+    let udp_at = ip_at + IPV4_HEADER_LEN;
+    let traffic_at = udp_at + UDP_HEADER_LEN;
+    let udp_payload_len = len - traffic_at;
+    spec.traffic.emit(&mut TrafficHeader::new_unchecked(&mut frame[traffic_at..]));
+    frame[traffic_at + TRAFFIC_HEADER_LEN..len].fill(0);
+    let udp = UdpRepr { src_port: spec.src_port, dst_port: spec.dst_port, payload_len: udp_payload_len };
+    udp.emit(&mut UdpPacket::new_unchecked(&mut frame[udp_at..len]), spec.src_ip, spec.dst_ip);
+    let ip = Ipv4Repr {
+        src: spec.src_ip,
+        dst: spec.dst_ip,
+        protocol: PROTOCOL_UDP,
+        dscp: spec.dscp,
+        ecn: 0,
+        ttl: 64,
+        payload_len: UDP_HEADER_LEN + udp_payload_len,
+    };
+    ip.emit(&mut Ipv4Packet::new_unchecked(&mut frame[ip_at..len]));
+    len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{PAUSE_MULTICAST, PfcRepr, TrafficKind};
+    use proptest::prelude::*;
+
+    const SRC: EthernetAddress = EthernetAddress([2, 0, 0, 0, 0, 1]);
+
+    #[test]
+    fn pfc_frame_matches_design_offsets() {
+        let mut frame = [0xEEu8; 64];
+        let pfc = PfcRepr::default().with_class(Pcp::new(3).unwrap(), 65535);
+        let len = build_mac_control_frame(&mut frame, SRC, PAUSE_MULTICAST, &MacControlRepr::Pfc(pfc));
+        assert_eq!(len, 60);
+        assert_eq!(&frame[0..6], &[0x01, 0x80, 0xC2, 0, 0, 0x01]);
+        assert_eq!(&frame[12..18], &[0x88, 0x08, 0x01, 0x01, 0x00, 0x08]);
+        assert_eq!(&frame[24..26], &[0xFF, 0xFF], "time[3] at 18 + 2*3");
+        assert!(frame[34..60].iter().all(|&b| b == 0));
+        let view = FrameView::parse(&frame[..len]).unwrap();
+        assert_eq!(view.mac_control().unwrap(), MacControlRepr::Pfc(pfc));
+        assert!(view.cnm().is_err());
+    }
+
+    #[test]
+    fn truncated_tags_name_their_layer() {
+        let mut frame = [0u8; 16];
+        frame[12..14].copy_from_slice(&ethertype::VLAN.to_be_bytes());
+        assert_eq!(FrameView::parse(&frame).unwrap_err(), Error::new(Layer::Vlan, ErrorKind::Truncated));
+        let mut frame = [0u8; 20];
+        frame[12..14].copy_from_slice(&ethertype::VLAN.to_be_bytes());
+        frame[16..18].copy_from_slice(&ethertype::CN_TAG.to_be_bytes());
+        assert_eq!(FrameView::parse(&frame).unwrap_err(), Error::new(Layer::CnTag, ErrorKind::Truncated));
+    }
+
+    #[test]
+    fn dscp_of_ipv4_and_ipv6() {
+        let mut frame = [0u8; 60];
+        frame[12..14].copy_from_slice(&ethertype::IPV4.to_be_bytes());
+        frame[14] = 0x45;
+        frame[15] = 46 << 2;
+        assert_eq!(FrameView::parse(&frame).unwrap().dscp(), Some(46));
+        frame[12..14].copy_from_slice(&ethertype::IPV6.to_be_bytes());
+        frame[14] = 0x60 | (26 >> 2);
+        frame[15] = (26 & 0x3) << 6;
+        assert_eq!(FrameView::parse(&frame).unwrap().dscp(), Some(26));
+    }
+
+    fn spec(frame_len: usize, vlan: Option<VlanRepr>) -> DataFrameSpec {
+        DataFrameSpec {
+            src_mac: SRC,
+            dst_mac: EthernetAddress([2, 0, 0, 0, 0, 2]),
+            vlan,
+            src_ip: Ipv4Addr::new(10, 0, 0, 1),
+            dst_ip: Ipv4Addr::new(10, 0, 0, 2),
+            dscp: 26,
+            src_port: 40000,
+            dst_port: 47000,
+            traffic: TrafficRepr {
+                kind: TrafficKind::Data,
+                flow_id: 7,
+                sequence: 9,
+                message_id: 1,
+                message_len: 1000,
+                offset: 0,
+                timestamp_ns: 123,
+            },
+            frame_len,
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn data_frames_round_trip(frame_len in 0usize..1600, pcp in 0u8..8, vid in 0u16..4096, tagged: bool) {
+            let vlan = tagged.then(|| VlanRepr { pcp: Pcp::new(pcp).unwrap(), dei: false, vid });
+            let spec = spec(frame_len, vlan);
+            let mut frame = vec![0xEEu8; 1600];
+            let len = build_data_frame(&mut frame, &spec);
+            prop_assert_eq!(len, frame_len.max(spec.min_len()));
+            let view = FrameView::parse(&frame[..len]).unwrap();
+            prop_assert_eq!(view.l2.vlan, vlan);
+            prop_assert_eq!(view.dscp(), Some(26));
+            let (ip, udp, traffic) = view.traffic().unwrap();
+            prop_assert!(Ipv4Packet::new_checked(view.payload).unwrap().checksum_valid());
+            prop_assert!(UdpPacket::new_checked(Ipv4Packet::new_checked(view.payload).unwrap().payload()).unwrap().checksum_valid(ip.src, ip.dst));
+            prop_assert_eq!((udp.src_port, udp.dst_port), (40000, 47000));
+            prop_assert_eq!(traffic, spec.traffic);
+        }
+
+        #[test]
+        fn cnm_frames_round_trip(flow in proptest::option::of(any::<u16>()), fb in 0u8..64, msdu_len in 0u16..200) {
+            let msdu = [0x42u8; 64];
+            let cnm = CnmRepr {
+                quantized_feedback: fb, cpid: 0x0200_0000_0000_0003, q_offset: -100, q_delta: 50,
+                encapsulated_priority: Pcp::new(3).unwrap(), encapsulated_dst: EthernetAddress([2, 0, 0, 0, 0, 2]),
+                msdu_len, msdu: &msdu[..usize::from(msdu_len).min(64)],
+            };
+            let l2 = L2Repr {
+                dst: EthernetAddress([2, 0, 0, 0, 0, 9]), src: SRC,
+                vlan: Some(VlanRepr { pcp: Pcp::new(6).unwrap(), dei: false, vid: 1 }),
+                cn_tag: flow.map(|flow_id| CnTagRepr { flow_id }), ethertype: 0,
+            };
+            let mut frame = [0u8; 128];
+            let len = build_cnm_frame(&mut frame, &l2, &cnm);
+            prop_assert!(len >= MIN_FRAME_LEN);
+            let view = FrameView::parse(&frame[..len]).unwrap();
+            prop_assert_eq!(view.l2, L2Repr { ethertype: ethertype::CNM, ..l2 });
+            prop_assert_eq!(view.cnm().unwrap(), cnm);
+        }
+
+        #[test]
+        fn parsing_any_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..128)) {
+            if let Ok(view) = FrameView::parse(&bytes) {
+                let _ = (view.mac_control(), view.cnm(), view.dscp(), view.traffic());
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Wire formats, smoltcp style.
+//!
+//! Each format has a zero-copy view (`Frame`, `Header`, `Packet`) built by one checked
+//! constructor (`new_checked`, which guarantees every fixed field is in bounds so the
+//! accessors after it are infallible) and a high-level `Repr` with `parse` (semantic
+//! checks) and `emit` (writes into a caller's buffer). Parsing never panics on any input;
+//! every rejection carries an [`Error`] naming the layer and the reason, which the datapath
+//! counts.
+//!
+//! Layouts are those of DESIGN.md ("Wire formats"); byte offsets in the docs below are from
+//! the start of the view.
+
+mod cn_tag;
+mod cnm;
+mod ethernet;
+mod frame;
+mod ipv4;
+mod mac_control;
+mod traffic;
+mod udp;
+mod vlan;
+
+pub use cn_tag::{CN_TAG_HEADER_LEN, CnTagHeader, CnTagRepr};
+pub use cnm::{CNM_MAX_ENCAPSULATED, CnmPacket, CnmRepr};
+pub use ethernet::{ETHERNET_HEADER_LEN, EthernetAddress, EthernetFrame, EthernetRepr};
+pub use frame::{
+    DataFrameSpec, FrameView, L2Repr, MIN_FRAME_LEN, build_cnm_frame, build_data_frame, build_mac_control_frame,
+};
+pub use ipv4::{Ipv4Addr, Ipv4Packet, Ipv4Repr};
+pub use mac_control::{
+    MAC_CONTROL_MIN_PAYLOAD, MacControlPacket, MacControlRepr, OPCODE_PAUSE, OPCODE_PFC, PAUSE_MULTICAST, PfcRepr,
+};
+pub use traffic::{TRAFFIC_HEADER_LEN, TRAFFIC_UDP_PORT, TrafficHeader, TrafficKind, TrafficRepr};
+pub use udp::{UdpPacket, UdpRepr};
+pub use vlan::{Pcp, VLAN_HEADER_LEN, VlanHeader, VlanRepr};
+
+use std::fmt;
+
+/// EtherType values pfcswitch reads or writes.
+pub mod ethertype {
+    pub const IPV4: u16 = 0x0800;
+    pub const ARP: u16 = 0x0806;
+    pub const VLAN: u16 = 0x8100;
+    pub const IPV6: u16 = 0x86DD;
+    pub const MAC_CONTROL: u16 = 0x8808;
+    /// IEEE 802 local experimental EtherType 1, used for the FECN probe.
+    pub const LOCAL_EXPERIMENTAL_1: u16 = 0x88B5;
+    /// 802.1Qau congestion notification message.
+    pub const CNM: u16 = 0x22E7;
+    /// 802.1Qau congestion notification tag.
+    pub const CN_TAG: u16 = 0x22E9;
+}
+
+/// The header or format in which a parse failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layer {
+    Ethernet,
+    Vlan,
+    MacControl,
+    CnTag,
+    Cnm,
+    Ipv4,
+    Udp,
+    Traffic,
+}
+
+/// What was wrong with the bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// Fewer bytes than the fixed fields need.
+    Truncated,
+    /// The EtherType does not announce this format (e.g. not 0x8808 for MAC control).
+    WrongEtherType,
+    /// A MAC control opcode other than PAUSE (0x0001) and PFC (0x0101).
+    UnknownOpcode,
+    /// Bits the standard reserves (must be zero) are set.
+    ReservedBits,
+    /// A length field or the frame length is inconsistent with the format.
+    BadLength,
+    /// A version or magic field this implementation does not speak.
+    BadVersion,
+    /// A field holds a value its format forbids (e.g. an IPv4 header length below 5).
+    BadValue,
+}
+
+/// A parse failure: where and why. Small and `Copy` so the datapath can count it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Error {
+    pub layer: Layer,
+    pub kind: ErrorKind,
+}
+
+impl Error {
+    pub const fn new(layer: Layer, kind: ErrorKind) -> Error {
+        Error { layer, kind }
+    }
+}
+
+impl Layer {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Layer::Ethernet => "ethernet",
+            Layer::Vlan => "vlan",
+            Layer::MacControl => "mac_control",
+            Layer::CnTag => "cn_tag",
+            Layer::Cnm => "cnm",
+            Layer::Ipv4 => "ipv4",
+            Layer::Udp => "udp",
+            Layer::Traffic => "traffic",
+        }
+    }
+}
+
+impl ErrorKind {
+    pub const fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Truncated => "truncated",
+            ErrorKind::WrongEtherType => "wrong_ethertype",
+            ErrorKind::UnknownOpcode => "unknown_opcode",
+            ErrorKind::ReservedBits => "reserved_bits",
+            ErrorKind::BadLength => "bad_length",
+            ErrorKind::BadVersion => "bad_version",
+            ErrorKind::BadValue => "bad_value",
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            ErrorKind::Truncated => "truncated",
+            ErrorKind::WrongEtherType => "wrong EtherType for",
+            ErrorKind::UnknownOpcode => "unknown opcode in",
+            ErrorKind::ReservedBits => "reserved bits set in",
+            ErrorKind::BadLength => "bad length of",
+            ErrorKind::BadVersion => "unsupported version of",
+            ErrorKind::BadValue => "invalid field in",
+        };
+        write!(f, "{what} {} header", self.layer.name().replace('_', " "))
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Fails with `Truncated` at `layer` unless `len >= need`.
+pub(crate) fn check_len(layer: Layer, len: usize, need: usize) -> Result<()> {
+    if len < need { Err(Error::new(layer, ErrorKind::Truncated)) } else { Ok(()) }
+}
+
+pub(crate) fn read_u16(data: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([data[at], data[at + 1]])
+}
+
+pub(crate) fn write_u16(data: &mut [u8], at: usize, value: u16) {
+    data[at..at + 2].copy_from_slice(&value.to_be_bytes());
+}
+
+/// The Internet checksum (RFC 1071) over `chunks`, folded and complemented.
+pub(crate) fn internet_checksum(chunks: &[&[u8]]) -> u16 {
+    let mut sum: u32 = 0;
+    let mut odd: Option<u8> = None;
+    for chunk in chunks {
+        for &byte in *chunk {
+            match odd.take() {
+                Some(high) => sum += u32::from(u16::from_be_bytes([high, byte])),
+                None => odd = Some(byte),
+            }
+        }
+    }
+    if let Some(high) = odd {
+        sum += u32::from(u16::from_be_bytes([high, 0]));
+    }
+    while sum >> 16 != 0 {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    !(sum as u16)
+}

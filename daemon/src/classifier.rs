@@ -1,0 +1,217 @@
+//! The XDP classifier (`ebpf/classifier.c`): loading, per-port configuration, attachment
+//! and its per-CPU counters.
+//!
+//! XDP programs are attached through BPF links, which the kernel releases when the last file
+//! descriptor closes: when pfcswitchd exits for any reason, SIGKILL included, no program is
+//! left on an interface.
+
+use aya::maps::{HashMap, MapData, PerCpuArray};
+use aya::programs::{ProgramError, Xdp, XdpMode};
+use aya::{Ebpf, EbpfError, Pod};
+use pfcswitch_core::wire::Pcp;
+
+/// Must match `ebpf/classifier.h`.
+pub const MAX_PORTS: u32 = 64;
+const PRIORITIES: u32 = 8;
+const PROGRAM_NAME: &str = "pfcswitch_classify";
+
+/// Must match `struct pfcs_meta`: the block the classifier writes in front of each frame.
+pub const META_MAGIC: u16 = 0x5046;
+pub const META_LEN: usize = 4;
+pub const FLAG_TAGGED: u8 = 0x01;
+pub const FLAG_DSCP: u8 = 0x02;
+pub const FLAG_MAC_CONTROL: u8 = 0x04;
+pub const FLAG_CNM: u8 = 0x08;
+
+/// Why the classifier dropped a frame (`enum pfcs_drop_reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassifierDrop {
+    /// Shorter than an Ethernet header.
+    Runt = 0,
+    /// EtherType 0x8100 without a complete tag.
+    TruncatedVlan = 1,
+}
+
+impl ClassifierDrop {
+    pub const ALL: [ClassifierDrop; 2] = [ClassifierDrop::Runt, ClassifierDrop::TruncatedVlan];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            ClassifierDrop::Runt => "runt",
+            ClassifierDrop::TruncatedVlan => "truncated_vlan",
+        }
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct PortConfigValue {
+    port_index: u32,
+    default_priority: u8,
+    trust_dscp: u8,
+    pad: [u8; 2],
+    dscp_map: [u8; 64],
+}
+
+// SAFETY: plain old data with no padding holes (4 + 1 + 1 + 2 + 64 bytes), as aya requires.
+unsafe impl Pod for PortConfigValue {}
+
+/// Frames and bytes a port received at one priority (`struct pfcs_rx_counter`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RxCounter {
+    pub frames: u64,
+    pub bytes: u64,
+}
+
+// SAFETY: two u64, no padding.
+unsafe impl Pod for RxCounter {}
+
+/// How a port assigns priorities to frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortClassification {
+    /// Row of this port in the counter maps, below [`MAX_PORTS`].
+    pub port_index: u32,
+    /// Priority of untagged frames (and of non-IP frames under DSCP trust).
+    pub default_priority: Pcp,
+    /// DSCP → priority for untagged IPv4/IPv6, when the port trusts DSCP.
+    pub dscp_map: Option<[Pcp; 64]>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClassifierError {
+    #[error("cannot load the XDP classifier into the kernel (are you root, or do you have CAP_BPF and CAP_NET_ADMIN?)")]
+    Load(#[source] EbpfError),
+    #[error("cannot load program {PROGRAM_NAME}")]
+    Program(#[source] ProgramError),
+    #[error("the classifier object lacks map `{0}` (ebpf/classifier.c and this binary disagree)")]
+    MissingMap(&'static str),
+    #[error("cannot {action} map `{map}`")]
+    Map { action: &'static str, map: &'static str, source: aya::maps::MapError },
+    #[error("interface `{0}` does not exist in this network namespace")]
+    NoSuchInterface(String),
+    #[error("port index {0} is out of range (at most {MAX_PORTS} ports)")]
+    PortIndex(u32),
+    #[error(
+        "cannot attach XDP to `{iface}`: another XDP program occupies the slot; \
+         see `ip -d link show dev {iface}` and remove it with `ip link set dev {iface} xdp off`"
+    )]
+    SlotOccupied { iface: String },
+    #[error("cannot attach XDP in native (driver) mode to `{iface}`")]
+    Attach { iface: String, source: ProgramError },
+}
+
+/// The loaded classifier. Dropping it detaches the program from every interface.
+#[derive(Debug)]
+pub struct Classifier {
+    ebpf: Ebpf,
+}
+
+impl Classifier {
+    /// Loads the embedded object and its program into the kernel.
+    pub fn load() -> Result<Classifier, ClassifierError> {
+        let object = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/classifier.o"));
+        let mut ebpf = Ebpf::load(object).map_err(ClassifierError::Load)?;
+        let program: &mut Xdp = ebpf
+            .program_mut(PROGRAM_NAME)
+            .expect("classifier.o defines pfcswitch_classify")
+            .try_into()
+            .map_err(ClassifierError::Program)?;
+        program.load().map_err(ClassifierError::Program)?;
+        Ok(Classifier { ebpf })
+    }
+
+    /// Configures `iface` as a switch port and attaches the classifier to it in native mode.
+    pub fn attach(&mut self, iface: &str, port: &PortClassification) -> Result<(), ClassifierError> {
+        if port.port_index >= MAX_PORTS {
+            return Err(ClassifierError::PortIndex(port.port_index));
+        }
+        let ifindex = if_index(iface)?;
+        let mut dscp_map = [0u8; 64];
+        if let Some(map) = port.dscp_map {
+            dscp_map = map.map(Pcp::value);
+        }
+        let value = PortConfigValue {
+            port_index: port.port_index,
+            default_priority: port.default_priority.value(),
+            trust_dscp: u8::from(port.dscp_map.is_some()),
+            pad: [0; 2],
+            dscp_map,
+        };
+        let mut config: HashMap<&mut MapData, u32, PortConfigValue> = self.map_mut("port_config")?;
+        config.insert(ifindex, value, 0).map_err(|source| ClassifierError::Map {
+            action: "update",
+            map: "port_config",
+            source,
+        })?;
+        let program: &mut Xdp = self.ebpf.program_mut(PROGRAM_NAME).expect("loaded").try_into().expect("is XDP");
+        program.attach_to_if_index(ifindex, XdpMode::Driver).map_err(|source| attach_error(iface, source))?;
+        Ok(())
+    }
+
+    /// Frames and bytes received per priority on `port_index`, summed over CPUs.
+    pub fn rx_counters(&self, port_index: u32) -> Result<[RxCounter; 8], ClassifierError> {
+        let map: PerCpuArray<&MapData, RxCounter> = self.map("rx_counters")?;
+        let mut counters = [RxCounter::default(); 8];
+        for (priority, counter) in (0u32..).zip(counters.iter_mut()) {
+            let per_cpu = map.get(&(port_index * PRIORITIES + priority), 0).map_err(|source| ClassifierError::Map {
+                action: "read",
+                map: "rx_counters",
+                source,
+            })?;
+            for value in per_cpu.iter() {
+                counter.frames += value.frames;
+                counter.bytes += value.bytes;
+            }
+        }
+        Ok(counters)
+    }
+
+    /// Frames the classifier dropped on `port_index` for `reason`, summed over CPUs.
+    pub fn drops(&self, port_index: u32, reason: ClassifierDrop) -> Result<u64, ClassifierError> {
+        let map: PerCpuArray<&MapData, u64> = self.map("drop_counters")?;
+        let index = port_index * ClassifierDrop::ALL.len() as u32 + reason as u32;
+        let per_cpu = map.get(&index, 0).map_err(|source| ClassifierError::Map {
+            action: "read",
+            map: "drop_counters",
+            source,
+        })?;
+        Ok(per_cpu.iter().sum())
+    }
+
+    fn map<'a, M: TryFrom<&'a aya::maps::Map, Error = aya::maps::MapError>>(
+        &'a self,
+        name: &'static str,
+    ) -> Result<M, ClassifierError> {
+        let map = self.ebpf.map(name).ok_or(ClassifierError::MissingMap(name))?;
+        M::try_from(map).map_err(|source| ClassifierError::Map { action: "open", map: name, source })
+    }
+
+    fn map_mut<'a, M: TryFrom<&'a mut aya::maps::Map, Error = aya::maps::MapError>>(
+        &'a mut self,
+        name: &'static str,
+    ) -> Result<M, ClassifierError> {
+        let map = self.ebpf.map_mut(name).ok_or(ClassifierError::MissingMap(name))?;
+        M::try_from(map).map_err(|source| ClassifierError::Map { action: "open", map: name, source })
+    }
+}
+
+fn attach_error(iface: &str, source: ProgramError) -> ClassifierError {
+    let busy = match &source {
+        ProgramError::SyscallError(error) => matches!(error.io_error.raw_os_error(), Some(libc::EBUSY | libc::EEXIST)),
+        _ => false,
+    };
+    if busy {
+        ClassifierError::SlotOccupied { iface: iface.to_string() }
+    } else {
+        ClassifierError::Attach { iface: iface.to_string(), source }
+    }
+}
+
+/// The interface's index in the calling thread's network namespace.
+pub fn if_index(iface: &str) -> Result<u32, ClassifierError> {
+    let name = std::ffi::CString::new(iface).map_err(|_| ClassifierError::NoSuchInterface(iface.to_string()))?;
+    // SAFETY: `name` is a valid NUL-terminated string for the duration of the call.
+    let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    if index == 0 { Err(ClassifierError::NoSuchInterface(iface.to_string())) } else { Ok(index) }
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs what pfcswitch needs on Debian 12 and builds it. Idempotent: packages already
+# present are not reinstalled, and cargo rebuilds only what changed.
+#
+#   scripts/setup.sh            install + release build
+#   PFCSWITCH_SKIP_BUILD=1 ...  install only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+[ "$(id -u)" -eq 0 ] || { echo "setup.sh: run as root (apt, network namespaces, XDP)" >&2; exit 1; }
+
+PACKAGES=(
+  ca-certificates curl build-essential pkg-config   # toolchain bootstrap
+  clang llvm libbpf-dev linux-libc-dev              # the C XDP programs (clang -target bpf)
+  iproute2 ethtool iputils-ping iperf3              # namespaces, veth, real traffic
+  tcpdump tshark                                    # captures and the Wireshark oracle
+  python3 python3-scapy                             # the scapy oracle
+  prometheus                                        # promtool, to lint the metrics endpoint
+  jq
+)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup.sh: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Rust: Debian 12's rustc is too old; use rustup's toolchain (the version Cargo.toml names).
+if ! command -v cargo >/dev/null 2>&1; then
+  [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup.sh: installing Rust 1.95 with rustup"
+  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs |
+    sh -s -- -y --profile minimal --default-toolchain 1.95.0 -c clippy,rustfmt
+  . "$HOME/.cargo/env"
+fi
+
+if [ -z "${PFCSWITCH_SKIP_BUILD:-}" ]; then
+  cargo build --release --locked --workspace --bins
+fi

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs every pfcswitch test: formatting and lints, unit and property tests of the core,
+# the tshark and scapy oracle tests, and the integration tests in network namespaces
+# (XDP, AF_PACKET). Needs root; installs what it needs first (scripts/setup.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PFCSWITCH_SKIP_BUILD=1 scripts/setup.sh
+command -v cargo >/dev/null 2>&1 || . "$HOME/.cargo/env"
+
+echo "== format and lints"
+cargo fmt --all -- --check
+cargo clippy --locked --workspace --all-targets -- -D warnings
+
+echo "== fuzz targets compile"
+cargo check --locked --manifest-path core/fuzz/Cargo.toml --quiet
+
+echo "== tests (unit, property, oracle, namespace integration)"
+cargo test --locked --workspace --all-targets

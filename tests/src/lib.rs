@@ -1,0 +1,20 @@
+//! Shared machinery of pfcswitch's integration tests: network namespaces that clean up after
+//! themselves, raw frames on veth interfaces, and the independent decoders (tshark, scapy)
+//! used as oracles.
+//!
+//! Tests that need root call [`require_root`] and fail loudly without it: CI runs as root,
+//! and a silently skipped test proves nothing.
+
+pub mod netns;
+pub mod oracle;
+pub mod raw;
+
+/// Panics unless the process runs as root (network namespaces, XDP and AF_PACKET need it).
+pub fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    assert_eq!(
+        euid, 0,
+        "this test needs root (network namespaces, XDP, raw sockets): run the README's test command as root"
+    );
+}

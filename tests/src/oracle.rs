@@ -1,0 +1,81 @@
+//! Independent decoders: `tshark` (Wireshark's dissectors) and scapy. Both must be installed
+//! (scripts/setup.sh does it); a missing oracle fails the test instead of skipping it.
+
+use pcap_file::DataLink;
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// Writes `frames` to a pcap file.
+pub fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
+    let file = std::fs::File::create(path).unwrap_or_else(|e| panic!("create {}: {e}", path.display()));
+    let header = PcapHeader { datalink: DataLink::ETHERNET, ..PcapHeader::default() };
+    let mut writer = PcapWriter::with_header(file, header).expect("pcap header");
+    for (index, frame) in frames.iter().enumerate() {
+        writer
+            .write_packet(&PcapPacket::new(Duration::from_micros(index as u64), frame.len() as u32, frame))
+            .expect("pcap write");
+    }
+}
+
+/// Reads every frame of a pcap file.
+pub fn read_pcap(path: &Path) -> Vec<Vec<u8>> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    let mut reader = pcap_file::pcap::PcapReader::new(file).expect("pcap header");
+    let mut frames = Vec::new();
+    while let Some(packet) = reader.next_packet() {
+        frames.push(packet.expect("pcap record").data.into_owned());
+    }
+    frames
+}
+
+fn run(program: &str, args: &[&str], what: &str) -> String {
+    let output = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program} ({what}): {e}; run scripts/setup.sh to install it"));
+    assert!(output.status.success(), "{program} {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).expect("utf-8 output")
+}
+
+/// `tshark -T fields` over `pcap`: one row per frame, one column per field (repeated
+/// occurrences joined by commas). `prefs` are `-o name:value` preferences.
+pub fn tshark_fields(pcap: &Path, fields: &[&str], prefs: &[&str]) -> Vec<Vec<String>> {
+    let mut args = vec!["-r", pcap.to_str().unwrap(), "-T", "fields", "-E", "separator=/t", "-E", "occurrence=a"];
+    for pref in prefs {
+        args.extend(["-o", pref]);
+    }
+    for field in fields {
+        args.extend(["-e", field]);
+    }
+    run("tshark", &args, "Wireshark dissectors as oracle")
+        .lines()
+        .map(|line| line.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
+/// The expert messages (warnings, errors: "Malformed Packet", ...) tshark raises per frame.
+pub fn tshark_expert_messages(pcap: &Path) -> Vec<String> {
+    tshark_fields(pcap, &["_ws.expert.message"], &[]).into_iter().map(|row| row.join(" ")).collect()
+}
+
+/// The interpreter with scapy: Debian's python3 (python3-scapy), or `$PFCSWITCH_PYTHON`.
+fn python() -> String {
+    std::env::var("PFCSWITCH_PYTHON").unwrap_or_else(|_| "/usr/bin/python3".into())
+}
+
+fn scapy_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("oracles/scapy_oracle.py")
+}
+
+/// Runs the scapy oracle with `args`; returns one JSON value per output line.
+pub fn scapy(args: &[&str]) -> Vec<serde_json::Value> {
+    let script = scapy_script();
+    let mut full = vec![script.to_str().unwrap()];
+    full.extend_from_slice(args);
+    run(&python(), &full, "scapy as oracle")
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("scapy printed `{line}`: {e}")))
+        .collect()
+}

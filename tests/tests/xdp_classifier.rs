@@ -1,0 +1,132 @@
+//! The XDP classifier loaded into the kernel and attached to a veth in a test namespace:
+//! real frames sent through AF_PACKET are counted at the priority the classifier computes.
+
+use pfcswitch_core::wire::{
+    DataFrameSpec, EthernetAddress, Ipv4Addr, MacControlRepr, PAUSE_MULTICAST, Pcp, PfcRepr, TRAFFIC_UDP_PORT,
+    TrafficKind, TrafficRepr, VlanRepr, build_data_frame, build_mac_control_frame,
+};
+use pfcswitch_tests::netns::Netns;
+use pfcswitch_tests::raw::RawSocket;
+use pfcswitch_tests::require_root;
+use pfcswitchd::classifier::{Classifier, ClassifierDrop, PortClassification};
+
+const PORT: u32 = 5;
+
+fn data_frame(pcp: Option<u8>, dscp: u8) -> Vec<u8> {
+    let spec = DataFrameSpec {
+        src_mac: EthernetAddress([2, 0, 0, 0, 0, 1]),
+        dst_mac: EthernetAddress([2, 0, 0, 0, 0, 2]),
+        vlan: pcp.map(|pcp| VlanRepr { pcp: Pcp::new(pcp).unwrap(), dei: false, vid: 10 }),
+        src_ip: Ipv4Addr::new(10, 0, 0, 1),
+        dst_ip: Ipv4Addr::new(10, 0, 0, 2),
+        dscp,
+        src_port: TRAFFIC_UDP_PORT,
+        dst_port: TRAFFIC_UDP_PORT,
+        traffic: TrafficRepr {
+            kind: TrafficKind::Data,
+            flow_id: 1,
+            sequence: 0,
+            message_id: 0,
+            message_len: 0,
+            offset: 0,
+            timestamp_ns: 0,
+        },
+        frame_len: 100,
+    };
+    let mut frame = vec![0u8; spec.len()];
+    build_data_frame(&mut frame, &spec);
+    frame
+}
+
+fn pfc_frame() -> Vec<u8> {
+    let mut frame = vec![0u8; 60];
+    let pfc = MacControlRepr::Pfc(PfcRepr::default().with_class(Pcp::new(3).unwrap(), 10));
+    build_mac_control_frame(&mut frame, EthernetAddress([2, 0, 0, 0, 0, 1]), PAUSE_MULTICAST, &pfc);
+    frame
+}
+
+/// Sends `frames` from `from` and returns the classifier's counters on `to` afterwards.
+fn send_and_count(classifier: &Classifier, from: &str, frames: &[(usize, Vec<u8>)]) -> ([u64; 8], [u64; 8]) {
+    let socket = RawSocket::open(from).expect("AF_PACKET socket");
+    for (copies, frame) in frames {
+        for _ in 0..*copies {
+            socket.send(frame).expect("send");
+        }
+    }
+    // veth delivers synchronously through the peer's NAPI; give it a moment to drain.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let counters = classifier.rx_counters(PORT).unwrap();
+    (counters.map(|c| c.frames), counters.map(|c| c.bytes))
+}
+
+#[test]
+fn classifies_by_pcp_default_priority_and_counts_truncated_tags() {
+    require_root();
+    let netns = Netns::new("xdpcls");
+    netns.veth_pair("host0", "sw0");
+    netns.enter(|| {
+        let mut classifier = Classifier::load().expect("load the classifier");
+        let port = PortClassification { port_index: PORT, default_priority: Pcp::new(2).unwrap(), dscp_map: None };
+        classifier.attach("sw0", &port).expect("attach in native mode");
+
+        let mut truncated_tag = data_frame(Some(5), 0);
+        truncated_tag.truncate(16);
+        let (frames, bytes) = send_and_count(
+            &classifier,
+            "host0",
+            &[(7, data_frame(Some(3), 0)), (4, data_frame(None, 46)), (2, pfc_frame()), (3, truncated_tag)],
+        );
+        assert_eq!(frames, [0, 0, 4 + 2, 7, 0, 0, 0, 0], "PCP 3 → 3; untagged (even with DSCP 46) and PFC → default 2");
+        assert_eq!(bytes[3], 7 * 100);
+        assert_eq!(bytes[2], 4 * 100 + 2 * 60);
+        assert_eq!(classifier.drops(PORT, ClassifierDrop::TruncatedVlan).unwrap(), 3);
+        assert_eq!(classifier.drops(PORT, ClassifierDrop::Runt).unwrap(), 0);
+    });
+    // The kernel releases a BPF link asynchronously after its last fd closes.
+    let attached =
+        || String::from_utf8_lossy(&netns.ip(&["-d", "link", "show", "dev", "sw0"]).stdout).contains("prog/xdp");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while attached() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!attached(), "dropping the classifier detaches it");
+}
+
+#[test]
+fn trusts_dscp_for_untagged_ip_when_configured() {
+    require_root();
+    let netns = Netns::new("xdpdscp");
+    netns.veth_pair("host0", "sw0");
+    netns.enter(|| {
+        let mut classifier = Classifier::load().expect("load the classifier");
+        let mut dscp_map = [Pcp::new(0).unwrap(); 64];
+        dscp_map[46] = Pcp::new(5).unwrap();
+        dscp_map[26] = Pcp::new(3).unwrap();
+        let port =
+            PortClassification { port_index: PORT, default_priority: Pcp::new(1).unwrap(), dscp_map: Some(dscp_map) };
+        classifier.attach("sw0", &port).expect("attach in native mode");
+        let (frames, _) = send_and_count(
+            &classifier,
+            "host0",
+            &[(3, data_frame(None, 46)), (2, data_frame(None, 26)), (1, data_frame(Some(7), 46)), (4, pfc_frame())],
+        );
+        assert_eq!(frames, [0, 4, 0, 2, 0, 3, 0, 1], "DSCP map for untagged IP; the tag wins; non-IP → default");
+    });
+}
+
+#[test]
+fn a_second_attach_to_an_occupied_slot_is_a_clear_error() {
+    require_root();
+    let netns = Netns::new("xdpbusy");
+    netns.veth_pair("host0", "sw0");
+    netns.enter(|| {
+        let port = PortClassification { port_index: 0, default_priority: Pcp::new(0).unwrap(), dscp_map: None };
+        let mut first = Classifier::load().unwrap();
+        first.attach("sw0", &port).unwrap();
+        let mut second = Classifier::load().unwrap();
+        let error = second.attach("sw0", &port).unwrap_err().to_string();
+        assert!(error.contains("occupies the slot") && error.contains("sw0"), "{error}");
+        let missing = second.attach("nosuch0", &port).unwrap_err().to_string();
+        assert_eq!(missing, "interface `nosuch0` does not exist in this network namespace");
+    });
+}
