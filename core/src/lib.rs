@@ -5,6 +5,18 @@
 //! simulator all drive the same code.
 #![forbid(unsafe_code)]
 
+pub mod buffer;
+pub mod config;
+pub mod counters;
+pub mod fdb;
+pub mod host;
+pub mod pause;
+pub mod policy;
+pub mod sched;
+pub mod sim;
+pub mod switch;
 pub mod time;
 pub mod units;
 pub mod wire;
+
+pub use switch::{ControlFrame, QueueState, RxVerdict, Switch, Tx};

@@ -181,6 +181,137 @@ fn parse_scaled(
     Ok(value)
 }
 
+/// A packet-processing rate in packets per second; never zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PacketRate(u64);
+
+impl PacketRate {
+    pub const fn from_pps(pps: u64) -> Option<PacketRate> {
+        if pps == 0 { None } else { Some(PacketRate(pps)) }
+    }
+
+    pub const fn pps(self) -> u64 {
+        self.0
+    }
+
+    /// Time per packet, rounded up to whole nanoseconds.
+    pub fn interval(self) -> Duration {
+        Duration::from_nanos(1_000_000_000u64.div_ceil(self.0))
+    }
+}
+
+impl fmt::Display for PacketRate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_scaled(f, self.0, &[(1_000_000, "Mpps"), (1_000, "Kpps"), (1, "pps")])
+    }
+}
+
+impl FromStr for PacketRate {
+    type Err = UnitError;
+
+    /// Accepts `500Kpps`, `1Mpps`, `0.5Mpps`, `250000pps`.
+    fn from_str(input: &str) -> Result<Self, UnitError> {
+        const UNITS: &[(&str, u64)] = &[("pps", 1), ("kpps", 1_000), ("mpps", 1_000_000)];
+        let value = parse_scaled(input, UNITS, "pps, Kpps, Mpps", false)?;
+        PacketRate::from_pps(value).ok_or_else(|| UnitError::Zero(input.to_string()))
+    }
+}
+
+/// Parses a span as users write it: `500ns`, `1us` (or `1µs`), `25ms`, `1.5s`.
+pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
+    const UNITS: &[(&str, u64)] = &[("ns", 1), ("us", 1_000), ("µs", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000)];
+    parse_scaled(input, UNITS, "ns, us, ms, s", true).map(Duration::from_nanos)
+}
+
+/// Formats a span the way [`parse_duration`] reads it, in the largest exact unit.
+pub fn format_duration(duration: Duration) -> String {
+    struct Exact(u64);
+    impl fmt::Display for Exact {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write_scaled(f, self.0, &[(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"), (1, "ns")])
+        }
+    }
+    Exact(crate::time::duration_nanos(duration)).to_string()
+}
+
+/// Serde for speeds, sizes and spans: strings with units in configs ("10Gbps", "48KiB",
+/// "1us"); plain integers are also accepted for sizes (bytes).
+mod serde_impls {
+    use super::*;
+    use serde::de::{self, Deserializer, Visitor};
+    use serde::{Deserialize, Serialize, Serializer};
+
+    impl Serialize for BitRate {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_str(self)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for BitRate {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let text = String::deserialize(deserializer)?;
+            text.parse().map_err(de::Error::custom)
+        }
+    }
+
+    impl Serialize for PacketRate {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_str(self)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for PacketRate {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let text = String::deserialize(deserializer)?;
+            text.parse().map_err(de::Error::custom)
+        }
+    }
+
+    impl Serialize for ByteSize {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_str(self)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for ByteSize {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct SizeVisitor;
+            impl Visitor<'_> for SizeVisitor {
+                type Value = ByteSize;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a size such as \"48KiB\", \"60KB\" or a number of bytes")
+                }
+                fn visit_u64<E: de::Error>(self, bytes: u64) -> Result<ByteSize, E> {
+                    Ok(ByteSize(bytes))
+                }
+                fn visit_i64<E: de::Error>(self, bytes: i64) -> Result<ByteSize, E> {
+                    u64::try_from(bytes).map(ByteSize).map_err(|_| E::custom("a size cannot be negative"))
+                }
+                fn visit_str<E: de::Error>(self, text: &str) -> Result<ByteSize, E> {
+                    text.parse().map_err(E::custom)
+                }
+            }
+            deserializer.deserialize_any(SizeVisitor)
+        }
+    }
+
+    /// `#[serde(with = "units::duration")]` for `std::time::Duration` fields.
+    pub mod duration {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.serialize_str(&format_duration(*duration))
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+            let text = String::deserialize(deserializer)?;
+            parse_duration(&text).map_err(de::Error::custom)
+        }
+    }
+}
+
+pub use serde_impls::duration;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +342,25 @@ mod tests {
         assert!(matches!("99999999999999GiB".parse::<ByteSize>(), Err(UnitError::Overflow(_))));
         assert_eq!(ByteSize::kib(48).to_string(), "48KiB");
         assert_eq!(ByteSize(60_000).to_string(), "60KB");
+    }
+
+    #[test]
+    fn parses_packet_rates() {
+        assert_eq!("0.5Mpps".parse::<PacketRate>().unwrap().pps(), 500_000);
+        assert_eq!("1Mpps".parse::<PacketRate>().unwrap().interval(), Duration::from_micros(1));
+        assert_eq!(PacketRate::from_pps(500_000).unwrap().to_string(), "500Kpps");
+    }
+
+    #[test]
+    fn parses_durations_users_write() {
+        assert_eq!(parse_duration("500ns").unwrap(), Duration::from_nanos(500));
+        assert_eq!(parse_duration("1us").unwrap(), Duration::from_micros(1));
+        assert_eq!(parse_duration("2.5µs").unwrap(), Duration::from_nanos(2500));
+        assert_eq!(parse_duration("15ms").unwrap(), Duration::from_millis(15));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert!(matches!(parse_duration("5 minutes"), Err(UnitError::UnknownUnit { .. })));
+        assert_eq!(format_duration(Duration::from_micros(25)), "25us");
+        assert_eq!(format_duration(Duration::from_nanos(1500)), "1500ns");
     }
 
     #[test]

@@ -97,6 +97,17 @@ impl Error {
 }
 
 impl Layer {
+    pub const ALL: [Layer; 8] = [
+        Layer::Ethernet,
+        Layer::Vlan,
+        Layer::MacControl,
+        Layer::CnTag,
+        Layer::Cnm,
+        Layer::Ipv4,
+        Layer::Udp,
+        Layer::Traffic,
+    ];
+
     pub const fn name(self) -> &'static str {
         match self {
             Layer::Ethernet => "ethernet",
@@ -112,6 +123,16 @@ impl Layer {
 }
 
 impl ErrorKind {
+    pub const ALL: [ErrorKind; 7] = [
+        ErrorKind::Truncated,
+        ErrorKind::WrongEtherType,
+        ErrorKind::UnknownOpcode,
+        ErrorKind::ReservedBits,
+        ErrorKind::BadLength,
+        ErrorKind::BadVersion,
+        ErrorKind::BadValue,
+    ];
+
     pub const fn name(self) -> &'static str {
         match self {
             ErrorKind::Truncated => "truncated",
@@ -141,6 +162,26 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl Error {
+    /// Number of distinct errors, for fixed-size counter tables.
+    pub const COUNT: usize = Layer::ALL.len() * ErrorKind::ALL.len();
+
+    /// A dense index below [`Error::COUNT`].
+    pub const fn index(self) -> usize {
+        self.layer as usize * ErrorKind::ALL.len() + self.kind as usize
+    }
+
+    /// The error with [`Error::index`] `index`.
+    pub const fn from_index(index: usize) -> Error {
+        Error::new(Layer::ALL[index / ErrorKind::ALL.len()], ErrorKind::ALL[index % ErrorKind::ALL.len()])
+    }
+
+    /// A metrics label such as `mac_control_truncated`.
+    pub fn label(self) -> String {
+        format!("{}_{}", self.layer.name(), self.kind.name())
+    }
+}
 
 pub type Result<T> = std::result::Result<T, Error>;
 

@@ -1,0 +1,23 @@
+//! Per-frame cost of the switch core: receive → classify → learn/forward → ingress
+//! accounting and policy → egress queue → schedule → shape → transmit, 8 ports × 8
+//! priorities, with and without PFC. Run: `cargo bench -p pfcswitch-core --bench switch`.
+
+#[path = "../tests/common/workload.rs"]
+mod workload;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use pfcswitch_core::config::PolicyKind;
+use workload::{BURST, Workload};
+
+fn per_frame(c: &mut Criterion) {
+    let mut group = c.benchmark_group("switch_core");
+    group.throughput(Throughput::Elements(BURST as u64));
+    for (name, policy) in [("pfc", PolicyKind::Pfc), ("none", PolicyKind::None)] {
+        let mut workload = Workload::new(policy);
+        group.bench_function(format!("rx_to_tx_burst64_{name}"), |b| b.iter(|| workload.burst()));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, per_frame);
+criterion_main!(benches);

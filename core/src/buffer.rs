@@ -1,0 +1,251 @@
+//! Frame descriptors, ingress accounting and egress queues, all sized when the switch is built.
+//!
+//! A frame is held by its datapath handle (a UMEM address) in a [`Descriptor`]; queues hold
+//! descriptor indices. Ingress accounting counts the bytes received on (port, priority)
+//! that have not yet left every egress port they were queued on: the shared-buffer view in
+//! which an ingress queue is the sum of the egress queues it feeds (OFC's q_in = Σ q_out).
+
+use crate::config::BufferLimits;
+use crate::wire::MIN_FRAME_LEN;
+use std::collections::VecDeque;
+
+/// A frame the switch holds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Descriptor {
+    /// The datapath's handle (UMEM address); opaque to the core.
+    pub handle: u64,
+    pub len: u32,
+    pub ingress: u16,
+    pub priority: u8,
+    /// Egress copies still queued or waiting in the pipeline.
+    pub copies: u8,
+    /// Ports to forward to (decided at reception).
+    pub egress: u64,
+}
+
+/// Fixed pool of descriptors with a free list.
+#[derive(Debug)]
+pub struct Arena {
+    slots: Vec<Descriptor>,
+    free: Vec<u32>,
+}
+
+impl Arena {
+    pub fn new(capacity: u32) -> Arena {
+        Arena { slots: vec![Descriptor::default(); capacity as usize], free: (0..capacity).rev().collect() }
+    }
+
+    pub fn alloc(&mut self, descriptor: Descriptor) -> Option<u32> {
+        let index = self.free.pop()?;
+        self.slots[index as usize] = descriptor;
+        Some(index)
+    }
+
+    pub fn release(&mut self, index: u32) {
+        self.free.push(index);
+    }
+
+    pub fn get(&self, index: u32) -> &Descriptor {
+        &self.slots[index as usize]
+    }
+
+    pub fn get_mut(&mut self, index: u32) -> &mut Descriptor {
+        &mut self.slots[index as usize]
+    }
+
+    pub fn in_use(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+/// Byte occupancy of one (port, priority) with its high-water mark.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Level {
+    pub bytes: u64,
+    pub high_water: u64,
+}
+
+impl Level {
+    fn add(&mut self, len: u64) {
+        self.bytes += len;
+        self.high_water = self.high_water.max(self.bytes);
+    }
+
+    fn sub(&mut self, len: u64) {
+        self.bytes -= len;
+    }
+}
+
+/// Ingress accounting and egress queues of every port.
+#[derive(Debug)]
+pub struct Buffers {
+    limits: BufferLimits,
+    ingress: Vec<[Level; 8]>,
+    egress: Vec<[Level; 8]>,
+    queues: Vec<[VecDeque<u32>; 8]>,
+    /// Shared mode: pool bytes held by each egress port, and by all.
+    port_shared: Vec<u64>,
+    pool_used: u64,
+}
+
+impl Buffers {
+    pub fn new(ports: usize, limits: BufferLimits, frames: u32) -> Buffers {
+        let queue_bytes = match limits {
+            BufferLimits::Dedicated { egress_max } => egress_max,
+            BufferLimits::Shared { reserve, queue_cap, .. } => reserve + queue_cap,
+        };
+        // A queue never holds more frames than fit in its bytes, nor more than exist.
+        let queue_frames = (queue_bytes / MIN_FRAME_LEN as u64 + 1).min(u64::from(frames)) as usize;
+        Buffers {
+            limits,
+            ingress: vec![[Level::default(); 8]; ports],
+            egress: vec![[Level::default(); 8]; ports],
+            queues: (0..ports).map(|_| std::array::from_fn(|_| VecDeque::with_capacity(queue_frames))).collect(),
+            port_shared: vec![0; ports],
+            pool_used: 0,
+        }
+    }
+
+    pub fn ingress(&self, port: usize, priority: usize) -> Level {
+        self.ingress[port][priority]
+    }
+
+    pub fn egress(&self, port: usize, priority: usize) -> Level {
+        self.egress[port][priority]
+    }
+
+    pub fn add_ingress(&mut self, port: usize, priority: usize, len: u32) -> u64 {
+        self.ingress[port][priority].add(u64::from(len));
+        self.ingress[port][priority].bytes
+    }
+
+    pub fn sub_ingress(&mut self, port: usize, priority: usize, len: u32) -> u64 {
+        self.ingress[port][priority].sub(u64::from(len));
+        self.ingress[port][priority].bytes
+    }
+
+    /// Shared mode: "if there is no space left in the shared memory pool, the packet is not
+    /// admitted" at ingress (CaPFC §II-F). Always true in dedicated mode.
+    pub fn pool_has_room(&self) -> bool {
+        match self.limits {
+            BufferLimits::Dedicated { .. } => true,
+            BufferLimits::Shared { pool, .. } => self.pool_used < pool,
+        }
+    }
+
+    /// Bytes of a queue at `bytes` that live in the shared pool.
+    fn shared_part(&self, bytes: u64) -> u64 {
+        match self.limits {
+            BufferLimits::Dedicated { .. } => 0,
+            BufferLimits::Shared { reserve, .. } => bytes.saturating_sub(reserve),
+        }
+    }
+
+    /// Whether egress queue (port, priority) can take `len` more bytes: its own capacity in
+    /// dedicated mode; in shared mode its reserve, then the pool within the queue's, the
+    /// port's and the pool's caps.
+    pub fn fits(&self, port: usize, priority: usize, len: u32) -> bool {
+        let queue = &self.queues[port][priority];
+        if queue.len() == queue.capacity() {
+            return false;
+        }
+        let bytes = self.egress[port][priority].bytes;
+        let after = bytes + u64::from(len);
+        match self.limits {
+            BufferLimits::Dedicated { egress_max } => after <= egress_max,
+            BufferLimits::Shared { pool, queue_cap, port_cap, .. } => {
+                let extra = self.shared_part(after) - self.shared_part(bytes);
+                extra == 0
+                    || (self.shared_part(after) <= queue_cap
+                        && self.port_shared[port] + extra <= port_cap
+                        && self.pool_used + extra <= pool)
+            }
+        }
+    }
+
+    /// Queues descriptor `index` (whose length is `len`) on (port, priority); the caller
+    /// checked [`Buffers::fits`]. Returns the queue's bytes after.
+    pub fn enqueue(&mut self, port: usize, priority: usize, index: u32, len: u32) -> u64 {
+        let before = self.egress[port][priority].bytes;
+        self.queues[port][priority].push_back(index);
+        self.egress[port][priority].add(u64::from(len));
+        let extra = self.shared_part(before + u64::from(len)) - self.shared_part(before);
+        self.port_shared[port] += extra;
+        self.pool_used += extra;
+        self.egress[port][priority].bytes
+    }
+
+    pub fn head(&self, port: usize, priority: usize) -> Option<u32> {
+        self.queues[port][priority].front().copied()
+    }
+
+    /// Removes the head of (port, priority), whose length is `len`; returns the queue's bytes after.
+    pub fn dequeue(&mut self, port: usize, priority: usize, len: u32) -> u64 {
+        self.queues[port][priority].pop_front().expect("dequeue from an empty queue");
+        let before = self.egress[port][priority].bytes;
+        self.egress[port][priority].sub(u64::from(len));
+        let freed = self.shared_part(before) - self.shared_part(before - u64::from(len));
+        self.port_shared[port] -= freed;
+        self.pool_used -= freed;
+        self.egress[port][priority].bytes
+    }
+
+    /// Bit p set: egress queue (port, p) is not empty.
+    pub fn backlog(&self, port: usize) -> u8 {
+        (0..8).filter(|&p| !self.queues[port][p].is_empty()).fold(0, |mask, p| mask | 1 << p)
+    }
+
+    pub fn queue_len(&self, port: usize, priority: usize) -> usize {
+        self.queues[port][priority].len()
+    }
+
+    /// Resets high-water marks to the current levels.
+    pub fn reset_high_water(&mut self) {
+        for level in self.ingress.iter_mut().chain(self.egress.iter_mut()).flatten() {
+            level.high_water = level.bytes;
+        }
+    }
+
+    /// Shared mode: bytes of the pool in use.
+    pub fn pool_used(&self) -> u64 {
+        self.pool_used
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dedicated_queues_hold_egress_max_bytes() {
+        let mut buffers = Buffers::new(2, BufferLimits::Dedicated { egress_max: 3000 }, 64);
+        assert!(buffers.fits(1, 3, 1500));
+        buffers.enqueue(1, 3, 0, 1500);
+        buffers.enqueue(1, 3, 1, 1500);
+        assert!(!buffers.fits(1, 3, 1), "full at egress_max");
+        assert!(buffers.fits(1, 2, 1500) && buffers.fits(0, 3, 1500), "other queues are independent");
+        assert_eq!(buffers.dequeue(1, 3, 1500), 1500);
+        assert_eq!(buffers.egress(1, 3), Level { bytes: 1500, high_water: 3000 });
+    }
+
+    #[test]
+    fn shared_mode_applies_reserve_queue_port_and_pool_caps() {
+        let limits = BufferLimits::Shared { reserve: 1000, pool: 5000, queue_cap: 3000, port_cap: 4000 };
+        let mut buffers = Buffers::new(3, limits, 1024);
+        for i in 0..4 {
+            buffers.enqueue(0, 0, i, 1000); // reserve + 3000 shared
+        }
+        assert_eq!(buffers.pool_used(), 3000);
+        assert!(!buffers.fits(0, 0, 1), "queue cap reached");
+        buffers.enqueue(0, 1, 10, 1000); // within q1's reserve
+        assert_eq!(buffers.pool_used(), 3000);
+        assert!(buffers.fits(0, 1, 1000));
+        assert!(!buffers.fits(0, 1, 1001), "port cap: 3000 + 1001 > 4000");
+        buffers.enqueue(1, 0, 20, 3000); // 2000 shared: pool at 5000
+        assert!(!buffers.pool_has_room());
+        assert!(!buffers.fits(2, 0, 1001) && buffers.fits(2, 0, 1000), "pool exhausted beyond the reserve");
+        buffers.dequeue(0, 0, 1000);
+        assert_eq!(buffers.pool_used(), 4000);
+        assert!(buffers.pool_has_room());
+    }
+}

@@ -1,0 +1,740 @@
+//! The switch configuration: what a TOML file says, checked before anything is built.
+//!
+//! Types deserialize with `deny_unknown_fields`, so a misspelt key is an error, not a
+//! silently ignored setting. [`SwitchConfig::validate`] then checks the values and returns
+//! the first error with the key it concerns (`pfc.xon`, `port[2].speed`), plus warnings
+//! that do not stop the switch but that a user must see (a headroom below the PFC bound).
+
+use crate::units::{self, BitRate, ByteSize, PacketRate};
+use crate::wire::{EthernetAddress, Pcp};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::time::Duration;
+
+/// At most this many ports: the classifier's counter rows and the egress bitmasks.
+pub const MAX_PORTS: usize = 64;
+
+/// Bytes on the wire around a frame's bytes: 7 B preamble + 1 B SFD + 12 B inter-frame gap,
+/// and the 4 B FCS that frames in memory lack.
+pub const WIRE_OVERHEAD: u64 = 24;
+/// Ethernet header with one 802.1Q tag, without FCS: what a frame adds to its MTU.
+pub const L2_HEADER_MAX: u64 = 18;
+/// A PAUSE/PFC frame on the wire: 60 B + FCS + preamble + gap.
+pub const PFC_WIRE_BYTES: u64 = 60 + WIRE_OVERHEAD;
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    pub switch: SwitchSection,
+    #[serde(rename = "port", default)]
+    pub ports: Vec<PortConfig>,
+    #[serde(default)]
+    pub pfc: PfcConfig,
+    #[serde(default)]
+    pub buffer: BufferConfig,
+    #[serde(default)]
+    pub pipeline: PipelineConfig,
+    #[serde(default)]
+    pub scheduler: SchedulerConfig,
+    #[serde(default)]
+    pub policy: PolicyConfig,
+    #[serde(default)]
+    pub fdb: FdbConfig,
+}
+
+/// `[switch]`: identity and the daemon's endpoints (the core only reads `name`).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSection {
+    pub name: String,
+    /// Unix control socket; the daemon defaults to /run/pfcswitch/NAME.sock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_socket: Option<String>,
+    /// Prometheus endpoint; the daemon defaults to 127.0.0.1:9464.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_listen: Option<String>,
+}
+
+/// How a port assigns a priority to untagged frames.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trust {
+    /// Tagged frames use their PCP; untagged ones the port's default priority.
+    #[default]
+    Pcp,
+    /// As `pcp`, but untagged IPv4/IPv6 frames take the DSCP map's priority.
+    Dscp,
+}
+
+/// `[[port]]`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortConfig {
+    pub name: String,
+    /// Network interface; defaults to `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iface: Option<String>,
+    /// Emulated by the egress shaper (veth has no speed of its own).
+    pub speed: BitRate,
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    #[serde(default)]
+    pub default_priority: u8,
+    #[serde(default)]
+    pub trust: Trust,
+    /// Priority → DSCP values, e.g. `{ 3 = [24, 26], 5 = [46] }`; unlisted DSCPs map to
+    /// DSCP >> 3 (the class selector). Only with `trust = "dscp"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dscp_map: Option<BTreeMap<String, Vec<u8>>>,
+}
+
+fn default_mtu() -> u32 {
+    1500
+}
+
+/// `[pfc]`: 802.1Qbb thresholds on ingress accounting, per (port, lossless priority).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PfcConfig {
+    /// PFC-enabled priorities; the others are lossy (tail drop).
+    pub lossless: Vec<u8>,
+    pub xoff: ByteSize,
+    pub xon: ByteSize,
+    /// Ingress MAX: a lossless frame that would exceed it is dropped.
+    pub max: ByteSize,
+    /// Pause time sent with XOFF; refreshed at half of it while still above XON.
+    pub quanta: u16,
+    /// One-way propagation delay of the cables, for the headroom check.
+    #[serde(with = "units::duration")]
+    pub cable_delay: Duration,
+    /// Time from XOFF crossing to the peer's reaction, beyond wire times (processing, DMA).
+    #[serde(with = "units::duration")]
+    pub response_time: Duration,
+}
+
+impl Default for PfcConfig {
+    /// The CaPFC paper's Table II ingress thresholds.
+    fn default() -> Self {
+        PfcConfig {
+            lossless: vec![3],
+            xoff: ByteSize(50_000),
+            xon: ByteSize(40_000),
+            max: ByteSize(60_000),
+            quanta: u16::MAX,
+            cable_delay: Duration::from_nanos(100),
+            response_time: Duration::from_micros(1),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferMode {
+    /// Every egress queue has its own `egress_max` bytes.
+    #[default]
+    Dedicated,
+    /// Per-queue reserve plus a shared pool with per-queue and per-port caps (CaPFC §II-F, §IV-7).
+    Shared,
+}
+
+/// `[buffer]`: egress queues.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BufferConfig {
+    pub mode: BufferMode,
+    /// Dedicated mode: capacity of each egress queue (default 60KB, CaPFC Table II).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub egress_max: Option<ByteSize>,
+    /// Shared mode: bytes reserved per queue (default 8KB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reserve: Option<ByteSize>,
+    /// Shared mode: the pool (default 350KB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<ByteSize>,
+    /// Shared mode: most of the pool one queue may hold (default 80KB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_cap: Option<ByteSize>,
+    /// Shared mode: most of the pool one egress port may hold (default 100KB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_cap: Option<ByteSize>,
+    /// Frames the switch can hold at once (the datapath sizes its UMEM from it).
+    pub frames: u32,
+}
+
+impl Default for BufferConfig {
+    fn default() -> Self {
+        BufferConfig {
+            mode: BufferMode::Dedicated,
+            egress_max: None,
+            reserve: None,
+            pool: None,
+            queue_cap: None,
+            port_cap: None,
+            frames: 4096,
+        }
+    }
+}
+
+/// What happens when a processed frame finds its egress queue full (CaPFC §II-A, §IV-C).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EgressFull {
+    /// Drop the frame (PFC_wdrop).
+    Drop,
+    /// Stall the pipeline until the queue has room (PFC_wstop): head-of-line blocking
+    /// across all ports and priorities.
+    Stop,
+}
+
+/// `[pipeline]`: the packet processor between ingress and egress.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PipelineConfig {
+    /// Packets per second, round-robin over ingress ports; absent = infinitely fast.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<PacketRate>,
+    /// Defaults to `stop` under policy `pfc-wstop`, `drop` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub egress_full: Option<EgressFull>,
+}
+
+/// `[scheduler]`: per egress port, strict priority above weighted deficit round robin.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedulerConfig {
+    /// Priorities served strictly, higher number first, before any WDRR priority.
+    pub strict: Vec<u8>,
+    /// WDRR weight per priority, e.g. `{ 0 = 1, 3 = 4 }`; unlisted priorities weigh 1.
+    pub weights: BTreeMap<String, u32>,
+}
+
+/// Flow-control scheme names, as in DESIGN.md.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub enum PolicyKind {
+    /// 802.1Qbb PFC; a full egress queue drops (PFC_wdrop).
+    #[default]
+    #[serde(rename = "pfc")]
+    Pfc,
+    /// 802.1Qbb PFC; a full egress queue stalls the pipeline (PFC_wstop).
+    #[serde(rename = "pfc-wstop")]
+    PfcWstop,
+    /// No pause at all: lossless priorities behave as lossy ones.
+    #[serde(rename = "none")]
+    None,
+}
+
+impl PolicyKind {
+    pub const fn name(self) -> &'static str {
+        match self {
+            PolicyKind::Pfc => "pfc",
+            PolicyKind::PfcWstop => "pfc-wstop",
+            PolicyKind::None => "none",
+        }
+    }
+}
+
+/// `[policy]`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicyConfig {
+    pub kind: PolicyKind,
+}
+
+/// `[fdb]`: MAC learning.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FdbConfig {
+    /// A learned address is forgotten after this long without a frame from it.
+    #[serde(with = "units::duration")]
+    pub aging: Duration,
+    /// Entries that never age and are never overwritten by learning.
+    #[serde(rename = "static")]
+    pub static_entries: Vec<StaticEntry>,
+}
+
+impl Default for FdbConfig {
+    fn default() -> Self {
+        FdbConfig { aging: Duration::from_secs(300), static_entries: Vec::new() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticEntry {
+    pub mac: String,
+    pub port: String,
+}
+
+/// A rejected configuration: the key and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {reason}")]
+pub struct ConfigError {
+    pub key: String,
+    pub reason: String,
+}
+
+/// A setting that works but is probably not what the user wants.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigWarning {
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+fn error(key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
+    ConfigError { key: key.into(), reason: reason.into() }
+}
+
+/// Buffer settings with mode defaults applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferLimits {
+    Dedicated { egress_max: u64 },
+    Shared { reserve: u64, pool: u64, queue_cap: u64, port_cap: u64 },
+}
+
+/// Minimum PFC headroom (MAX − XOFF) for a port, in bytes, so that no lossless frame is lost.
+///
+/// After the frame that crosses XOFF (up to one maximum frame above XOFF), the bytes that
+/// still arrive are: the frame our port may be sending when XOFF is raised (the PFC frame
+/// waits for it), the PFC frame itself, the round trip of the cable, the peer's response
+/// time, and the frame the peer may have just started. In wire bytes:
+/// `speed·(2·cable_delay + response_time) + 3·(MTU + 18 + 24) + 84`. This is DESIGN.md's
+/// `speed × (2 × cable delay + response time) + 2 × MTU` made exact for our accounting: it
+/// adds the crossing frame, the PFC frame and the per-frame wire overhead.
+pub fn headroom_bound(speed: BitRate, mtu: u32, cable_delay: Duration, response_time: Duration) -> u64 {
+    let flight = cable_delay * 2 + response_time;
+    let flight_bytes = (flight.as_nanos() * u128::from(speed.bps())).div_ceil(8 * 1_000_000_000);
+    let max_frame_wire = u64::from(mtu) + L2_HEADER_MAX + WIRE_OVERHEAD;
+    u64::try_from(flight_bytes).unwrap_or(u64::MAX).saturating_add(3 * max_frame_wire + PFC_WIRE_BYTES)
+}
+
+impl SwitchConfig {
+    /// A minimal configuration: `ports` at `speed`, everything else at its default.
+    pub fn with_ports(name: &str, ports: usize, speed: BitRate) -> SwitchConfig {
+        SwitchConfig {
+            switch: SwitchSection { name: name.into(), control_socket: None, metrics_listen: None },
+            ports: (0..ports)
+                .map(|i| PortConfig {
+                    name: format!("p{i}"),
+                    iface: None,
+                    speed,
+                    mtu: default_mtu(),
+                    default_priority: 0,
+                    trust: Trust::Pcp,
+                    dscp_map: None,
+                })
+                .collect(),
+            pfc: PfcConfig::default(),
+            buffer: BufferConfig::default(),
+            pipeline: PipelineConfig::default(),
+            scheduler: SchedulerConfig::default(),
+            policy: PolicyConfig::default(),
+            fdb: FdbConfig::default(),
+        }
+    }
+
+    /// Checks every value; returns the warnings, or the first error.
+    pub fn validate(&self) -> Result<Vec<ConfigWarning>, ConfigError> {
+        let mut warnings = Vec::new();
+        self.validate_switch()?;
+        self.validate_ports()?;
+        self.validate_pfc(&mut warnings)?;
+        self.buffer_limits()?;
+        if self.buffer.frames < 64 {
+            return Err(error("buffer.frames", format!("{} is too few; at least 64", self.buffer.frames)));
+        }
+        self.egress_full()?;
+        self.scheduler_weights()?;
+        self.static_fdb_entries()?;
+        if self.fdb.aging.is_zero() {
+            return Err(error("fdb.aging", "must be greater than zero"));
+        }
+        Ok(warnings)
+    }
+
+    fn validate_switch(&self) -> Result<(), ConfigError> {
+        let name = &self.switch.name;
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
+            return Err(error("switch.name", format!("`{name}` must be non-empty letters, digits, '-', '_' or '.'")));
+        }
+        Ok(())
+    }
+
+    fn validate_ports(&self) -> Result<(), ConfigError> {
+        if self.ports.is_empty() {
+            return Err(error("port", "at least one [[port]] is needed"));
+        }
+        if self.ports.len() > MAX_PORTS {
+            return Err(error("port", format!("{} ports configured; at most {MAX_PORTS}", self.ports.len())));
+        }
+        let mut names = HashSet::new();
+        let mut ifaces = HashSet::new();
+        for (index, port) in self.ports.iter().enumerate() {
+            let key = |field: &str| format!("port[{index}].{field}");
+            if port.name.is_empty() || !names.insert(port.name.as_str()) {
+                return Err(error(key("name"), format!("`{}` is empty or used by another port", port.name)));
+            }
+            let iface = port.iface.as_deref().unwrap_or(&port.name);
+            if iface.is_empty() || iface.len() > 15 || !ifaces.insert(iface) {
+                return Err(error(
+                    key("iface"),
+                    format!("`{iface}` is empty, longer than 15 bytes or used by another port"),
+                ));
+            }
+            if !(68..=9216).contains(&port.mtu) {
+                return Err(error(key("mtu"), format!("{} is outside 68..=9216", port.mtu)));
+            }
+            if Pcp::new(port.default_priority).is_none() {
+                return Err(error(key("default_priority"), format!("{} is not a priority 0-7", port.default_priority)));
+            }
+            if port.dscp_map.is_some() && port.trust != Trust::Dscp {
+                return Err(error(key("dscp_map"), "only meaningful with trust = \"dscp\""));
+            }
+            self.dscp_map(index)?;
+        }
+        Ok(())
+    }
+
+    fn validate_pfc(&self, warnings: &mut Vec<ConfigWarning>) -> Result<(), ConfigError> {
+        let pfc = &self.pfc;
+        let mut seen = 0u8;
+        for &priority in &pfc.lossless {
+            let pcp =
+                Pcp::new(priority).ok_or_else(|| error("pfc.lossless", format!("{priority} is not a priority 0-7")))?;
+            if seen & pcp.mask() != 0 {
+                return Err(error("pfc.lossless", format!("priority {priority} is listed twice")));
+            }
+            seen |= pcp.mask();
+        }
+        if pfc.xon >= pfc.xoff {
+            return Err(error("pfc.xon", format!("xon ({}) must be below xoff ({})", pfc.xon, pfc.xoff)));
+        }
+        if pfc.xoff >= pfc.max {
+            return Err(error("pfc.xoff", format!("xoff ({}) must be below max ({})", pfc.xoff, pfc.max)));
+        }
+        if pfc.quanta == 0 {
+            return Err(error("pfc.quanta", "0 would send XOFF frames that pause nothing"));
+        }
+        if pfc.lossless.is_empty() {
+            return Ok(());
+        }
+        let headroom = pfc.max.bytes() - pfc.xoff.bytes();
+        for (index, port) in self.ports.iter().enumerate() {
+            let bound = headroom_bound(port.speed, port.mtu, pfc.cable_delay, pfc.response_time);
+            if headroom < bound {
+                warnings.push(ConfigWarning {
+                    key: "pfc.max".into(),
+                    message: format!(
+                        "headroom max − xoff = {headroom} B is below the {bound} B that port[{index}] `{}` needs \
+                         at {} with MTU {}, cable delay {} and response time {} (speed × (2 × cable delay + \
+                         response time) + 3 maximum frames + one PFC frame): lossless frames can be dropped",
+                        port.name,
+                        port.speed,
+                        port.mtu,
+                        units::format_duration(pfc.cable_delay),
+                        units::format_duration(pfc.response_time),
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The egress limits with the mode's defaults; keys of the other mode are errors.
+    pub fn buffer_limits(&self) -> Result<BufferLimits, ConfigError> {
+        let b = &self.buffer;
+        let bytes = |value: Option<ByteSize>, default: u64| value.map_or(default, ByteSize::bytes);
+        match b.mode {
+            BufferMode::Dedicated => {
+                for (key, value) in
+                    [("reserve", b.reserve), ("pool", b.pool), ("queue_cap", b.queue_cap), ("port_cap", b.port_cap)]
+                {
+                    if value.is_some() {
+                        return Err(error(format!("buffer.{key}"), "only applies to mode = \"shared\""));
+                    }
+                }
+                let egress_max = bytes(b.egress_max, 60_000);
+                if egress_max == 0 {
+                    return Err(error("buffer.egress_max", "must be greater than zero"));
+                }
+                Ok(BufferLimits::Dedicated { egress_max })
+            }
+            BufferMode::Shared => {
+                if b.egress_max.is_some() {
+                    return Err(error("buffer.egress_max", "only applies to mode = \"dedicated\"; use queue_cap"));
+                }
+                let (reserve, pool) = (bytes(b.reserve, 8_000), bytes(b.pool, 350_000));
+                let (queue_cap, port_cap) = (bytes(b.queue_cap, 80_000), bytes(b.port_cap, 100_000));
+                if queue_cap > port_cap || port_cap > pool {
+                    return Err(error("buffer.queue_cap", "need queue_cap ≤ port_cap ≤ pool"));
+                }
+                Ok(BufferLimits::Shared { reserve, pool, queue_cap, port_cap })
+            }
+        }
+    }
+
+    /// What a full egress queue does, with the policy's default.
+    pub fn egress_full(&self) -> Result<EgressFull, ConfigError> {
+        match (self.policy.kind, self.pipeline.egress_full) {
+            (PolicyKind::PfcWstop, Some(EgressFull::Drop)) => {
+                Err(error("pipeline.egress_full", "\"drop\" contradicts policy kind \"pfc-wstop\" (which means stop)"))
+            }
+            (PolicyKind::PfcWstop, _) => Ok(EgressFull::Stop),
+            (_, Some(choice)) => Ok(choice),
+            (_, None) => Ok(EgressFull::Drop),
+        }
+    }
+
+    /// The port's DSCP → priority table (class selector for unlisted values).
+    pub fn dscp_map(&self, port: usize) -> Result<[Pcp; 64], ConfigError> {
+        let mut map: [Pcp; 64] = std::array::from_fn(|dscp| Pcp::from_low_bits((dscp >> 3) as u8));
+        let Some(entries) = &self.ports[port].dscp_map else { return Ok(map) };
+        let key = format!("port[{port}].dscp_map");
+        let mut assigned = [false; 64];
+        for (priority, dscps) in entries {
+            let pcp = priority
+                .parse::<u8>()
+                .ok()
+                .and_then(Pcp::new)
+                .ok_or_else(|| error(&key, format!("`{priority}` is not a priority 0-7")))?;
+            for &dscp in dscps {
+                let slot = usize::from(dscp);
+                if slot >= 64 || assigned[slot] {
+                    return Err(error(&key, format!("DSCP {dscp} is out of range 0-63 or mapped twice")));
+                }
+                assigned[slot] = true;
+                map[slot] = pcp;
+            }
+        }
+        Ok(map)
+    }
+
+    /// WDRR weight per priority, 0 for strict priorities.
+    pub fn scheduler_weights(&self) -> Result<[u32; 8], ConfigError> {
+        let mut weights = [1u32; 8];
+        for &priority in &self.scheduler.strict {
+            let pcp = Pcp::new(priority)
+                .ok_or_else(|| error("scheduler.strict", format!("{priority} is not a priority 0-7")))?;
+            if weights[pcp.index()] == 0 {
+                return Err(error("scheduler.strict", format!("priority {priority} is listed twice")));
+            }
+            weights[pcp.index()] = 0;
+        }
+        for (priority, &weight) in &self.scheduler.weights {
+            let key = format!("scheduler.weights.{priority}");
+            let pcp =
+                priority.parse::<u8>().ok().and_then(Pcp::new).ok_or_else(|| error(&key, "not a priority 0-7"))?;
+            if weights[pcp.index()] == 0 {
+                return Err(error(&key, "this priority is strict; a weight would be ignored"));
+            }
+            if !(1..=1000).contains(&weight) {
+                return Err(error(&key, format!("weight {weight} is outside 1..=1000")));
+            }
+            weights[pcp.index()] = weight;
+        }
+        Ok(weights)
+    }
+
+    /// Static FDB entries resolved to (address, port index).
+    pub fn static_fdb_entries(&self) -> Result<Vec<(EthernetAddress, usize)>, ConfigError> {
+        self.fdb
+            .static_entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| {
+                let key = format!("fdb.static[{index}]");
+                let mac: EthernetAddress =
+                    entry.mac.parse().map_err(|e| error(format!("{key}.mac"), format!("{e}")))?;
+                if !mac.is_unicast() {
+                    return Err(error(format!("{key}.mac"), format!("{mac} is not a unicast address")));
+                }
+                let port = self
+                    .ports
+                    .iter()
+                    .position(|p| p.name == entry.port)
+                    .ok_or_else(|| error(format!("{key}.port"), format!("no port named `{}`", entry.port)))?;
+                Ok((mac, port))
+            })
+            .collect()
+    }
+
+    /// Lossless priorities as a class-enable style bitmask.
+    pub fn lossless_mask(&self) -> u8 {
+        self.pfc.lossless.iter().filter_map(|&p| Pcp::new(p)).fold(0, |mask, p| mask | p.mask())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> SwitchConfig {
+        SwitchConfig::with_ports("sw1", 3, BitRate::gbps(1))
+    }
+
+    fn rejects(config: &SwitchConfig, key: &str) -> String {
+        let err = config.validate().expect_err("config should be rejected");
+        assert_eq!(err.key, key, "{err}");
+        err.reason
+    }
+
+    #[test]
+    fn defaults_validate() {
+        assert_eq!(config().validate().unwrap(), vec![]);
+    }
+
+    #[test]
+    fn threshold_order_is_enforced() {
+        let mut c = config();
+        c.pfc.xon = ByteSize(50_000);
+        assert!(rejects(&c, "pfc.xon").contains("must be below xoff"));
+        let mut c = config();
+        c.pfc.xoff = ByteSize(60_000);
+        assert!(rejects(&c, "pfc.xoff").contains("must be below max"));
+    }
+
+    #[test]
+    fn headroom_warning_names_the_numbers() {
+        let mut c = config();
+        c.ports[1].speed = BitRate::gbps(10);
+        c.pfc.response_time = Duration::from_micros(10);
+        let warnings = c.validate().unwrap();
+        assert_eq!(warnings.len(), 1, "only the 10G port lacks headroom: {warnings:?}");
+        let message = &warnings[0].message;
+        // 10 Gbit/s × 10.2 µs = 12750 B, + 3 × 1542 + 84 = 17460 B.
+        assert!(
+            message.contains("10000 B") && message.contains("17460 B") && message.contains("port[1] `p1`"),
+            "{message}"
+        );
+        assert_eq!(
+            headroom_bound(BitRate::gbps(10), 1500, Duration::from_nanos(100), Duration::from_micros(10)),
+            17_460
+        );
+    }
+
+    #[test]
+    fn buffer_keys_of_the_other_mode_are_errors() {
+        let mut c = config();
+        c.buffer.pool = Some(ByteSize(1));
+        assert!(rejects(&c, "buffer.pool").contains("shared"));
+        c.buffer.mode = BufferMode::Shared;
+        c.buffer.pool = None;
+        assert_eq!(
+            c.buffer_limits().unwrap(),
+            BufferLimits::Shared { reserve: 8_000, pool: 350_000, queue_cap: 80_000, port_cap: 100_000 }
+        );
+        c.buffer.egress_max = Some(ByteSize(1));
+        assert!(rejects(&c, "buffer.egress_max").contains("dedicated"));
+    }
+
+    #[test]
+    fn egress_full_follows_the_policy() {
+        let mut c = config();
+        assert_eq!(c.egress_full().unwrap(), EgressFull::Drop);
+        c.policy.kind = PolicyKind::PfcWstop;
+        assert_eq!(c.egress_full().unwrap(), EgressFull::Stop);
+        c.pipeline.egress_full = Some(EgressFull::Drop);
+        assert!(rejects(&c, "pipeline.egress_full").contains("contradicts"));
+    }
+
+    #[test]
+    fn dscp_maps_and_weights() {
+        let mut c = config();
+        c.ports[0].dscp_map = Some(BTreeMap::from([("5".to_string(), vec![46])]));
+        assert!(rejects(&c, "port[0].dscp_map").contains("trust"));
+        c.ports[0].trust = Trust::Dscp;
+        let map = c.dscp_map(0).unwrap();
+        assert_eq!((map[46].value(), map[26].value(), map[8].value()), (5, 3, 1));
+        c.ports[0].dscp_map = Some(BTreeMap::from([("5".to_string(), vec![46]), ("6".to_string(), vec![46])]));
+        assert!(rejects(&c, "port[0].dscp_map").contains("mapped twice"));
+
+        let mut c = config();
+        c.scheduler.strict = vec![7];
+        c.scheduler.weights = BTreeMap::from([("0".to_string(), 4)]);
+        assert_eq!(c.scheduler_weights().unwrap(), [4, 1, 1, 1, 1, 1, 1, 0]);
+        c.scheduler.weights.insert("7".into(), 2);
+        assert!(rejects(&c, "scheduler.weights.7").contains("strict"));
+    }
+
+    const EXAMPLE: &str = r#"
+        [switch]
+        name = "sw1"
+
+        [[port]]
+        name = "p1"
+        speed = "1Gbps"
+
+        [[port]]
+        name = "p2"
+        iface = "veth-p2"
+        speed = "10Gbps"
+        mtu = 9000
+        trust = "dscp"
+        dscp_map = { 3 = [24, 26], 5 = [46] }
+
+        [pfc]
+        lossless = [3, 4]
+        xoff = "48KiB"
+        xon = "32KiB"
+        max = "96KiB"
+        cable_delay = "500ns"
+
+        [buffer]
+        mode = "shared"
+        pool = "1MiB"
+        port_cap = "200KB"
+
+        [pipeline]
+        rate = "1Mpps"
+
+        [scheduler]
+        strict = [6]
+        weights = { 0 = 1, 3 = 4 }
+
+        [policy]
+        kind = "pfc-wstop"
+    "#;
+
+    #[test]
+    fn a_toml_file_parses_with_units_and_defaults() {
+        let config: SwitchConfig = toml::from_str(EXAMPLE).unwrap();
+        assert_eq!(config.pfc.xoff, ByteSize::kib(48));
+        assert_eq!(config.ports[1].speed, BitRate::gbps(10));
+        assert_eq!(config.ports[0].mtu, 1500);
+        assert_eq!(config.pfc.quanta, 65535);
+        assert_eq!(config.pipeline.rate, PacketRate::from_pps(1_000_000));
+        assert_eq!(config.egress_full().unwrap(), EgressFull::Stop);
+        assert_eq!(config.dscp_map(1).unwrap()[26].value(), 3);
+        assert_eq!(config.scheduler_weights().unwrap(), [1, 1, 1, 4, 1, 1, 0, 1]);
+        assert!(config.validate().is_ok());
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_units_are_rejected_by_name() {
+        let misspelt = EXAMPLE.replace("xon = ", "x_on = ");
+        let error = toml::from_str::<SwitchConfig>(&misspelt).unwrap_err().to_string();
+        assert!(error.contains("unknown field `x_on`"), "{error}");
+        let bad_unit = EXAMPLE.replace("\"10Gbps\"", "\"10GB\"");
+        let error = toml::from_str::<SwitchConfig>(&bad_unit).unwrap_err().to_string();
+        assert!(error.contains("unknown unit `GB` in `10GB`"), "{error}");
+    }
+
+    #[test]
+    fn ports_must_be_distinct() {
+        let mut c = config();
+        c.ports[2].name = "p0".into();
+        assert!(rejects(&c, "port[2].name").contains("used by another port"));
+        let mut c = config();
+        c.ports[1].iface = Some("p0".into());
+        assert!(rejects(&c, "port[1].iface").contains("used by another port"));
+        let mut c = config();
+        c.fdb.static_entries.push(StaticEntry { mac: "02:00:00:00:00:01".into(), port: "p9".into() });
+        assert!(rejects(&c, "fdb.static[0].port").contains("no port named"));
+    }
+}

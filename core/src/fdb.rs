@@ -1,0 +1,166 @@
+//! The forwarding database: MAC learning with aging on the caller's clock, plus static
+//! entries. Capacity is fixed when the switch is built; a full table stops learning (those
+//! destinations are flooded) instead of allocating on the per-frame path.
+
+use crate::time::Instant;
+use crate::wire::EthernetAddress;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::time::Duration;
+
+/// Default number of addresses a switch learns.
+pub const DEFAULT_FDB_CAPACITY: usize = 4096;
+
+/// One entry as the control plane shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FdbEntry {
+    pub mac: EthernetAddress,
+    pub port: usize,
+    /// Static entries never age and are never moved by learning.
+    pub is_static: bool,
+    /// Time since a frame from this address was last seen (zero for static entries).
+    pub age: Duration,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    port: usize,
+    last_seen: Instant,
+    is_static: bool,
+}
+
+/// Multiply-shift hashing of the 48-bit address: deterministic and a few instructions,
+/// unlike SipHash; MAC addresses are not attacker-chosen keys in a test fabric.
+#[derive(Default)]
+struct MacHasher(u64);
+
+impl Hasher for MacHasher {
+    fn finish(&self) -> u64 {
+        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 << 8) | u64::from(byte);
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Fdb {
+    table: HashMap<EthernetAddress, Slot, BuildHasherDefault<MacHasher>>,
+    capacity: usize,
+    aging: Duration,
+}
+
+impl Fdb {
+    pub fn new(capacity: usize, aging: Duration) -> Fdb {
+        Fdb { table: HashMap::with_capacity_and_hasher(capacity, Default::default()), capacity, aging }
+    }
+
+    pub fn add_static(&mut self, mac: EthernetAddress, port: usize) {
+        self.table.insert(mac, Slot { port, last_seen: Instant::ZERO, is_static: true });
+    }
+
+    /// Records that `mac` sent a frame on `port` at `now`.
+    pub fn learn(&mut self, now: Instant, mac: EthernetAddress, port: usize) {
+        if !mac.is_unicast() {
+            return;
+        }
+        if let Some(slot) = self.table.get_mut(&mac) {
+            if !slot.is_static {
+                *slot = Slot { port, last_seen: now, is_static: false };
+            }
+            return;
+        }
+        if self.table.len() >= self.capacity {
+            self.purge_expired(now);
+            if self.table.len() >= self.capacity {
+                return;
+            }
+        }
+        self.table.insert(mac, Slot { port, last_seen: now, is_static: false });
+    }
+
+    /// The port `mac` was learned on, unless unknown or aged out.
+    pub fn lookup(&self, now: Instant, mac: EthernetAddress) -> Option<usize> {
+        let slot = self.table.get(&mac)?;
+        (!self.expired(now, slot)).then_some(slot.port)
+    }
+
+    fn expired(&self, now: Instant, slot: &Slot) -> bool {
+        !slot.is_static && now - slot.last_seen > self.aging
+    }
+
+    fn purge_expired(&mut self, now: Instant) {
+        let aging = self.aging;
+        self.table.retain(|_, slot| slot.is_static || now - slot.last_seen <= aging);
+    }
+
+    /// Live entries sorted by port then address, for the control plane.
+    pub fn entries(&self, now: Instant) -> Vec<FdbEntry> {
+        let mut entries: Vec<FdbEntry> = self
+            .table
+            .iter()
+            .filter(|(_, slot)| !self.expired(now, slot))
+            .map(|(&mac, slot)| FdbEntry {
+                mac,
+                port: slot.port,
+                is_static: slot.is_static,
+                age: if slot.is_static { Duration::ZERO } else { now - slot.last_seen },
+            })
+            .collect();
+        entries.sort_by_key(|e| (e.port, e.mac));
+        entries
+    }
+
+    /// Forgets every learned (non-static) address.
+    pub fn flush(&mut self) {
+        self.table.retain(|_, slot| slot.is_static);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: EthernetAddress = EthernetAddress([2, 0, 0, 0, 0, 0xA]);
+    const B: EthernetAddress = EthernetAddress([2, 0, 0, 0, 0, 0xB]);
+
+    fn at(secs: u64) -> Instant {
+        Instant::from_nanos(secs * 1_000_000_000)
+    }
+
+    #[test]
+    fn learns_moves_and_ages() {
+        let mut fdb = Fdb::new(16, Duration::from_secs(300));
+        fdb.learn(at(0), A, 1);
+        assert_eq!(fdb.lookup(at(1), A), Some(1));
+        fdb.learn(at(2), A, 3);
+        assert_eq!(fdb.lookup(at(2), A), Some(3), "a station move follows the newest frame");
+        assert_eq!(fdb.lookup(at(302), A), Some(3));
+        assert_eq!(fdb.lookup(at(303), A), None, "aged out after 300 s of silence");
+        fdb.learn(at(0), EthernetAddress::BROADCAST, 2);
+        assert_eq!(fdb.lookup(at(0), EthernetAddress::BROADCAST), None, "group addresses are never learned");
+    }
+
+    #[test]
+    fn static_entries_win_and_never_age() {
+        let mut fdb = Fdb::new(16, Duration::from_secs(1));
+        fdb.add_static(A, 0);
+        fdb.learn(at(5), A, 2);
+        assert_eq!(fdb.lookup(at(1000), A), Some(0));
+        fdb.flush();
+        assert_eq!(fdb.entries(at(1000)), vec![FdbEntry { mac: A, port: 0, is_static: true, age: Duration::ZERO }]);
+    }
+
+    #[test]
+    fn a_full_table_stops_learning_until_entries_expire() {
+        let mut fdb = Fdb::new(1, Duration::from_secs(10));
+        fdb.learn(at(0), A, 0);
+        fdb.learn(at(1), B, 1);
+        assert_eq!(fdb.lookup(at(1), B), None, "no room: B is flooded");
+        fdb.learn(at(20), B, 1);
+        assert_eq!(fdb.lookup(at(20), B), Some(1), "A expired and made room");
+    }
+}

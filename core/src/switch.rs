@@ -1,0 +1,482 @@
+//! The switch state machine, quinn-proto style: frames and time go in, transmissions come
+//! out when polled.
+//!
+//! ```text
+//! handle_rx(now, port, handle, bytes)  a frame arrived; the switch keeps `handle` or not
+//! poll_tx(now, port) -> Option<Tx>     what to put on port's wire now
+//! poll_free() -> Option<handle>        handles the switch dropped after accepting them
+//! poll_timeout() -> Option<Instant>    when to call handle_timeout/poll_tx next
+//! handle_timeout(now)
+//! ```
+//!
+//! Every decision about a frame is made here, on the caller's clock. Payloads are never
+//! copied: a data frame is held by its handle, and every structure is sized in
+//! [`Switch::new`], so the per-frame path does not allocate.
+
+use crate::buffer::{Arena, Buffers, Descriptor, Level};
+use crate::config::{ConfigError, ConfigWarning, EgressFull, SwitchConfig};
+use crate::counters::{DropReason, PortCounters};
+use crate::fdb::{DEFAULT_FDB_CAPACITY, Fdb, FdbEntry};
+use crate::pause::PeerPause;
+use crate::policy::{EgressEvent, PolicyActions, PolicyEngine, XoffTransmitter};
+use crate::sched::{Scheduler, Shaper};
+use crate::time::Instant;
+use crate::units::BitRate;
+use crate::wire::{self, EthernetAddress, FrameView, MacControlRepr, PAUSE_MULTICAST, Pcp, build_mac_control_frame};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// What the switch did with a received frame's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxVerdict {
+    /// The switch holds the handle; it comes back in a [`Tx::Data`] or from [`Switch::poll_free`].
+    Accepted,
+    /// The switch is done with the buffer (a MAC control frame, a malformed frame or a drop).
+    Consumed,
+}
+
+/// A transmission to start now on the polled port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tx {
+    /// A held frame. `last`: no other copy remains, the buffer is free once sent.
+    Data { handle: u64, len: u32, last: bool },
+    /// A frame the switch generated (PFC); [`ControlFrame::emit`] writes it.
+    Control(ControlFrame),
+}
+
+/// A MAC control frame to send, as values; no buffer is involved until the caller emits it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ControlFrame {
+    pub src: EthernetAddress,
+    pub dst: EthernetAddress,
+    pub repr: MacControlRepr,
+}
+
+impl ControlFrame {
+    /// Writes the frame into `buffer` (at least 60 bytes) and returns its length.
+    pub fn emit(&self, buffer: &mut [u8]) -> usize {
+        build_mac_control_frame(buffer, self.src, self.dst, &self.repr)
+    }
+}
+
+/// Live state of one (port, priority), for `pfcswitch queues` and the metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueState {
+    pub ingress: Level,
+    pub egress: Level,
+    /// The peer has paused our egress on this priority.
+    pub peer_paused: bool,
+    /// We assert XOFF towards the peer for this priority.
+    pub pausing_peer: bool,
+    pub paused_time: Duration,
+    pub pausing_time: Duration,
+    pub xoff_to_xon: u64,
+}
+
+#[derive(Debug)]
+struct Port {
+    mac: EthernetAddress,
+    default_priority: Pcp,
+    dscp_map: Option<[Pcp; 64]>,
+    shaper: Shaper,
+    scheduler: Scheduler,
+    peer_pause: PeerPause,
+}
+
+/// The packet processor between ingress and egress (CaPFC §II-A): one FIFO per ingress
+/// port, served round robin at `interval` per frame (or at once when unlimited).
+#[derive(Debug)]
+struct Pipeline {
+    fifos: Vec<VecDeque<u32>>,
+    waiting: usize,
+    interval: Option<Duration>,
+    next_slot: Instant,
+    next_port: usize,
+    egress_full: EgressFull,
+    /// Stop mode: the ingress port whose head frame waits for egress room.
+    blocked: Option<usize>,
+}
+
+#[derive(Debug)]
+pub struct Switch {
+    ports: Vec<Port>,
+    counters: Vec<PortCounters>,
+    buffers: Buffers,
+    arena: Arena,
+    fdb: Fdb,
+    policy: PolicyEngine,
+    xoff: XoffTransmitter,
+    pipeline: Pipeline,
+    freed: VecDeque<u64>,
+    lossless: u8,
+    ingress_max: u64,
+}
+
+/// A locally administered MAC for port `index` of the switch named `name`.
+pub fn default_port_mac(name: &str, index: usize) -> EthernetAddress {
+    let hash = name.bytes().fold(0x811C_9DC5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
+    let [a, b, c, _] = hash.to_be_bytes();
+    EthernetAddress([0x02, a, b, c, 0x00, index as u8])
+}
+
+impl Switch {
+    /// Builds a switch from a configuration, validating it first.
+    pub fn new(config: &SwitchConfig) -> Result<(Switch, Vec<ConfigWarning>), ConfigError> {
+        let warnings = config.validate()?;
+        let limits = config.buffer_limits()?;
+        let weights = config.scheduler_weights()?;
+        let frames = config.buffer.frames;
+        let mut ports = Vec::with_capacity(config.ports.len());
+        for (index, port) in config.ports.iter().enumerate() {
+            let max_frame = port.mtu + crate::config::L2_HEADER_MAX as u32;
+            ports.push(Port {
+                mac: default_port_mac(&config.switch.name, index),
+                default_priority: Pcp::from_low_bits(port.default_priority),
+                dscp_map: (port.trust == crate::config::Trust::Dscp).then(|| config.dscp_map(index)).transpose()?,
+                shaper: Shaper::new(port.speed, Duration::ZERO),
+                scheduler: Scheduler::new(weights, max_frame),
+                peer_pause: PeerPause::new(port.speed),
+            });
+        }
+        let mut fdb = Fdb::new(DEFAULT_FDB_CAPACITY, config.fdb.aging);
+        for (mac, port) in config.static_fdb_entries()? {
+            fdb.add_static(mac, port);
+        }
+        let speeds: Vec<BitRate> = config.ports.iter().map(|p| p.speed).collect();
+        let switch = Switch {
+            counters: vec![PortCounters::default(); ports.len()],
+            buffers: Buffers::new(ports.len(), limits, frames),
+            arena: Arena::new(frames),
+            fdb,
+            policy: PolicyEngine::from_config(config),
+            xoff: XoffTransmitter::new(&speeds, config.pfc.quanta),
+            pipeline: Pipeline {
+                fifos: (0..ports.len()).map(|_| VecDeque::with_capacity(frames as usize)).collect(),
+                waiting: 0,
+                interval: config.pipeline.rate.map(|rate| rate.interval()),
+                next_slot: Instant::ZERO,
+                next_port: 0,
+                egress_full: config.egress_full()?,
+                blocked: None,
+            },
+            freed: VecDeque::with_capacity(frames as usize),
+            lossless: config.lossless_mask(),
+            ingress_max: config.pfc.max.bytes(),
+            ports,
+        };
+        Ok((switch, warnings))
+    }
+
+    /// Lets each port send up to `burst` early to make up for a late wake-up (the datapath
+    /// sets this to its timer jitter; virtual-time users keep the exact default of zero).
+    pub fn set_shaper_burst(&mut self, burst: Duration) {
+        for port in &mut self.ports {
+            port.shaper = Shaper::new(port.shaper.speed(), burst);
+        }
+    }
+
+    /// Uses `mac` as `port`'s source address (the datapath passes the interface's).
+    pub fn set_port_mac(&mut self, port: usize, mac: EthernetAddress) {
+        self.ports[port].mac = mac;
+    }
+
+    pub fn port_count(&self) -> usize {
+        self.ports.len()
+    }
+
+    /// Processes a frame received on `port` at `now`.
+    pub fn handle_rx(&mut self, now: Instant, port: usize, handle: u64, frame: &[u8]) -> RxVerdict {
+        let view = match FrameView::parse(frame) {
+            Ok(view) => view,
+            Err(error) => return self.malformed(port, error),
+        };
+        if view.is_mac_control() {
+            return match view.mac_control() {
+                Ok(repr) => {
+                    self.obey(now, port, &repr);
+                    RxVerdict::Consumed
+                }
+                Err(error) => self.malformed(port, error),
+            };
+        }
+        let priority = self.classify(port, &view);
+        let p = priority.index();
+        let len = frame.len() as u32;
+        let counters = &mut self.counters[port].priority[p];
+        counters.rx_frames += 1;
+        counters.rx_bytes += u64::from(len);
+        if view.l2.dst.is_link_local() {
+            return self.drop_rx(port, p, DropReason::LinkLocal);
+        }
+        self.fdb.learn(now, view.l2.src, port);
+        let others = self.all_ports() & !(1u64 << port);
+        let egress = match view.l2.dst.is_unicast().then(|| self.fdb.lookup(now, view.l2.dst)).flatten() {
+            Some(out) if out == port => return self.drop_rx(port, p, DropReason::Filtered),
+            Some(out) => 1u64 << out,
+            None => others,
+        };
+        if egress == 0 {
+            return self.drop_rx(port, p, DropReason::Filtered);
+        }
+        let lossless = self.lossless & priority.mask() != 0;
+        if lossless && self.buffers.ingress(port, p).bytes + u64::from(len) > self.ingress_max {
+            return self.drop_rx(port, p, DropReason::IngressMax);
+        }
+        if !self.buffers.pool_has_room() {
+            return self.drop_rx(port, p, DropReason::NoBuffer);
+        }
+        let descriptor = Descriptor { handle, len, ingress: port as u16, priority: p as u8, copies: 0, egress };
+        let Some(index) = self.arena.alloc(descriptor) else {
+            return self.drop_rx(port, p, DropReason::NoBuffer);
+        };
+        let bytes = self.buffers.add_ingress(port, p, len);
+        self.policy.on_ingress(port, priority, bytes, &mut PolicyActions::new(now, &mut self.xoff));
+        self.pipeline.fifos[port].push_back(index);
+        self.pipeline.waiting += 1;
+        self.run_pipeline(now);
+        RxVerdict::Accepted
+    }
+
+    fn malformed(&mut self, port: usize, error: wire::Error) -> RxVerdict {
+        self.counters[port].malformed[error.index()] += 1;
+        RxVerdict::Consumed
+    }
+
+    fn drop_rx(&mut self, port: usize, priority: usize, reason: DropReason) -> RxVerdict {
+        self.counters[port].priority[priority].drops[reason as usize] += 1;
+        RxVerdict::Consumed
+    }
+
+    fn all_ports(&self) -> u64 {
+        u64::MAX >> (64 - self.ports.len())
+    }
+
+    /// PCP if tagged; else the DSCP map (trust dscp, IP) or the port's default.
+    fn classify(&self, port: usize, view: &FrameView<'_>) -> Pcp {
+        let config = &self.ports[port];
+        view.pcp()
+            .or_else(|| config.dscp_map.zip(view.dscp()).map(|(map, dscp)| map[usize::from(dscp)]))
+            .unwrap_or(config.default_priority)
+    }
+
+    /// A received PAUSE pauses every priority; a PFC frame its enabled classes that are
+    /// PFC-enabled on this switch (802.1Qbb: the enable vector of a port governs both
+    /// directions).
+    fn obey(&mut self, now: Instant, port: usize, repr: &MacControlRepr) {
+        let counters = &mut self.counters[port];
+        match repr {
+            MacControlRepr::Pause { .. } => {
+                counters.pause_rx += 1;
+                self.ports[port].peer_pause.apply(now, repr);
+            }
+            MacControlRepr::Pfc(pfc) => {
+                for (class, _) in pfc.classes() {
+                    counters.priority[class.index()].pfc_rx += 1;
+                }
+                let obeyed = wire::PfcRepr { enable: pfc.enable & self.lossless, quanta: pfc.quanta };
+                self.ports[port].peer_pause.apply(now, &MacControlRepr::Pfc(obeyed));
+            }
+        }
+    }
+
+    /// Moves frames from the ingress FIFOs to egress queues, as far as the rate and (in stop
+    /// mode) egress room allow.
+    fn run_pipeline(&mut self, now: Instant) {
+        while self.pipeline.waiting > 0 {
+            if self.pipeline.interval.is_some() && now < self.pipeline.next_slot {
+                return;
+            }
+            let port = match self.pipeline.blocked {
+                Some(port) => port,
+                None => {
+                    let n = self.ports.len();
+                    let start = self.pipeline.next_port;
+                    (0..n).map(|i| (start + i) % n).find(|&p| !self.pipeline.fifos[p].is_empty()).expect("waiting > 0")
+                }
+            };
+            let index = *self.pipeline.fifos[port].front().expect("non-empty FIFO");
+            if !self.forward(now, index) {
+                self.pipeline.blocked = Some(port);
+                return;
+            }
+            self.pipeline.blocked = None;
+            self.pipeline.fifos[port].pop_front();
+            self.pipeline.waiting -= 1;
+            self.pipeline.next_port = (port + 1) % self.ports.len();
+            if let Some(interval) = self.pipeline.interval {
+                self.pipeline.next_slot = self.pipeline.next_slot.max(now) + interval;
+            }
+        }
+    }
+
+    /// Queues a processed frame on its egress ports. Returns false, having changed nothing,
+    /// when the pipeline must stall (stop mode and some queue lacks room).
+    fn forward(&mut self, now: Instant, index: u32) -> bool {
+        let frame = *self.arena.get(index);
+        let (p, len) = (usize::from(frame.priority), frame.len);
+        let targets = (0..self.ports.len()).filter(|&o| frame.egress & (1u64 << o) != 0);
+        if self.pipeline.egress_full == EgressFull::Stop && !targets.clone().all(|o| self.buffers.fits(o, p, len)) {
+            return false;
+        }
+        let mut copies = 0u8;
+        for egress in targets {
+            if !self.buffers.fits(egress, p, len) {
+                self.counters[egress].priority[p].drops[DropReason::EgressFull as usize] += 1;
+                continue;
+            }
+            let queue_bytes = self.buffers.enqueue(egress, p, index, len);
+            copies += 1;
+            let event = EgressEvent {
+                ingress: usize::from(frame.ingress),
+                egress,
+                priority: Pcp::from_low_bits(frame.priority),
+                len,
+                queue_bytes,
+                enqueued: true,
+            };
+            self.policy.on_egress(&event, &mut PolicyActions::new(now, &mut self.xoff));
+        }
+        if copies == 0 {
+            self.release(now, index);
+            self.freed.push_back(frame.handle);
+        } else {
+            self.arena.get_mut(index).copies = copies;
+        }
+        true
+    }
+
+    /// Ends the switch's hold on a frame: its ingress bytes are released.
+    fn release(&mut self, now: Instant, index: u32) {
+        let frame = *self.arena.get(index);
+        let (ingress, priority) = (usize::from(frame.ingress), Pcp::from_low_bits(frame.priority));
+        let bytes = self.buffers.sub_ingress(ingress, priority.index(), frame.len);
+        self.policy.on_ingress(ingress, priority, bytes, &mut PolicyActions::new(now, &mut self.xoff));
+        self.arena.release(index);
+    }
+
+    /// The next transmission on `port` at `now`, if its wire is free and something may go:
+    /// a pending PFC frame first, then the scheduler's choice among unpaused priorities.
+    pub fn poll_tx(&mut self, now: Instant, port: usize) -> Option<Tx> {
+        if !self.ports[port].shaper.is_ready(now) {
+            return None;
+        }
+        if let Some(pfc) = self.xoff.poll_frame(now, port) {
+            let state = &mut self.ports[port];
+            state.shaper.send(now, wire::MIN_FRAME_LEN);
+            for (class, _) in pfc.classes() {
+                self.counters[port].priority[class.index()].pfc_tx += 1;
+            }
+            return Some(Tx::Control(ControlFrame {
+                src: state.mac,
+                dst: PAUSE_MULTICAST,
+                repr: MacControlRepr::Pfc(pfc),
+            }));
+        }
+        let eligible = self.buffers.backlog(port) & !self.ports[port].peer_pause.paused_mask(now);
+        let (buffers, arena) = (&self.buffers, &self.arena);
+        let head_len = |p: usize| arena.get(buffers.head(port, p).expect("eligible queue has a head")).len;
+        let p = self.ports[port].scheduler.pick(eligible, head_len)?;
+        let index = self.buffers.head(port, p).expect("picked queue has a head");
+        let frame = *self.arena.get(index);
+        let queue_bytes = self.buffers.dequeue(port, p, frame.len);
+        let state = &mut self.ports[port];
+        state.scheduler.sent(p, frame.len, self.buffers.queue_len(port, p) == 0);
+        state.shaper.send(now, frame.len as usize);
+        let counters = &mut self.counters[port].priority[p];
+        counters.tx_frames += 1;
+        counters.tx_bytes += u64::from(frame.len);
+        let priority = Pcp::from_low_bits(frame.priority);
+        let event = EgressEvent {
+            ingress: usize::from(frame.ingress),
+            egress: port,
+            priority,
+            len: frame.len,
+            queue_bytes,
+            enqueued: false,
+        };
+        self.policy.on_egress(&event, &mut PolicyActions::new(now, &mut self.xoff));
+        let copies = &mut self.arena.get_mut(index).copies;
+        *copies -= 1;
+        let last = *copies == 0;
+        if last {
+            self.release(now, index);
+        }
+        if self.pipeline.waiting > 0 {
+            self.run_pipeline(now);
+        }
+        Some(Tx::Data { handle: frame.handle, len: frame.len, last })
+    }
+
+    /// A handle the switch accepted and then dropped (egress full in the pipeline).
+    pub fn poll_free(&mut self) -> Option<u64> {
+        self.freed.pop_front()
+    }
+
+    /// The earliest time at which `handle_timeout` or `poll_tx` has something to do; it may
+    /// lie in the past, meaning now.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let mut next = self.xoff.next_timeout();
+        let mut consider = |at: Instant| next = Some(next.map_or(at, |n: Instant| n.min(at)));
+        if self.pipeline.waiting > 0 && self.pipeline.blocked.is_none() && self.pipeline.interval.is_some() {
+            consider(self.pipeline.next_slot);
+        }
+        for (index, port) in self.ports.iter().enumerate() {
+            let ready = port.shaper.ready_at();
+            if self.xoff.is_pending(index) {
+                consider(ready);
+            }
+            let backlog = self.buffers.backlog(index);
+            if let Some(resume) =
+                Pcp::ALL.into_iter().filter(|p| backlog & p.mask() != 0).map(|p| port.peer_pause.paused_until(p)).min()
+            {
+                consider(ready.max(resume));
+            }
+        }
+        next
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.xoff.handle_timeout(now);
+        self.run_pipeline(now);
+    }
+
+    pub fn counters(&self, port: usize) -> &PortCounters {
+        &self.counters[port]
+    }
+
+    pub fn queue_state(&self, now: Instant, port: usize, priority: Pcp) -> QueueState {
+        let p = priority.index();
+        QueueState {
+            ingress: self.buffers.ingress(port, p),
+            egress: self.buffers.egress(port, p),
+            peer_paused: self.ports[port].peer_pause.is_paused(now, priority),
+            pausing_peer: self.xoff.asserted(port) & priority.mask() != 0,
+            paused_time: self.ports[port].peer_pause.paused_time(now, priority),
+            pausing_time: self.xoff.pausing_time(now, port, priority),
+            xoff_to_xon: self.xoff.xoff_to_xon(port, priority),
+        }
+    }
+
+    /// Frames the switch holds (in the pipeline or egress queues).
+    pub fn frames_held(&self) -> usize {
+        self.arena.in_use()
+    }
+
+    pub fn port_mac(&self, port: usize) -> EthernetAddress {
+        self.ports[port].mac
+    }
+
+    pub fn fdb_entries(&self, now: Instant) -> Vec<FdbEntry> {
+        self.fdb.entries(now)
+    }
+
+    /// Zeroes counters, high-water marks and accumulated pause times; state stays.
+    pub fn reset_counters(&mut self, now: Instant) {
+        self.counters.fill(PortCounters::default());
+        self.buffers.reset_high_water();
+        self.xoff.reset_counters(now);
+        for port in &mut self.ports {
+            port.peer_pause.reset_time(now);
+        }
+    }
+}

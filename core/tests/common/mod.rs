@@ -1,0 +1,52 @@
+//! Topologies on the virtual clock shared by the core's scenario tests.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use pfcswitch_core::config::SwitchConfig;
+use pfcswitch_core::sim::{Endpoint, FlowSpec, Network, SimHost};
+use pfcswitch_core::switch::Switch;
+use pfcswitch_core::time::Instant;
+use pfcswitch_core::units::BitRate;
+use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp};
+use std::time::Duration;
+
+pub fn host_mac(index: usize) -> EthernetAddress {
+    EthernetAddress([0x02, 0, 0, 0, 0x01, index as u8 + 1])
+}
+
+pub fn pcp(n: u8) -> Pcp {
+    Pcp::new(n).unwrap()
+}
+
+/// One switch built from `config`; host i on port i at the port's speed, all cables `delay`.
+/// Hosts announce themselves at t = 0 so the switch learns every address.
+pub fn star(config: &SwitchConfig, delay: Duration) -> Network {
+    let mut net = Network::new();
+    let (switch, _warnings) = Switch::new(config).expect("valid config");
+    net.add_switch(switch);
+    for (i, port) in config.ports.iter().enumerate() {
+        let mut host = SimHost::new(host_mac(i), Ipv4Addr::new(10, 0, 0, i as u8 + 1), port.speed);
+        host.announce();
+        net.add_host(host);
+        net.connect(Endpoint::host(i), Endpoint::switch(0, i), port.speed, delay);
+    }
+    net.run_for(Duration::from_micros(100));
+    net
+}
+
+/// A flow from its sender's point of view.
+pub fn flow(id: u32, to_host: usize, priority: u8, frame_len: usize, frames: u64, start: Instant) -> FlowSpec {
+    FlowSpec { id, dst: host_mac(to_host), priority: pcp(priority), frame_len, frames, start, rate: None }
+}
+
+/// Wire bits of `frames` frames of `len` bytes (padding, FCS, preamble, gap).
+pub fn wire_bits(frames: u64, len: usize) -> u64 {
+    frames * (len.max(60) as u64 + 24) * 8
+}
+
+pub fn seconds(duration: Duration) -> f64 {
+    duration.as_secs_f64()
+}
+
+pub fn gbps(n: u64) -> BitRate {
+    BitRate::gbps(n)
+}

@@ -1,0 +1,110 @@
+//! A steady per-frame workload on one switch, shared by the allocation test and the
+//! criterion benchmark: 8 ports × 8 priorities, PFC on priorities 3 and 4, bursts of 64
+//! frames into one egress port at a time, then everything drained. Each burst holds 32
+//! frames of 1500 B from one ingress on priority 3 (crossing XOFF, so PFC XOFF and XON go
+//! out every burst) and 32 frames of 64–1500 B from the other ports on every priority.
+
+use pfcswitch_core::config::{PolicyKind, SwitchConfig};
+use pfcswitch_core::time::Instant;
+use pfcswitch_core::units::{BitRate, ByteSize};
+use pfcswitch_core::wire::{
+    DataFrameSpec, EthernetAddress, Ipv4Addr, Pcp, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr,
+    build_data_frame,
+};
+use pfcswitch_core::{Switch, Tx};
+use std::time::Duration;
+
+pub const PORTS: usize = 8;
+pub const BURST: usize = 64;
+
+pub struct Workload {
+    pub switch: Switch,
+    /// (ingress port, frame bytes), cycled through.
+    frames: Vec<(usize, Vec<u8>)>,
+    next: usize,
+    now: Instant,
+    control: [u8; 128],
+}
+
+fn mac(port: usize) -> EthernetAddress {
+    EthernetAddress([2, 0, 0, 0, 0, port as u8 + 1])
+}
+
+impl Workload {
+    pub fn new(policy: PolicyKind) -> Workload {
+        let mut config = SwitchConfig::with_ports("bench", PORTS, BitRate::gbps(100));
+        config.policy.kind = policy;
+        config.pfc.lossless = vec![3, 4];
+        config.pfc.xoff = ByteSize(20_000);
+        config.pfc.xon = ByteSize(10_000);
+        config.buffer.egress_max = Some(ByteSize(1_000_000));
+        let (mut switch, _) = Switch::new(&config).expect("valid");
+        // Each poll may catch up: time advances in steps, not per frame.
+        switch.set_shaper_burst(Duration::from_secs(1));
+        let mut frames = Vec::new();
+        for egress in 0..PORTS {
+            for k in 0..BURST {
+                let elephant = k < BURST / 2;
+                let ingress = if elephant { (egress + 1) % PORTS } else { (egress + 1 + k % (PORTS - 1)) % PORTS };
+                let priority = if elephant { Pcp::new(3).unwrap() } else { Pcp::from_low_bits(k as u8) };
+                let spec = DataFrameSpec {
+                    src_mac: mac(ingress),
+                    dst_mac: mac(egress),
+                    vlan: Some(VlanRepr { pcp: priority, dei: false, vid: 1 }),
+                    src_ip: Ipv4Addr::new(10, 0, 0, ingress as u8 + 1),
+                    dst_ip: Ipv4Addr::new(10, 0, 0, egress as u8 + 1),
+                    dscp: 0,
+                    src_port: TRAFFIC_UDP_PORT,
+                    dst_port: TRAFFIC_UDP_PORT,
+                    traffic: TrafficRepr {
+                        kind: TrafficKind::Data,
+                        flow_id: k as u32,
+                        sequence: 0,
+                        message_id: 0,
+                        message_len: 0,
+                        offset: 0,
+                        timestamp_ns: 0,
+                    },
+                    frame_len: if elephant { 1500 } else { 64 + (k * 97) % 1437 },
+                };
+                let mut bytes = vec![0u8; spec.len()];
+                build_data_frame(&mut bytes, &spec);
+                frames.push((ingress, bytes));
+            }
+        }
+        let mut workload = Workload { switch, frames, next: 0, now: Instant::ZERO, control: [0; 128] };
+        // Teach the switch every address, so that the steady state forwards without flooding.
+        for port in 0..PORTS {
+            let (_, announce) = workload.frames.iter().find(|(ingress, _)| *ingress == port).expect("each port sends");
+            let announce = announce.clone();
+            workload.switch.handle_rx(workload.now, port, u64::MAX, &announce);
+            workload.drain();
+        }
+        workload
+    }
+
+    /// Receives one burst of 64 frames and sends everything; returns frames sent.
+    pub fn burst(&mut self) -> usize {
+        for _ in 0..BURST {
+            let (port, bytes) = &self.frames[self.next];
+            self.switch.handle_rx(self.now, *port, self.next as u64, bytes);
+            self.next = (self.next + 1) % self.frames.len();
+        }
+        self.drain()
+    }
+
+    fn drain(&mut self) -> usize {
+        self.now += Duration::from_micros(20);
+        let mut sent = 0;
+        for port in 0..PORTS {
+            while let Some(tx) = self.switch.poll_tx(self.now, port) {
+                if let Tx::Control(control) = tx {
+                    control.emit(&mut self.control);
+                }
+                sent += 1;
+            }
+        }
+        while self.switch.poll_free().is_some() {}
+        sent
+    }
+}

@@ -1,0 +1,183 @@
+//! Forwarding decisions of the switch, driven directly: learning, flooding, filtering,
+//! link-local and malformed frames, classification, and the handle protocol.
+
+use pfcswitch_core::config::{SwitchConfig, Trust};
+use pfcswitch_core::counters::DropReason;
+use pfcswitch_core::time::Instant;
+use pfcswitch_core::units::{BitRate, ByteSize};
+use pfcswitch_core::wire::{
+    DataFrameSpec, Error, ErrorKind, EthernetAddress, Ipv4Addr, Layer, MacControlRepr, PAUSE_MULTICAST, Pcp, PfcRepr,
+    TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame, build_mac_control_frame,
+};
+use pfcswitch_core::{RxVerdict, Switch, Tx};
+
+fn mac(n: u8) -> EthernetAddress {
+    EthernetAddress([2, 0, 0, 0, 0, n])
+}
+
+fn frame(src: EthernetAddress, dst: EthernetAddress, pcp: Option<u8>, dscp: u8) -> Vec<u8> {
+    let spec = DataFrameSpec {
+        src_mac: src,
+        dst_mac: dst,
+        vlan: pcp.map(|p| VlanRepr { pcp: Pcp::new(p).unwrap(), dei: false, vid: 1 }),
+        src_ip: Ipv4Addr::new(10, 0, 0, 1),
+        dst_ip: Ipv4Addr::new(10, 0, 0, 2),
+        dscp,
+        src_port: TRAFFIC_UDP_PORT,
+        dst_port: TRAFFIC_UDP_PORT,
+        traffic: TrafficRepr {
+            kind: TrafficKind::Data,
+            flow_id: 0,
+            sequence: 0,
+            message_id: 0,
+            message_len: 0,
+            offset: 0,
+            timestamp_ns: 0,
+        },
+        frame_len: 100,
+    };
+    let mut bytes = vec![0u8; spec.len()];
+    build_data_frame(&mut bytes, &spec);
+    bytes
+}
+
+fn switch(ports: usize) -> Switch {
+    Switch::new(&SwitchConfig::with_ports("fwd", ports, BitRate::gbps(1))).unwrap().0
+}
+
+/// Everything the switch sends at `now`: (port, handle, last) for data frames.
+fn drain(switch: &mut Switch, now: Instant) -> Vec<(usize, u64, bool)> {
+    let mut sent = Vec::new();
+    for port in 0..switch.port_count() {
+        while let Some(tx) = switch.poll_tx(now, port) {
+            if let Tx::Data { handle, last, .. } = tx {
+                sent.push((port, handle, last));
+            }
+        }
+    }
+    sent
+}
+
+const T0: Instant = Instant::ZERO;
+
+#[test]
+fn unknown_unicast_floods_then_learned_addresses_go_to_one_port() {
+    let mut sw = switch(4);
+    assert_eq!(sw.handle_rx(T0, 0, 100, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted);
+    let flooded = drain(&mut sw, T0);
+    assert_eq!(flooded.iter().map(|s| s.0).collect::<Vec<_>>(), vec![1, 2, 3], "flooded to every other port");
+    assert_eq!(flooded.iter().filter(|s| s.2).count(), 1, "only the last copy frees the buffer");
+    assert!(flooded.iter().all(|s| s.1 == 100), "the same handle: no copy of the payload");
+
+    sw.handle_rx(T0, 2, 101, &frame(mac(2), mac(1), Some(0), 0));
+    assert_eq!(drain(&mut sw, Instant::from_nanos(1_000_000)), vec![(0, 101, true)], "mac(1) was learned on port 0");
+    assert_eq!(sw.fdb_entries(Instant::from_nanos(1_000_000)).len(), 2);
+}
+
+#[test]
+fn frames_back_to_their_own_port_and_link_local_frames_are_dropped() {
+    let mut sw = switch(3);
+    sw.handle_rx(T0, 0, 1, &frame(mac(1), mac(9), Some(0), 0));
+    drain(&mut sw, T0);
+    let verdict = sw.handle_rx(T0, 0, 2, &frame(mac(2), mac(1), Some(0), 0));
+    assert_eq!(verdict, RxVerdict::Consumed);
+    assert_eq!(sw.counters(0).priority[0].drops(DropReason::Filtered), 1);
+    let lldp = frame(mac(3), EthernetAddress([0x01, 0x80, 0xC2, 0, 0, 0x0E]), None, 0);
+    assert_eq!(sw.handle_rx(T0, 1, 3, &lldp), RxVerdict::Consumed);
+    assert_eq!(sw.counters(1).priority[0].drops(DropReason::LinkLocal), 1);
+    assert!(drain(&mut sw, Instant::from_nanos(1_000_000)).is_empty(), "nothing forwarded");
+}
+
+#[test]
+fn malformed_frames_are_counted_by_reason_and_forwarding_goes_on() {
+    let mut sw = switch(2);
+    let mut pfc = vec![0u8; 60];
+    build_mac_control_frame(
+        &mut pfc,
+        mac(1),
+        PAUSE_MULTICAST,
+        &MacControlRepr::Pfc(PfcRepr::default().with_class(Pcp::new(3).unwrap(), 5)),
+    );
+    let mut truncated_pfc = pfc.clone();
+    truncated_pfc.truncate(24);
+    let mut unknown_opcode = pfc.clone();
+    unknown_opcode[15] = 0x02;
+    let mut reserved = pfc.clone();
+    reserved[16] = 0x80;
+    let mut truncated_tag = frame(mac(1), mac(2), Some(3), 0);
+    truncated_tag.truncate(16);
+    for bad in [&pfc[..10], &truncated_pfc, &unknown_opcode, &reserved, &truncated_tag] {
+        assert_eq!(sw.handle_rx(T0, 0, 7, bad), RxVerdict::Consumed);
+    }
+    let counters = sw.counters(0);
+    for (layer, kind) in [
+        (Layer::Ethernet, ErrorKind::Truncated),
+        (Layer::MacControl, ErrorKind::Truncated),
+        (Layer::MacControl, ErrorKind::UnknownOpcode),
+        (Layer::MacControl, ErrorKind::ReservedBits),
+        (Layer::Vlan, ErrorKind::Truncated),
+    ] {
+        assert_eq!(counters.malformed(Error::new(layer, kind)), 1, "{layer:?} {kind:?}");
+    }
+    assert_eq!(counters.total_malformed(), 5);
+    assert!(drain(&mut sw, T0).is_empty(), "never forwarded");
+    sw.handle_rx(T0, 0, 8, &frame(mac(1), mac(2), Some(3), 0));
+    assert_eq!(drain(&mut sw, T0), vec![(1, 8, true)], "forwarding goes on");
+}
+
+#[test]
+fn classification_by_pcp_default_priority_and_dscp() {
+    let mut config = SwitchConfig::with_ports("cls", 3, BitRate::gbps(1));
+    config.ports[0].default_priority = 2;
+    config.ports[1].trust = Trust::Dscp;
+    let (mut sw, _) = Switch::new(&config).unwrap();
+    sw.handle_rx(T0, 0, 1, &frame(mac(1), mac(9), Some(5), 46));
+    sw.handle_rx(T0, 0, 2, &frame(mac(1), mac(9), None, 46));
+    sw.handle_rx(T0, 1, 3, &frame(mac(2), mac(9), None, 46));
+    sw.handle_rx(T0, 1, 4, &frame(mac(2), mac(9), Some(1), 46));
+    let rx = |port: usize, p: usize| sw.counters(port).priority[p].rx_frames;
+    assert_eq!((rx(0, 5), rx(0, 2)), (1, 1), "PCP, then the port default");
+    assert_eq!((rx(1, 5), rx(1, 1)), (1, 1), "DSCP 46 → class selector 5; the tag wins");
+}
+
+#[test]
+fn a_full_egress_in_drop_mode_hands_the_buffer_back() {
+    let mut config = SwitchConfig::with_ports("full", 2, BitRate::gbps(1));
+    config.pfc.lossless = vec![];
+    config.buffer.egress_max = Some(ByteSize(250));
+    let (mut sw, _) = Switch::new(&config).unwrap();
+    sw.handle_rx(T0, 1, 0, &frame(mac(2), mac(1), Some(0), 0));
+    drain(&mut sw, T0);
+    assert_eq!(sw.handle_rx(T0, 0, 10, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted);
+    assert_eq!(sw.handle_rx(T0, 0, 11, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted);
+    assert_eq!(sw.handle_rx(T0, 0, 12, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted);
+    assert_eq!(sw.poll_free(), Some(12), "the third 100-byte frame did not fit in 250 bytes");
+    assert_eq!(sw.poll_free(), None);
+    assert_eq!(sw.counters(1).priority[0].drops(DropReason::EgressFull), 1);
+    assert_eq!(sw.frames_held(), 2);
+}
+
+#[test]
+fn shared_buffer_mode_lends_the_pool_within_queue_caps() {
+    use pfcswitch_core::config::BufferMode;
+    let mut config = SwitchConfig::with_ports("shared", 3, BitRate::gbps(1));
+    config.pfc.lossless = vec![];
+    config.buffer.mode = BufferMode::Shared;
+    config.buffer.reserve = Some(ByteSize(200));
+    config.buffer.queue_cap = Some(ByteSize(300));
+    config.buffer.port_cap = Some(ByteSize(1000));
+    config.buffer.pool = Some(ByteSize(1000));
+    let (mut sw, _) = Switch::new(&config).unwrap();
+    sw.handle_rx(T0, 1, 0, &frame(mac(2), mac(1), Some(0), 0));
+    sw.handle_rx(T0, 2, 0, &frame(mac(3), mac(1), Some(0), 0));
+    drain(&mut sw, T0);
+    // Queue (port 1, priority 0) holds 200 reserved + 300 shared bytes: five 100-byte frames.
+    for handle in 1..=6 {
+        sw.handle_rx(T0, 0, handle, &frame(mac(1), mac(2), Some(0), 0));
+    }
+    assert_eq!(sw.queue_state(T0, 1, Pcp::new(0).unwrap()).egress.bytes, 500);
+    assert_eq!(sw.poll_free(), Some(6), "the sixth exceeds reserve + queue cap");
+    // Another queue still borrows from the pool.
+    sw.handle_rx(T0, 0, 7, &frame(mac(1), mac(3), Some(1), 0));
+    assert_eq!(sw.queue_state(T0, 2, Pcp::new(1).unwrap()).egress.bytes, 100);
+}

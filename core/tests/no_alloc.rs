@@ -1,0 +1,55 @@
+//! Every per-port, per-priority structure is allocated when the switch is built: in steady
+//! state, receiving, queueing, scheduling, PFC and sending a frame allocate nothing.
+
+#[path = "common/workload.rs"]
+mod workload;
+
+use pfcswitch_core::config::PolicyKind;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+use workload::{BURST, Workload};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator, only counting calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn the_per_frame_path_does_not_allocate() {
+    let mut workload = Workload::new(PolicyKind::Pfc);
+    for _ in 0..100 {
+        workload.burst();
+    }
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let mut frames = 0;
+    for _ in 0..10_000 {
+        frames += workload.burst();
+    }
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    assert!(frames >= 10_000 * BURST, "the workload forwarded {frames} frames");
+    let pfc_frames: u64 = (0..8).map(|p| workload.switch.counters(p).priority[3].pfc_tx).sum();
+    assert!(pfc_frames > 0, "PFC was exercised");
+    assert_eq!(allocations, 0, "{allocations} allocations for {frames} frames");
+}
