@@ -4,8 +4,9 @@
  * Runs on every switch port. Finds the frame's priority (802.1Q PCP; for untagged frames
  * the port's default priority, or the DSCP map for IPv4/IPv6 when the port trusts DSCP),
  * flags MAC control and CNM frames, counts per priority, prepends a pfcs_meta block and
- * redirects the frame to the port's AF_XDP socket. Every decision beyond this (forwarding,
- * PFC, malformed MAC control) is taken by pfcswitchd's core, so this program stays small.
+ * redirects the frame to the AF_XDP socket of its port and RX queue. Every decision beyond
+ * this (forwarding, PFC, malformed MAC control) is taken by pfcswitchd's core, so this
+ * program stays small.
  * Frames of ports without a socket yet go to the kernel stack (XDP_PASS).
  */
 #include <linux/bpf.h>
@@ -23,7 +24,7 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, PFCS_MAX_QUEUES);
+	__uint(max_entries, PFCS_MAX_PORTS * PFCS_MAX_QUEUES);
 	__type(key, __u32);
 	__type(value, __u32);
 } xsks SEC(".maps");
@@ -142,7 +143,9 @@ int pfcswitch_classify(struct xdp_md *ctx)
 			meta->flags = flags;
 		}
 	}
-	return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
+	if (ctx->rx_queue_index >= PFCS_MAX_QUEUES)
+		return XDP_PASS;
+	return bpf_redirect_map(&xsks, port->port_index * PFCS_MAX_QUEUES + ctx->rx_queue_index, XDP_PASS);
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -7,7 +7,7 @@
 
 #define PFCS_MAX_PORTS 64
 #define PFCS_PRIORITIES 8
-#define PFCS_MAX_QUEUES 64
+#define PFCS_MAX_QUEUES 16 /* per port: XSKMAP key = port_index * PFCS_MAX_QUEUES + rx queue */
 
 /* Written in front of every frame handed to userspace (bpf_xdp_adjust_meta). */
 struct pfcs_meta {

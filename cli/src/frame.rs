@@ -3,7 +3,7 @@
 
 use crate::capture::{read_capture, write_pcap};
 use crate::decode::decode;
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use pfcswitch_core::units::BitRate;
 use pfcswitch_core::wire::{
@@ -35,6 +35,16 @@ pub enum FrameCommand {
     Cnm(CnmArgs),
     /// A traffic endpoint's frame: 802.1Q + IPv4 + UDP + pfcswitch traffic header.
     Data(DataArgs),
+    /// Send every frame of a pcap or pcapng file out of an interface, byte for byte.
+    Send {
+        /// Interface to send on (in the current network namespace).
+        #[arg(long)]
+        iface: String,
+        file: PathBuf,
+        /// Send the file this many times.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+    },
     /// Print what pfcswitch reads in each frame of a pcap or pcapng file.
     Decode {
         file: PathBuf,
@@ -152,6 +162,18 @@ pub fn run(command: FrameCommand, json: bool) -> Result<()> {
         FrameCommand::Pause { mac, quanta } => write_mac_control(&mac, &MacControlRepr::Pause { quanta }),
         FrameCommand::Cnm(args) => write_cnm(&args),
         FrameCommand::Data(args) => write_data(&args),
+        FrameCommand::Send { iface, file, repeat } => {
+            let frames = read_capture(&file)?;
+            let socket = pfcswitchd::packet::RawSocket::open(&iface)
+                .with_context(|| format!("cannot open a raw socket on `{iface}`"))?;
+            for _ in 0..repeat {
+                for captured in &frames {
+                    socket.send(&captured.data).with_context(|| format!("cannot send on `{iface}`"))?;
+                }
+            }
+            eprintln!("sent {} frame(s) on {iface}", frames.len() * repeat as usize);
+            Ok(())
+        }
         FrameCommand::Decode { file, speed } => {
             for (index, captured) in read_capture(&file)?.iter().enumerate() {
                 let decoded = decode(&captured.data, speed);

@@ -1,35 +1,103 @@
 //! `pfcswitch`: the command-line client of the pfcswitch project.
 
 mod capture;
+mod control;
 mod decode;
 mod frame;
+mod table;
+mod traffic;
 
 use clap::{Parser, Subcommand};
+use pfcswitch_core::report::ControlRequest;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
 #[command(name = "pfcswitch", version, about = "Lossless-Ethernet software switch: frames, control and experiments")]
 struct Cli {
-    /// Print JSON (one object per line) for scripts.
+    /// Print JSON for scripts.
     #[arg(short = 'j', long = "json", global = true)]
     json: bool,
+    /// pfcswitchd's control socket (default: the only one in /run/pfcswitch).
+    #[arg(short = 's', long = "socket", global = true, value_name = "SOCKET")]
+    socket: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Switch identity, policy, uptime, datapath health.
+    Status,
+    /// Per-port totals.
+    Ports,
+    /// PFC configuration and state per port (like `dcb pfc show`).
+    Pfc {
+        #[command(subcommand)]
+        command: PfcCommand,
+    },
+    /// PFC frames received and sent per port and priority (like SONiC's pfcstat).
+    Pfcstat,
+    /// Ingress and egress occupancy, pause state and high-water marks.
+    Queues {
+        /// Show every priority, not only lossless or used ones.
+        #[arg(short, long)]
+        all: bool,
+    },
+    /// The forwarding database.
+    Fdb,
+    /// Counters.
+    Counters {
+        /// Zero counters, high-water marks and pause times.
+        #[arg(long, required = true)]
+        reset: bool,
+    },
+    /// Re-read pfcswitchd's configuration file (same as SIGHUP).
+    Reload,
     /// Craft PAUSE, PFC, CNM and data frames into pcap files, or decode captures.
     #[command(subcommand)]
     Frame(frame::FrameCommand),
+    /// Traffic endpoints for host namespaces (PFC-obeying sender, counting receiver).
+    #[command(subcommand)]
+    Traffic(TrafficCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum TrafficCommand {
+    /// Send one sequence-numbered flow, obeying PFC and PAUSE.
+    Send(traffic::SendArgs),
+    /// Count the flows arriving, with loss and reordering.
+    Recv(traffic::RecvArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum PfcCommand {
+    /// PFC settings and state of every port, or of PORT.
+    Show { port: Option<String> },
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let json = cli.json;
+    let socket = || control::resolve_socket(cli.socket.clone());
+    match cli.command {
+        Command::Frame(command) => frame::run(command, json),
+        Command::Traffic(TrafficCommand::Send(args)) => traffic::send(&args, json),
+        Command::Traffic(TrafficCommand::Recv(args)) => traffic::recv(&args, json),
+        Command::Status => Ok(control::status(&control::snapshot(&socket()?)?, json)),
+        Command::Ports => Ok(control::ports(&control::snapshot(&socket()?)?, json)),
+        Command::Pfc { command: PfcCommand::Show { port } } => {
+            control::pfc_show(&control::snapshot(&socket()?)?, port.as_deref(), json)
+        }
+        Command::Pfcstat => Ok(control::pfcstat(&control::snapshot(&socket()?)?, json)),
+        Command::Queues { all } => Ok(control::queues(&control::snapshot(&socket()?)?, all, json)),
+        Command::Fdb => Ok(control::fdb(&control::snapshot(&socket()?)?, json)),
+        Command::Counters { .. } => control::command(&socket()?, ControlRequest::ResetCounters, json),
+        Command::Reload => control::command(&socket()?, ControlRequest::Reload, json),
+    }
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Frame(command) => frame::run(command, cli.json),
-    };
-    match result {
+    match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("pfcswitch: {error:#}");

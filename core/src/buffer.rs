@@ -90,12 +90,7 @@ pub struct Buffers {
 
 impl Buffers {
     pub fn new(ports: usize, limits: BufferLimits, frames: u32) -> Buffers {
-        let queue_bytes = match limits {
-            BufferLimits::Dedicated { egress_max } => egress_max,
-            BufferLimits::Shared { reserve, queue_cap, .. } => reserve + queue_cap,
-        };
-        // A queue never holds more frames than fit in its bytes, nor more than exist.
-        let queue_frames = (queue_bytes / MIN_FRAME_LEN as u64 + 1).min(u64::from(frames)) as usize;
+        let queue_frames = Self::queue_frames(limits, frames);
         Buffers {
             limits,
             ingress: vec![[Level::default(); 8]; ports],
@@ -104,6 +99,29 @@ impl Buffers {
             port_shared: vec![0; ports],
             pool_used: 0,
         }
+    }
+
+    /// A queue never holds more frames than fit in its bytes, nor more than exist.
+    fn queue_frames(limits: BufferLimits, frames: u32) -> usize {
+        let queue_bytes = match limits {
+            BufferLimits::Dedicated { egress_max } => egress_max,
+            BufferLimits::Shared { reserve, queue_cap, .. } => reserve + queue_cap,
+        };
+        (queue_bytes / MIN_FRAME_LEN as u64 + 1).min(u64::from(frames)) as usize
+    }
+
+    /// Applies new limits to queues that may hold frames (a configuration reload): queue
+    /// capacities grow if needed, and the pool accounting is recomputed under the new mode.
+    pub fn set_limits(&mut self, limits: BufferLimits, frames: u32) {
+        self.limits = limits;
+        let queue_frames = Self::queue_frames(limits, frames);
+        for queue in self.queues.iter_mut().flatten() {
+            queue.reserve(queue_frames.saturating_sub(queue.len()));
+        }
+        for (port, levels) in self.egress.iter().enumerate() {
+            self.port_shared[port] = levels.iter().map(|level| self.shared_part_under(limits, level.bytes)).sum();
+        }
+        self.pool_used = self.port_shared.iter().sum();
     }
 
     pub fn ingress(&self, port: usize, priority: usize) -> Level {
@@ -135,7 +153,11 @@ impl Buffers {
 
     /// Bytes of a queue at `bytes` that live in the shared pool.
     fn shared_part(&self, bytes: u64) -> u64 {
-        match self.limits {
+        self.shared_part_under(self.limits, bytes)
+    }
+
+    fn shared_part_under(&self, limits: BufferLimits, bytes: u64) -> u64 {
+        match limits {
             BufferLimits::Dedicated { .. } => 0,
             BufferLimits::Shared { reserve, .. } => bytes.saturating_sub(reserve),
         }

@@ -114,6 +114,15 @@ impl Fdb {
         entries
     }
 
+    /// Replaces the aging time and the static entries (a configuration reload).
+    pub fn reconfigure(&mut self, aging: Duration, statics: &[(EthernetAddress, usize)]) {
+        self.aging = aging;
+        self.table.retain(|_, slot| !slot.is_static);
+        for &(mac, port) in statics {
+            self.add_static(mac, port);
+        }
+    }
+
     /// Forgets every learned (non-static) address.
     pub fn flush(&mut self) {
         self.table.retain(|_, slot| slot.is_static);

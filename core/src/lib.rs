@@ -12,6 +12,7 @@ pub mod fdb;
 pub mod host;
 pub mod pause;
 pub mod policy;
+pub mod report;
 pub mod sched;
 pub mod sim;
 pub mod switch;

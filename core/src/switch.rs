@@ -110,6 +110,7 @@ pub struct Switch {
     freed: VecDeque<u64>,
     lossless: u8,
     ingress_max: u64,
+    frames: u32,
 }
 
 /// A locally administered MAC for port `index` of the switch named `name`.
@@ -162,9 +163,75 @@ impl Switch {
             freed: VecDeque::with_capacity(frames as usize),
             lossless: config.lossless_mask(),
             ingress_max: config.pfc.max.bytes(),
+            frames,
             ports,
         };
         Ok((switch, warnings))
+    }
+
+    /// Applies `new` to the running switch without losing a frame: PFC thresholds and
+    /// lossless set, policy, pipeline, scheduler, buffer limits, classification, FDB aging
+    /// and static entries. Ports (name, interface, speed, MTU) and `buffer.frames` size the
+    /// datapath and need a restart.
+    pub fn reconfigure(
+        &mut self,
+        now: Instant,
+        old: &SwitchConfig,
+        new: &SwitchConfig,
+    ) -> Result<Vec<ConfigWarning>, ConfigError> {
+        let warnings = new.validate()?;
+        let same_port = |(a, b): (&crate::config::PortConfig, &crate::config::PortConfig)| {
+            a.name == b.name && a.iface == b.iface && a.speed == b.speed && a.mtu == b.mtu
+        };
+        if old.ports.len() != new.ports.len() || !old.ports.iter().zip(&new.ports).all(same_port) {
+            return Err(ConfigError {
+                key: "port".into(),
+                reason: "ports changed; restart pfcswitchd to apply".into(),
+            });
+        }
+        if old.buffer.frames != new.buffer.frames {
+            return Err(ConfigError {
+                key: "buffer.frames".into(),
+                reason: "changed; restart pfcswitchd to apply".into(),
+            });
+        }
+        let weights = new.scheduler_weights()?;
+        let egress_full = new.egress_full()?;
+        self.buffers.set_limits(new.buffer_limits()?, self.frames);
+        for (index, (port, config)) in self.ports.iter_mut().zip(&new.ports).enumerate() {
+            port.default_priority = Pcp::from_low_bits(config.default_priority);
+            port.dscp_map = (config.trust == crate::config::Trust::Dscp).then(|| new.dscp_map(index)).transpose()?;
+            port.scheduler = Scheduler::new(weights, config.mtu + crate::config::L2_HEADER_MAX as u32);
+        }
+        let mut statics = new.static_fdb_entries()?;
+        statics.retain(|&(_, port)| port < self.ports.len());
+        self.fdb.reconfigure(new.fdb.aging, &statics);
+        self.lossless = new.lossless_mask();
+        self.ingress_max = new.pfc.max.bytes();
+        let speeds: Vec<BitRate> = new.ports.iter().map(|p| p.speed).collect();
+        self.xoff.set_quanta(&speeds, new.pfc.quanta);
+        self.policy = PolicyEngine::from_config(new);
+        // Re-decide every pause under the new thresholds; release what is no longer lossless.
+        for port in 0..self.ports.len() {
+            for priority in Pcp::ALL {
+                let mut actions = PolicyActions::new(now, &mut self.xoff);
+                if self.lossless & priority.mask() == 0 || matches!(self.policy, PolicyEngine::None) {
+                    actions.set_xoff(port, priority, false);
+                } else {
+                    self.policy.on_ingress(
+                        port,
+                        priority,
+                        self.buffers.ingress(port, priority.index()).bytes,
+                        &mut actions,
+                    );
+                }
+            }
+        }
+        self.pipeline.interval = new.pipeline.rate.map(|rate| rate.interval());
+        self.pipeline.egress_full = egress_full;
+        self.pipeline.blocked = None;
+        self.run_pipeline(now);
+        Ok(warnings)
     }
 
     /// Lets each port send up to `burst` early to make up for a late wake-up (the datapath

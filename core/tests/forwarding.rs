@@ -181,3 +181,48 @@ fn shared_buffer_mode_lends_the_pool_within_queue_caps() {
     sw.handle_rx(T0, 0, 7, &frame(mac(1), mac(3), Some(1), 0));
     assert_eq!(sw.queue_state(T0, 2, Pcp::new(1).unwrap()).egress.bytes, 100);
 }
+
+#[test]
+fn reconfigure_applies_thresholds_at_once_and_keeps_every_frame() {
+    let mut config = SwitchConfig::with_ports("reload", 2, BitRate::gbps(1));
+    config.buffer.egress_max = Some(ByteSize(100_000));
+    let (mut sw, _) = Switch::new(&config).unwrap();
+    sw.handle_rx(T0, 1, 0, &frame(mac(2), mac(1), Some(3), 0));
+    drain(&mut sw, T0);
+    // 30 frames of 100 B wait on port 1's paused class 3: 3000 B at ingress 0, below XOFF.
+    sw.handle_rx(T0, 1, 1, &{
+        let mut pfc = vec![0u8; 60];
+        build_mac_control_frame(
+            &mut pfc,
+            mac(2),
+            PAUSE_MULTICAST,
+            &MacControlRepr::Pfc(PfcRepr::default().with_class(Pcp::new(3).unwrap(), 65535)),
+        );
+        pfc
+    });
+    for handle in 10..40 {
+        sw.handle_rx(T0, 0, handle, &frame(mac(1), mac(2), Some(3), 0));
+    }
+    let p3 = Pcp::new(3).unwrap();
+    assert!(!sw.queue_state(T0, 0, p3).pausing_peer);
+
+    let mut lower = config.clone();
+    lower.pfc.xoff = ByteSize(2_000);
+    lower.pfc.xon = ByteSize(1_000);
+    lower.pfc.max = ByteSize(10_000);
+    sw.reconfigure(T0, &config, &lower).unwrap();
+    assert!(sw.queue_state(T0, 0, p3).pausing_peer, "3000 B now exceeds the new XOFF");
+    let later = Instant::from_nanos(1_000_000);
+    assert!(matches!(sw.poll_tx(later, 0), Some(Tx::Control(_))), "the XOFF goes out first");
+    assert_eq!(sw.frames_held(), 30, "no frame lost");
+
+    let mut lossy = lower.clone();
+    lossy.pfc.lossless = vec![];
+    sw.reconfigure(T0, &lower, &lossy).unwrap();
+    assert!(!sw.queue_state(T0, 0, p3).pausing_peer, "no longer lossless: released");
+
+    let mut other_ports = lossy.clone();
+    other_ports.ports[1].speed = BitRate::gbps(10);
+    let error = sw.reconfigure(T0, &lossy, &other_ports).unwrap_err();
+    assert_eq!(error.key, "port");
+}

@@ -5,7 +5,7 @@ mod common;
 
 use common::{flow, star, wire_bits};
 use pfcswitch_core::config::SwitchConfig;
-use pfcswitch_core::sim::FlowSpec;
+use pfcswitch_core::host::FlowSpec;
 use pfcswitch_core::units::{BitRate, ByteSize};
 use std::collections::BTreeMap;
 use std::time::Duration;

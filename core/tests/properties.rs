@@ -7,7 +7,7 @@ mod common;
 use common::{host_mac, pcp, star};
 use pfcswitch_core::config::{SwitchConfig, headroom_bound};
 use pfcswitch_core::counters::DropReason;
-use pfcswitch_core::sim::FlowSpec;
+use pfcswitch_core::host::FlowSpec;
 use pfcswitch_core::units::{BitRate, ByteSize};
 use pfcswitch_core::wire::Pcp;
 use proptest::prelude::*;
@@ -97,7 +97,9 @@ proptest! {
             net.hosts[f.src].add_flow(FlowSpec {
                 id: id as u32,
                 dst: host_mac(f.dst),
+                dst_ip: pfcswitch_core::wire::Ipv4Addr::new(10, 0, 0, f.dst as u8 + 1),
                 priority: pcp(f.priority),
+                vid: 1,
                 frame_len: f.frame_len,
                 frames: f.frames,
                 start: start + Duration::from_micros(f.start_us),

@@ -5,13 +5,15 @@
 //! descriptor closes: when pfcswitchd exits for any reason, SIGKILL included, no program is
 //! left on an interface.
 
-use aya::maps::{HashMap, MapData, PerCpuArray};
+use aya::maps::{HashMap, MapData, PerCpuArray, XskMap};
 use aya::programs::{ProgramError, Xdp, XdpMode};
 use aya::{Ebpf, EbpfError, Pod};
 use pfcswitch_core::wire::Pcp;
 
 /// Must match `ebpf/classifier.h`.
 pub const MAX_PORTS: u32 = 64;
+/// RX queues per port in the XSKMAP (`PFCS_MAX_QUEUES`).
+pub const MAX_QUEUES: u32 = 16;
 const PRIORITIES: u32 = 8;
 const PROGRAM_NAME: &str = "pfcswitch_classify";
 
@@ -121,22 +123,18 @@ impl Classifier {
         Ok(Classifier { ebpf })
     }
 
-    /// Configures `iface` as a switch port and attaches the classifier to it in native mode.
-    pub fn attach(&mut self, iface: &str, port: &PortClassification) -> Result<(), ClassifierError> {
+    /// Sets how `iface` classifies frames (attached or not: a reload changes it in place).
+    pub fn configure_port(&mut self, iface: &str, port: &PortClassification) -> Result<u32, ClassifierError> {
         if port.port_index >= MAX_PORTS {
             return Err(ClassifierError::PortIndex(port.port_index));
         }
         let ifindex = if_index(iface)?;
-        let mut dscp_map = [0u8; 64];
-        if let Some(map) = port.dscp_map {
-            dscp_map = map.map(Pcp::value);
-        }
         let value = PortConfigValue {
             port_index: port.port_index,
             default_priority: port.default_priority.value(),
             trust_dscp: u8::from(port.dscp_map.is_some()),
             pad: [0; 2],
-            dscp_map,
+            dscp_map: port.dscp_map.map_or([0; 64], |map| map.map(Pcp::value)),
         };
         let mut config: HashMap<&mut MapData, u32, PortConfigValue> = self.map_mut("port_config")?;
         config.insert(ifindex, value, 0).map_err(|source| ClassifierError::Map {
@@ -144,9 +142,44 @@ impl Classifier {
             map: "port_config",
             source,
         })?;
+        Ok(ifindex)
+    }
+
+    /// Directs frames of (port, RX queue) to the AF_XDP socket `fd`.
+    pub fn register_socket(
+        &mut self,
+        port_index: u32,
+        queue: u32,
+        fd: std::os::fd::RawFd,
+    ) -> Result<(), ClassifierError> {
+        if port_index >= MAX_PORTS || queue >= MAX_QUEUES {
+            return Err(ClassifierError::PortIndex(port_index));
+        }
+        let mut sockets: XskMap<&mut MapData> = self.map_mut("xsks")?;
+        // SAFETY (of the fd): the socket outlives the map entry; closing it removes the entry.
+        sockets.set(port_index * MAX_QUEUES + queue, fd, 0).map_err(|source| ClassifierError::Map {
+            action: "update",
+            map: "xsks",
+            source,
+        })
+    }
+
+    /// Configures `iface` as a switch port and attaches the classifier to it in native mode.
+    ///
+    /// A link released by a killed predecessor may take a moment to leave the interface, so
+    /// an occupied slot is retried for up to two seconds before it is an error.
+    pub fn attach(&mut self, iface: &str, port: &PortClassification) -> Result<(), ClassifierError> {
+        let ifindex = self.configure_port(iface, port)?;
         let program: &mut Xdp = self.ebpf.program_mut(PROGRAM_NAME).expect("loaded").try_into().expect("is XDP");
-        program.attach_to_if_index(ifindex, XdpMode::Driver).map_err(|source| attach_error(iface, source))?;
-        Ok(())
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        loop {
+            match program.attach_to_if_index(ifindex, XdpMode::Driver).map_err(|source| attach_error(iface, source)) {
+                Err(ClassifierError::SlotOccupied { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                result => return result.map(drop),
+            }
+        }
     }
 
     /// Frames and bytes received per priority on `port_index`, summed over CPUs.

@@ -5,9 +5,10 @@
 //! Tests that need root call [`require_root`] and fail loudly without it: CI runs as root,
 //! and a silently skipped test proves nothing.
 
+pub mod capture;
 pub mod netns;
 pub mod oracle;
-pub mod raw;
+pub mod topology;
 
 /// Panics unless the process runs as root (network namespaces, XDP and AF_PACKET need it).
 pub fn require_root() {

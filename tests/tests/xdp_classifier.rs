@@ -6,9 +6,9 @@ use pfcswitch_core::wire::{
     TrafficKind, TrafficRepr, VlanRepr, build_data_frame, build_mac_control_frame,
 };
 use pfcswitch_tests::netns::Netns;
-use pfcswitch_tests::raw::RawSocket;
 use pfcswitch_tests::require_root;
 use pfcswitchd::classifier::{Classifier, ClassifierDrop, PortClassification};
+use pfcswitchd::packet::RawSocket;
 
 const PORT: u32 = 5;
 

@@ -47,6 +47,16 @@ impl XoffTransmitter {
         XoffTransmitter { ports, quanta }
     }
 
+    /// Uses a new pause time from now on (a configuration reload); asserted classes are
+    /// refreshed with it right away.
+    pub fn set_quanta(&mut self, speeds: &[crate::units::BitRate], quanta: u16) {
+        self.quanta = quanta;
+        for (state, speed) in self.ports.iter_mut().zip(speeds) {
+            state.refresh_every = speed.pause_duration(quanta) / 2;
+            state.changed |= state.asserted;
+        }
+    }
+
     /// Asserts (`xoff`) or releases XOFF for (port, priority); a no-op if unchanged.
     pub fn set(&mut self, now: Instant, port: usize, priority: Pcp, xoff: bool) {
         let state = &mut self.ports[port];

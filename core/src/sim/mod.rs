@@ -5,7 +5,7 @@
 
 mod host;
 
-pub use host::{FlowSpec, FlowStats, SimHost};
+pub use host::SimHost;
 
 use crate::switch::{Switch, Tx};
 use crate::time::Instant;

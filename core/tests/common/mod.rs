@@ -2,7 +2,8 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use pfcswitch_core::config::SwitchConfig;
-use pfcswitch_core::sim::{Endpoint, FlowSpec, Network, SimHost};
+use pfcswitch_core::host::FlowSpec;
+use pfcswitch_core::sim::{Endpoint, Network, SimHost};
 use pfcswitch_core::switch::Switch;
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::BitRate;
@@ -35,7 +36,17 @@ pub fn star(config: &SwitchConfig, delay: Duration) -> Network {
 
 /// A flow from its sender's point of view.
 pub fn flow(id: u32, to_host: usize, priority: u8, frame_len: usize, frames: u64, start: Instant) -> FlowSpec {
-    FlowSpec { id, dst: host_mac(to_host), priority: pcp(priority), frame_len, frames, start, rate: None }
+    FlowSpec {
+        id,
+        dst: host_mac(to_host),
+        dst_ip: Ipv4Addr::new(10, 0, 0, to_host as u8 + 1),
+        priority: pcp(priority),
+        vid: 1,
+        frame_len,
+        frames,
+        start,
+        rate: None,
+    }
 }
 
 /// Wire bits of `frames` frames of `len` bytes (padding, FCS, preamble, gap).

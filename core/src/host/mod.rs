@@ -1,6 +1,11 @@
 //! Host-side engines. [`HostNic`] is an endpoint's NIC as a lossless fabric sees it: a line
 //! rate, and obedience to PFC and 802.3x PAUSE per priority with exact quanta timing, as a
-//! RoCE NIC behaves. The traffic endpoints and the simulator's hosts send through it.
+//! RoCE NIC behaves. The traffic endpoints and the simulator's hosts send through it, with
+//! [`FlowSender`]s and a [`FlowReceiver`].
+
+mod flow;
+
+pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};
 
 use crate::pause::PeerPause;
 use crate::sched::Shaper;
@@ -28,6 +33,12 @@ impl HostNic {
             pfc_rx: 0,
             pause_rx: 0,
         }
+    }
+
+    /// Lets the NIC send up to `burst` early after a late wake-up (a userspace sender's
+    /// timer jitter), keeping its long-run rate exact.
+    pub fn set_burst(&mut self, burst: Duration) {
+        self.shaper = Shaper::new(self.shaper.speed(), burst);
     }
 
     pub fn speed(&self) -> BitRate {

@@ -1,0 +1,343 @@
+//! The control client: talks to pfcswitchd's control socket and prints what it says, as
+//! tables for people or JSON (`-j`) for scripts.
+
+use crate::table::Table;
+use anyhow::{Context, Result, bail};
+use pfcswitch_core::report::{ControlRequest, ControlResponse, PortReport, Snapshot};
+use pfcswitch_core::units::{BitRate, ByteSize};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+
+/// Where daemons put their sockets by default.
+const RUN_DIR: &str = "/run/pfcswitch";
+
+/// The socket to use: the one given, or the only one in /run/pfcswitch.
+pub fn resolve_socket(given: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(path) = given {
+        return Ok(path);
+    }
+    let mut sockets: Vec<PathBuf> = std::fs::read_dir(RUN_DIR)
+        .map(|entries| {
+            entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "sock")).collect()
+        })
+        .unwrap_or_default();
+    sockets.sort();
+    match sockets.len() {
+        1 => Ok(sockets.remove(0)),
+        0 => bail!("no pfcswitchd control socket in {RUN_DIR}; is pfcswitchd running? (or pass -s SOCKET)"),
+        _ => bail!(
+            "several switches run here; choose one with -s: {}",
+            sockets.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// Sends one request and returns the daemon's answer.
+pub fn request(socket: &Path, request: &ControlRequest) -> Result<ControlResponse> {
+    let mut stream = UnixStream::connect(socket).with_context(|| format!("cannot connect to {}", socket.display()))?;
+    serde_json::to_writer(&mut stream, request)?;
+    stream.write_all(b"\n")?;
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line).with_context(|| format!("no answer from {}", socket.display()))?;
+    Ok(serde_json::from_str(&line).with_context(|| format!("unreadable answer from {}", socket.display()))?)
+}
+
+pub fn snapshot(socket: &Path) -> Result<Snapshot> {
+    match request(socket, &ControlRequest::Snapshot)? {
+        ControlResponse::Snapshot(snapshot) => Ok(*snapshot),
+        ControlResponse::Error { message } => bail!("{message}"),
+        other => bail!("unexpected answer {other:?}"),
+    }
+}
+
+/// Runs a request that answers with a message (counter reset, reload).
+pub fn command(socket: &Path, req: ControlRequest, json: bool) -> Result<()> {
+    match request(socket, &req)? {
+        ControlResponse::Done { message } => {
+            if json {
+                println!("{}", json!({ "ok": true, "message": message }));
+            } else {
+                println!("{message}");
+            }
+            Ok(())
+        }
+        ControlResponse::Error { message } => bail!("{message}"),
+        other => bail!("unexpected answer {other:?}"),
+    }
+}
+
+fn print_json(value: &Value) {
+    println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
+}
+
+fn speed(bps: u64) -> String {
+    BitRate::from_bps(bps).map_or_else(|| "-".into(), |s| s.to_string())
+}
+
+fn duration(seconds: f64) -> String {
+    let s = seconds as u64;
+    match s {
+        0..60 => format!("{seconds:.1}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+fn total<'a>(port: &'a PortReport, field: impl Fn(&'a pfcswitch_core::report::PriorityReport) -> u64) -> u64 {
+    port.priorities.iter().map(field).sum()
+}
+
+pub fn status(snapshot: &Snapshot, json: bool) {
+    if json {
+        return print_json(&json!({
+            "switch": snapshot.switch, "version": snapshot.version, "policy": snapshot.policy,
+            "uptime_seconds": snapshot.uptime_seconds, "ports": snapshot.ports.len(),
+            "frames_held": snapshot.frames_held, "pfc": snapshot.pfc, "datapath": snapshot.datapath,
+        }));
+    }
+    println!(
+        "switch {} (pfcswitch {}), policy {}, up {}",
+        snapshot.switch,
+        snapshot.version,
+        snapshot.policy,
+        duration(snapshot.uptime_seconds)
+    );
+    let lossless: Vec<String> = snapshot.pfc.lossless.iter().map(u8::to_string).collect();
+    println!(
+        "{} ports; lossless priorities {} (xoff {}, xon {}, max {}, quanta {})",
+        snapshot.ports.len(),
+        if lossless.is_empty() { "none".into() } else { lossless.join(",") },
+        ByteSize(snapshot.pfc.xoff_bytes),
+        ByteSize(snapshot.pfc.xon_bytes),
+        ByteSize(snapshot.pfc.max_bytes),
+        snapshot.pfc.quanta
+    );
+    println!("frames held by the switch: {}", snapshot.frames_held);
+    if let Some(d) = &snapshot.datapath {
+        println!(
+            "UMEM: {} frames ({} free, {} held, {} in flight, {} in fill rings); resident memory {}",
+            d.umem_frames,
+            d.umem_frames_free,
+            d.umem_frames_held,
+            d.umem_frames_in_flight,
+            d.umem_frames_filling,
+            ByteSize(d.resident_bytes)
+        );
+        println!(
+            "timers: {} wake-ups, late p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs; AF_XDP rx drops {}; frames without XDP metadata {}",
+            d.timer_wakeups,
+            d.timer_late_p50_us,
+            d.timer_late_p99_us,
+            d.timer_late_max_us,
+            d.xsk_rx_dropped,
+            d.meta_missing
+        );
+    }
+}
+
+pub fn ports(snapshot: &Snapshot, json: bool) {
+    let rows: Vec<Value> = snapshot
+        .ports
+        .iter()
+        .map(|p| {
+            json!({
+                "port": p.name, "iface": p.iface, "mac": p.mac, "speed_bps": p.speed_bps, "mtu": p.mtu,
+                "rx_frames": total(p, |q| q.rx_frames), "rx_bytes": total(p, |q| q.rx_bytes),
+                "tx_frames": total(p, |q| q.tx_frames), "tx_bytes": total(p, |q| q.tx_bytes),
+                "drops": p.priorities.iter().map(|q| q.drops.values().sum::<u64>()).sum::<u64>(),
+                "malformed": p.malformed.values().sum::<u64>(),
+                "pause_rx": p.pause_rx,
+            })
+        })
+        .collect();
+    if json {
+        return print_json(&Value::Array(rows));
+    }
+    let mut table = Table::new(&[
+        "PORT",
+        "IFACE",
+        "MAC",
+        "SPEED",
+        "MTU",
+        "RX FRAMES",
+        "RX BYTES",
+        "TX FRAMES",
+        "TX BYTES",
+        "DROPS",
+        "MALFORMED",
+    ]);
+    for (p, row) in snapshot.ports.iter().zip(&rows) {
+        table.row(vec![
+            p.name.clone(),
+            p.iface.clone(),
+            p.mac.clone(),
+            speed(p.speed_bps),
+            p.mtu.to_string(),
+            row["rx_frames"].to_string(),
+            row["rx_bytes"].to_string(),
+            row["tx_frames"].to_string(),
+            row["tx_bytes"].to_string(),
+            row["drops"].to_string(),
+            row["malformed"].to_string(),
+        ]);
+    }
+    table.print();
+}
+
+fn selected<'a>(snapshot: &'a Snapshot, port: Option<&str>) -> Result<Vec<&'a PortReport>> {
+    match port {
+        Some(name) => Ok(vec![snapshot.port(name).with_context(|| format!("no port named `{name}`"))?]),
+        None => Ok(snapshot.ports.iter().collect()),
+    }
+}
+
+/// In the spirit of iproute2's `dcb pfc show dev DEV`.
+pub fn pfc_show(snapshot: &Snapshot, port: Option<&str>, json: bool) -> Result<()> {
+    let ports = selected(snapshot, port)?;
+    let headroom = snapshot.pfc.max_bytes - snapshot.pfc.xoff_bytes;
+    if json {
+        let rows: Vec<Value> = ports
+            .iter()
+            .map(|p| {
+                json!({
+                    "port": p.name, "pfc_enabled": p.priorities.iter().filter(|q| q.lossless).map(|q| q.priority).collect::<Vec<_>>(),
+                    "xoff_bytes": snapshot.pfc.xoff_bytes, "xon_bytes": snapshot.pfc.xon_bytes, "max_bytes": snapshot.pfc.max_bytes,
+                    "headroom_bytes": headroom, "headroom_needed_bytes": p.headroom_bound_bytes, "quanta": snapshot.pfc.quanta,
+                    "requests": total(p, |q| q.pfc_tx), "indications": total(p, |q| q.pfc_rx),
+                    "pausing_peer": p.priorities.iter().filter(|q| q.pausing_peer).map(|q| q.priority).collect::<Vec<_>>(),
+                    "peer_paused": p.priorities.iter().filter(|q| q.peer_paused).map(|q| q.priority).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        print_json(&Value::Array(rows));
+        return Ok(());
+    }
+    for p in ports {
+        let prio: Vec<String> =
+            p.priorities.iter().map(|q| format!("{}:{}", q.priority, if q.lossless { "on" } else { "off" })).collect();
+        println!("{}: pfc-cap 8 prio-pfc {}", p.name, prio.join(" "));
+        println!(
+            "    xoff {} xon {} max {} headroom {} (needs {}) quanta {}",
+            ByteSize(snapshot.pfc.xoff_bytes),
+            ByteSize(snapshot.pfc.xon_bytes),
+            ByteSize(snapshot.pfc.max_bytes),
+            ByteSize(headroom),
+            ByteSize(p.headroom_bound_bytes),
+            snapshot.pfc.quanta
+        );
+        let list = |pred: &dyn Fn(&pfcswitch_core::report::PriorityReport) -> bool| {
+            let v: Vec<String> = p.priorities.iter().filter(|q| pred(q)).map(|q| q.priority.to_string()).collect();
+            if v.is_empty() { "none".to_string() } else { v.join(",") }
+        };
+        println!(
+            "    requests {} indications {}  pausing peer: {}  paused by peer: {}",
+            total(p, |q| q.pfc_tx),
+            total(p, |q| q.pfc_rx),
+            list(&|q| q.pausing_peer),
+            list(&|q| q.peer_paused)
+        );
+    }
+    Ok(())
+}
+
+/// SONiC's pfcstat: PFC frames received and sent per port and priority.
+pub fn pfcstat(snapshot: &Snapshot, json: bool) {
+    if json {
+        let rows: Vec<Value> = snapshot
+            .ports
+            .iter()
+            .map(|p| {
+                json!({
+                    "port": p.name,
+                    "rx": p.priorities.iter().map(|q| q.pfc_rx).collect::<Vec<_>>(),
+                    "tx": p.priorities.iter().map(|q| q.pfc_tx).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        return print_json(&Value::Array(rows));
+    }
+    for (direction, field) in [("Rx", true), ("Tx", false)] {
+        let mut headers = vec![format!("Port {direction}")];
+        headers.extend((0..8).map(|p| format!("PFC{p}")));
+        let mut table = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>());
+        for p in &snapshot.ports {
+            let mut row = vec![p.name.clone()];
+            row.extend(p.priorities.iter().map(|q| if field { q.pfc_rx } else { q.pfc_tx }.to_string()));
+            table.row(row);
+        }
+        table.print_right_aligned();
+        println!();
+    }
+}
+
+/// Ingress and egress occupancy, pause state and high-water marks.
+pub fn queues(snapshot: &Snapshot, all: bool, json: bool) {
+    let rows: Vec<(&PortReport, &pfcswitch_core::report::PriorityReport)> = snapshot
+        .ports
+        .iter()
+        .flat_map(|p| p.priorities.iter().map(move |q| (p, q)))
+        .filter(|(_, q)| all || q.lossless || q.ingress_high_water > 0 || q.egress_high_water > 0)
+        .collect();
+    if json {
+        let values: Vec<Value> = rows
+            .iter()
+            .map(|(p, q)| {
+                json!({
+                    "port": p.name, "priority": q.priority, "lossless": q.lossless,
+                    "ingress_bytes": q.ingress_bytes, "ingress_high_water": q.ingress_high_water,
+                    "egress_bytes": q.egress_bytes, "egress_high_water": q.egress_high_water,
+                    "peer_paused": q.peer_paused, "pausing_peer": q.pausing_peer,
+                    "paused_seconds": q.paused_seconds, "pausing_seconds": q.pausing_seconds, "xoff_to_xon": q.xoff_to_xon,
+                })
+            })
+            .collect();
+        return print_json(&Value::Array(values));
+    }
+    let mut table = Table::new(&[
+        "PORT",
+        "PRIO",
+        "LOSSLESS",
+        "INGRESS",
+        "IN-HWM",
+        "EGRESS",
+        "EG-HWM",
+        "PAUSED",
+        "PAUSING",
+        "PAUSED-S",
+        "PAUSING-S",
+        "XOFF->XON",
+    ]);
+    let yes = |b: bool| if b { "yes" } else { "-" }.to_string();
+    for (p, q) in rows {
+        table.row(vec![
+            p.name.clone(),
+            q.priority.to_string(),
+            yes(q.lossless),
+            q.ingress_bytes.to_string(),
+            q.ingress_high_water.to_string(),
+            q.egress_bytes.to_string(),
+            q.egress_high_water.to_string(),
+            yes(q.peer_paused),
+            yes(q.pausing_peer),
+            format!("{:.3}", q.paused_seconds),
+            format!("{:.3}", q.pausing_seconds),
+            q.xoff_to_xon.to_string(),
+        ]);
+    }
+    table.print();
+}
+
+pub fn fdb(snapshot: &Snapshot, json: bool) {
+    if json {
+        return print_json(&serde_json::to_value(&snapshot.fdb).expect("serializable"));
+    }
+    let mut table = Table::new(&["MAC", "PORT", "TYPE", "AGE"]);
+    for entry in &snapshot.fdb {
+        let kind = if entry.is_static { "static" } else { "learned" };
+        let age = if entry.is_static { "-".into() } else { duration(entry.age_seconds) };
+        table.row(vec![entry.mac.clone(), entry.port.clone(), kind.into(), age]);
+    }
+    table.print();
+}

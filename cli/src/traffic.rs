@@ -1,0 +1,228 @@
+//! `pfcswitch traffic`: endpoints for a host namespace. `send` emits one sequence-numbered
+//! flow at an emulated NIC speed and obeys PFC and PAUSE like a RoCE NIC (core's
+//! `HostNic`); `recv` counts what arrives per flow, with loss and reordering. Frames go
+//! through AF_PACKET on the host's interface.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use pfcswitch_core::host::{FlowReceiver, FlowSender, FlowSpec, HostNic};
+use pfcswitch_core::units::BitRate;
+use pfcswitch_core::wire::{EthernetAddress, FrameView, Ipv4Addr, Pcp};
+use pfcswitchd::packet::RawSocket;
+use pfcswitchd::timer::{self, Clock, Lateness};
+use serde_json::json;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct SendArgs {
+    /// The host interface to send on.
+    #[arg(long)]
+    iface: String,
+    /// Destination MAC address.
+    #[arg(long)]
+    dst: EthernetAddress,
+    #[arg(long, default_value = "10.0.0.254")]
+    dst_ip: Ipv4Addr,
+    /// 802.1Q priority of the flow.
+    #[arg(long, value_parser = parse_pcp)]
+    pcp: Pcp,
+    #[arg(long, default_value_t = 1)]
+    vid: u16,
+    /// The emulated NIC speed.
+    #[arg(long, default_value = "1Gbps")]
+    speed: BitRate,
+    /// Offered rate on the wire (default: as fast as the NIC and pauses allow).
+    #[arg(long)]
+    rate: Option<BitRate>,
+    /// Frame length without FCS.
+    #[arg(long, default_value_t = 1500)]
+    size: usize,
+    /// Frames to send.
+    #[arg(long, conflicts_with = "duration")]
+    frames: Option<u64>,
+    /// Send for this long.
+    #[arg(long, value_parser = parse_duration)]
+    duration: Option<Duration>,
+    #[arg(long, default_value_t = 1)]
+    flow: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct RecvArgs {
+    /// The host interface to receive on.
+    #[arg(long)]
+    iface: String,
+    /// Stop after this long.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    duration: Duration,
+    /// Stop earlier, once frames have arrived and none came for this long.
+    #[arg(long, value_parser = parse_duration)]
+    idle: Option<Duration>,
+}
+
+fn parse_pcp(text: &str) -> Result<Pcp, String> {
+    text.parse::<u8>().ok().and_then(Pcp::new).ok_or_else(|| format!("`{text}` is not a priority 0-7"))
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    pfcswitch_core::units::parse_duration(text).map_err(|e| e.to_string())
+}
+
+fn iface_mac(iface: &str) -> Result<EthernetAddress> {
+    let text = std::fs::read_to_string(format!("/sys/class/net/{iface}/address"))
+        .with_context(|| format!("interface `{iface}` not found in this network namespace"))?;
+    Ok(text.trim().parse()?)
+}
+
+/// The first IPv4 address of `iface`, or 0.0.0.0 (the switch forwards on MAC addresses).
+fn iface_ipv4(iface: &str) -> Ipv4Addr {
+    let mut found = Ipv4Addr::UNSPECIFIED;
+    // SAFETY: getifaddrs/freeifaddrs pair; every pointer is checked before use.
+    unsafe {
+        let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+        if libc::getifaddrs(&mut list) != 0 {
+            return found;
+        }
+        let mut entry = list;
+        while !entry.is_null() {
+            let e = &*entry;
+            if !e.ifa_addr.is_null()
+                && i32::from((*e.ifa_addr).sa_family) == libc::AF_INET
+                && std::ffi::CStr::from_ptr(e.ifa_name).to_bytes() == iface.as_bytes()
+            {
+                let address = &*(e.ifa_addr as *const libc::sockaddr_in);
+                found = Ipv4Addr::from(u32::from_be(address.sin_addr.s_addr));
+                break;
+            }
+            entry = e.ifa_next;
+        }
+        libc::freeifaddrs(list);
+    }
+    found
+}
+
+pub fn send(args: &SendArgs, json: bool) -> Result<()> {
+    let socket =
+        RawSocket::open(&args.iface).with_context(|| format!("cannot open a raw socket on `{}`", args.iface))?;
+    let (mac, ip) = (iface_mac(&args.iface)?, iface_ipv4(&args.iface));
+    timer::tighten_timer_slack();
+    let clock = Clock::new();
+    let mut nic = HostNic::new(args.speed, 0xFF);
+    // A userspace sender wakes tens of microseconds late; credit it so it keeps line rate.
+    nic.set_burst(Duration::from_micros(200));
+    let frames = args.frames.unwrap_or(u64::MAX);
+    let end = args.duration.map(|d| clock.now() + d);
+    let spec = FlowSpec {
+        id: args.flow,
+        dst: args.dst,
+        dst_ip: args.dst_ip,
+        priority: args.pcp,
+        vid: args.vid,
+        frame_len: args.size,
+        frames,
+        start: clock.now(),
+        rate: args.rate,
+    };
+    let mut flow = FlowSender::new(spec);
+    let (mut frame, mut incoming) = (vec![0u8; 9216], vec![0u8; 9216]);
+    let mut lateness = Lateness::new();
+    let started = clock.now();
+    loop {
+        let now = clock.now();
+        while let Some(received) = socket.try_recv(&mut incoming)? {
+            nic.handle_rx(now, received);
+        }
+        if flow.is_done() || end.is_some_and(|end| now >= end) {
+            break;
+        }
+        if nic.can_send(now, args.pcp) && flow.ready_at() <= now {
+            let len = flow.next_frame(now, mac, ip, &mut frame);
+            socket.send(&frame[..len])?;
+            nic.sent(now, len);
+            continue;
+        }
+        let next = nic.ready_at(args.pcp).max(flow.ready_at());
+        let deadline = end.map_or(next, |end| next.min(end));
+        let mut fds = [timer::readable(socket.fd())];
+        timer::wait(&clock, Some(deadline), Duration::from_micros(50), &mut fds, || false, &mut lateness);
+    }
+    let now = clock.now();
+    let seconds = (now - started).as_secs_f64();
+    let (pfc_rx, pause_rx) = nic.control_frames_rx();
+    let paused = nic.paused_time(now, args.pcp).as_secs_f64();
+    if json {
+        println!(
+            "{}",
+            json!({
+                "flow": args.flow, "frames": flow.sent(), "bytes": flow.sent() * args.size as u64, "seconds": seconds,
+                "pfc_rx": pfc_rx, "pause_rx": pause_rx, "paused_seconds": paused,
+            })
+        );
+    } else {
+        println!(
+            "flow {}: sent {} frames of {} B in {seconds:.3} s; received {pfc_rx} PFC and {pause_rx} PAUSE frames; priority {} paused {paused:.3} s",
+            args.flow,
+            flow.sent(),
+            args.size,
+            args.pcp
+        );
+    }
+    Ok(())
+}
+
+pub fn recv(args: &RecvArgs, json: bool) -> Result<()> {
+    let socket =
+        RawSocket::open(&args.iface).with_context(|| format!("cannot open a raw socket on `{}`", args.iface))?;
+    let mac = iface_mac(&args.iface)?;
+    let clock = Clock::new();
+    let end = clock.now() + args.duration;
+    let mut receiver = FlowReceiver::default();
+    let mut buffer = vec![0u8; 9216];
+    let mut last_arrival = None;
+    let mut lateness = Lateness::new();
+    loop {
+        let now = clock.now();
+        while let Some(frame) = socket.try_recv(&mut buffer)? {
+            if let Ok(view) = FrameView::parse(frame) {
+                if view.l2.dst == mac && receiver.handle(now, &view, frame.len()) {
+                    last_arrival = Some(now);
+                }
+            }
+        }
+        let idle_end = args.idle.zip(last_arrival).map(|(idle, last)| last + idle);
+        let deadline = idle_end.map_or(end, |idle| idle.min(end));
+        if now >= deadline {
+            break;
+        }
+        let mut fds = [timer::readable(socket.fd())];
+        timer::wait(&clock, Some(deadline), Duration::ZERO, &mut fds, || false, &mut lateness);
+    }
+    let flows: Vec<_> = receiver
+        .flows()
+        .map(|(id, s)| {
+            let span = s.last_rx.zip(s.first_rx).map_or(0.0, |(last, first)| (last - first).as_secs_f64());
+            json!({
+                "flow": id, "frames": s.frames, "bytes": s.bytes, "lost": s.lost, "reordered": s.reordered,
+                "highest_sequence": s.next_sequence().saturating_sub(1),
+                "seconds": span, "throughput_bps": if span > 0.0 { s.bytes as f64 * 8.0 / span } else { 0.0 },
+            })
+        })
+        .collect();
+    if json {
+        println!("{}", json!({ "flows": flows }));
+    } else {
+        for f in &flows {
+            println!(
+                "flow {}: {} frames, {} bytes, {} lost, {} reordered, {:.1} Mbit/s over {:.3} s",
+                f["flow"],
+                f["frames"],
+                f["bytes"],
+                f["lost"],
+                f["reordered"],
+                f["throughput_bps"].as_f64().unwrap_or(0.0) / 1e6,
+                f["seconds"].as_f64().unwrap_or(0.0)
+            );
+        }
+    }
+    Ok(())
+}

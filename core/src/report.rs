@@ -1,0 +1,249 @@
+//! The switch's state as plain serializable data: what the control socket returns, what the
+//! CLI prints and what the metrics endpoint renders. Built at scrape time only, never on the
+//! per-frame path.
+
+use crate::config::{SwitchConfig, headroom_bound};
+use crate::counters::DropReason;
+use crate::switch::Switch;
+use crate::time::Instant;
+use crate::wire::{self, Pcp};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A request on the control socket (one JSON object per line).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum ControlRequest {
+    /// Everything: status, ports, PFC, queues, FDB.
+    Snapshot,
+    /// Zero counters, high-water marks and pause times.
+    ResetCounters,
+    /// Re-read the configuration file (as SIGHUP does).
+    Reload,
+}
+
+/// The answer to a [`ControlRequest`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum ControlResponse {
+    Snapshot(Box<Snapshot>),
+    Done { message: String },
+    Error { message: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub switch: String,
+    pub version: String,
+    pub policy: String,
+    pub uptime_seconds: f64,
+    pub frames_held: usize,
+    pub pfc: PfcReport,
+    pub ports: Vec<PortReport>,
+    pub fdb: Vec<FdbReport>,
+    /// Filled by the datapath that runs the switch (absent under the simulator).
+    pub datapath: Option<DatapathReport>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PfcReport {
+    pub lossless: Vec<u8>,
+    pub xoff_bytes: u64,
+    pub xon_bytes: u64,
+    pub max_bytes: u64,
+    pub quanta: u16,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PortReport {
+    pub name: String,
+    pub iface: String,
+    pub mac: String,
+    pub speed_bps: u64,
+    pub mtu: u32,
+    /// Minimum headroom this port needs (see `config::headroom_bound`).
+    pub headroom_bound_bytes: u64,
+    pub pause_rx: u64,
+    /// Malformed frames by `layer_reason` label (only non-zero ones).
+    pub malformed: BTreeMap<String, u64>,
+    pub priorities: Vec<PriorityReport>,
+    /// The XDP classifier's own counters, when a datapath runs one.
+    pub xdp: Option<XdpPortReport>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PriorityReport {
+    pub priority: u8,
+    pub lossless: bool,
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    pub pfc_rx: u64,
+    pub pfc_tx: u64,
+    pub xoff_to_xon: u64,
+    /// Drops by reason label (every reason, zeros included, so scripts can rely on keys).
+    pub drops: BTreeMap<String, u64>,
+    pub ingress_bytes: u64,
+    pub ingress_high_water: u64,
+    pub egress_bytes: u64,
+    pub egress_high_water: u64,
+    pub peer_paused: bool,
+    pub pausing_peer: bool,
+    pub paused_seconds: f64,
+    pub pausing_seconds: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct XdpPortReport {
+    pub rx_frames: Vec<u64>,
+    pub rx_bytes: Vec<u64>,
+    pub drops: BTreeMap<String, u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FdbReport {
+    pub mac: String,
+    pub port: String,
+    pub is_static: bool,
+    pub age_seconds: f64,
+}
+
+/// What the AF_XDP datapath reports about itself.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DatapathReport {
+    pub loops: u64,
+    pub umem_frames: u64,
+    pub umem_frames_free: u64,
+    /// Frames the switch core holds.
+    pub umem_frames_held: u64,
+    /// Frames in TX rings or on the wire, not yet completed.
+    pub umem_frames_in_flight: u64,
+    /// Frames given to the kernel in fill rings.
+    pub umem_frames_filling: u64,
+    /// Frames whose XDP metadata block was missing or invalid.
+    pub meta_missing: u64,
+    /// Timer wake-ups and how late they were, in microseconds.
+    pub timer_wakeups: u64,
+    pub timer_late_p50_us: f64,
+    pub timer_late_p99_us: f64,
+    pub timer_late_max_us: f64,
+    pub timer_late_sum_seconds: f64,
+    /// Frames the kernel could not deliver to the AF_XDP sockets (no fill buffer, ring full).
+    pub xsk_rx_dropped: u64,
+    pub resident_bytes: u64,
+}
+
+impl Snapshot {
+    /// The switch's view; the datapath adds interface names, XDP counters and its own report.
+    pub fn of(switch: &Switch, config: &SwitchConfig, now: Instant, uptime_seconds: f64) -> Snapshot {
+        let lossless = config.lossless_mask();
+        let ports = config
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(index, port)| {
+                let counters = switch.counters(index);
+                let malformed = (0..wire::Error::COUNT)
+                    .filter(|&i| counters.malformed[i] > 0)
+                    .map(|i| (wire::Error::from_index(i).label(), counters.malformed[i]))
+                    .collect();
+                let priorities = Pcp::ALL
+                    .iter()
+                    .map(|&priority| {
+                        let c = &counters.priority[priority.index()];
+                        let q = switch.queue_state(now, index, priority);
+                        PriorityReport {
+                            priority: priority.value(),
+                            lossless: lossless & priority.mask() != 0,
+                            rx_frames: c.rx_frames,
+                            rx_bytes: c.rx_bytes,
+                            tx_frames: c.tx_frames,
+                            tx_bytes: c.tx_bytes,
+                            pfc_rx: c.pfc_rx,
+                            pfc_tx: c.pfc_tx,
+                            xoff_to_xon: q.xoff_to_xon,
+                            drops: DropReason::ALL.iter().map(|&r| (r.name().to_string(), c.drops(r))).collect(),
+                            ingress_bytes: q.ingress.bytes,
+                            ingress_high_water: q.ingress.high_water,
+                            egress_bytes: q.egress.bytes,
+                            egress_high_water: q.egress.high_water,
+                            peer_paused: q.peer_paused,
+                            pausing_peer: q.pausing_peer,
+                            paused_seconds: q.paused_time.as_secs_f64(),
+                            pausing_seconds: q.pausing_time.as_secs_f64(),
+                        }
+                    })
+                    .collect();
+                PortReport {
+                    name: port.name.clone(),
+                    iface: port.iface.clone().unwrap_or_else(|| port.name.clone()),
+                    mac: switch.port_mac(index).to_string(),
+                    speed_bps: port.speed.bps(),
+                    mtu: port.mtu,
+                    headroom_bound_bytes: headroom_bound(
+                        port.speed,
+                        port.mtu,
+                        config.pfc.cable_delay,
+                        config.pfc.response_time,
+                    ),
+                    pause_rx: counters.pause_rx,
+                    malformed,
+                    priorities,
+                    xdp: None,
+                }
+            })
+            .collect();
+        let fdb = switch
+            .fdb_entries(now)
+            .into_iter()
+            .map(|e| FdbReport {
+                mac: e.mac.to_string(),
+                port: config.ports[e.port].name.clone(),
+                is_static: e.is_static,
+                age_seconds: e.age.as_secs_f64(),
+            })
+            .collect();
+        Snapshot {
+            switch: config.switch.name.clone(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            policy: config.policy.kind.name().to_string(),
+            uptime_seconds,
+            frames_held: switch.frames_held(),
+            pfc: PfcReport {
+                lossless: config.pfc.lossless.clone(),
+                xoff_bytes: config.pfc.xoff.bytes(),
+                xon_bytes: config.pfc.xon.bytes(),
+                max_bytes: config.pfc.max.bytes(),
+                quanta: config.pfc.quanta,
+            },
+            ports,
+            fdb,
+            datapath: None,
+        }
+    }
+
+    pub fn port(&self, name: &str) -> Option<&PortReport> {
+        self.ports.iter().find(|p| p.name == name || p.iface == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::BitRate;
+
+    #[test]
+    fn snapshots_round_trip_through_json() {
+        let config = SwitchConfig::with_ports("sw", 2, BitRate::gbps(1));
+        let (switch, _) = Switch::new(&config).unwrap();
+        let snapshot = Snapshot::of(&switch, &config, Instant::ZERO, 1.5);
+        assert_eq!(snapshot.ports[1].priorities[3].drops["ingress_max"], 0);
+        assert!(snapshot.ports[0].priorities[3].lossless);
+        let response = ControlResponse::Snapshot(Box::new(snapshot));
+        let json = serde_json::to_string(&response).unwrap();
+        assert_eq!(serde_json::from_str::<ControlResponse>(&json).unwrap(), response);
+        let request: ControlRequest = serde_json::from_str(r#"{"command":"reset_counters"}"#).unwrap();
+        assert_eq!(request, ControlRequest::ResetCounters);
+    }
+}

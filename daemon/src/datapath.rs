@@ -1,0 +1,390 @@
+//! The run-to-completion loop: frames from the RX rings into the core, the core's
+//! transmissions into the TX rings, buffers back to the fill rings, timers from the real
+//! clock. One thread owns the switch; everything else talks to it through [`Call`]s.
+
+use crate::classifier::{Classifier, ClassifierDrop, ClassifierError, META_LEN, META_MAGIC, PortClassification};
+use crate::config;
+use crate::control::Call;
+use crate::notify;
+use crate::signals::{EventFd, SignalAction, SignalFd};
+use crate::timer::{self, Clock, Lateness, Woken};
+use crate::umem::{FramePool, UmemArea, chunk_base};
+use crate::xsk::{RING_SIZE, Sockets, XskError, tx_desc};
+use pfcswitch_core::config::SwitchConfig;
+use pfcswitch_core::report::{ControlRequest, ControlResponse, DatapathReport, Snapshot, XdpPortReport};
+use pfcswitch_core::time::Instant;
+use pfcswitch_core::wire::{EthernetAddress, Pcp};
+use pfcswitch_core::{RxVerdict, Switch, Tx};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+/// Descriptors moved per ring per loop iteration.
+const BATCH: u32 = 64;
+/// Frames kept off the fill rings, for the PFC frames the switch generates.
+const CONTROL_RESERVE: usize = 64;
+/// Fill-ring depth per socket: half the ring, so TX and the core always find buffers.
+const FILL_TARGET: u32 = RING_SIZE / 2;
+/// How often signals and control requests are looked at while the loop is busy.
+const HOUSEKEEPING: Duration = Duration::from_millis(1);
+
+#[derive(Debug, thiserror::Error)]
+pub enum DatapathError {
+    #[error(transparent)]
+    Classifier(#[from] ClassifierError),
+    #[error(transparent)]
+    Xsk(#[from] XskError),
+    #[error("cannot {what}: {source}")]
+    Io { what: &'static str, source: std::io::Error },
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Options that are not part of the switch configuration.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub config_path: PathBuf,
+    /// Spin this long before each deadline instead of sleeping (0: never spin).
+    pub spin: Duration,
+}
+
+/// Everything the loop owns. Field order is drop order: sockets close before the UMEM is
+/// unmapped, and the classifier (whose drop detaches XDP) goes last.
+pub struct Datapath {
+    sockets: Sockets,
+    area: UmemArea,
+    pool: FramePool,
+    switch: Switch,
+    config: SwitchConfig,
+    options: Options,
+    /// For each port, the index in `sockets.queues` of its TX queue (queue 0).
+    tx_queue: Vec<usize>,
+    clock: Clock,
+    started: std::time::Instant,
+    lateness: Lateness,
+    signals: SignalFd,
+    wake: Arc<EventFd>,
+    calls: Receiver<Call>,
+    loops: u64,
+    meta_missing: u64,
+    classifier: Classifier,
+}
+
+impl std::fmt::Debug for Datapath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Datapath").field("switch", &self.config.switch.name).finish_non_exhaustive()
+    }
+}
+
+fn iface_mac(iface: &str) -> Option<EthernetAddress> {
+    std::fs::read_to_string(format!("/sys/class/net/{iface}/address")).ok()?.trim().parse().ok()
+}
+
+fn classification(config: &SwitchConfig, index: usize) -> Result<PortClassification, DatapathError> {
+    let port = &config.ports[index];
+    let dscp_map = (port.trust == pfcswitch_core::config::Trust::Dscp)
+        .then(|| config.dscp_map(index))
+        .transpose()
+        .map_err(|e| DatapathError::Config(e.to_string()))?;
+    Ok(PortClassification {
+        port_index: index as u32,
+        default_priority: Pcp::from_low_bits(port.default_priority),
+        dscp_map,
+    })
+}
+
+impl Datapath {
+    /// Sets up the classifier, the UMEM and every socket, and attaches XDP to every port.
+    pub fn new(
+        config: SwitchConfig,
+        options: Options,
+        wake: Arc<EventFd>,
+        calls: Receiver<Call>,
+    ) -> Result<Datapath, DatapathError> {
+        let ifaces: Vec<String> =
+            config.ports.iter().map(|p| p.iface.clone().unwrap_or_else(|| p.name.clone())).collect();
+        for iface in &ifaces {
+            crate::classifier::if_index(iface)?;
+        }
+        let (mut switch, _) = Switch::new(&config).map_err(|e| DatapathError::Config(e.to_string()))?;
+        // Up to 200 µs of credit: a late wake-up costs no throughput.
+        switch.set_shaper_burst(Duration::from_micros(200));
+        for (port, iface) in ifaces.iter().enumerate() {
+            if let Some(mac) = iface_mac(iface) {
+                switch.set_port_mac(port, mac);
+            }
+        }
+        let mut classifier = Classifier::load()?;
+        let queues: u32 = ifaces.iter().map(|i| crate::xsk::rx_queue_count(i)).sum();
+        let frames = config.buffer.frames + queues * (FILL_TARGET + RING_SIZE / 4) + CONTROL_RESERVE as u32;
+        let area = UmemArea::new(frames).map_err(|source| DatapathError::Io { what: "map the UMEM", source })?;
+        let sockets = Sockets::open(&area, &ifaces)?;
+        for socket in &sockets.queues {
+            classifier.register_socket(socket.port as u32, socket.queue, socket.fd())?;
+        }
+        for (index, iface) in ifaces.iter().enumerate() {
+            classifier.attach(iface, &classification(&config, index)?)?;
+        }
+        let tx_queue = (0..ifaces.len())
+            .map(|port| sockets.queues.iter().position(|q| q.port == port && q.queue == 0).expect("queue 0 exists"))
+            .collect();
+        let signals = SignalFd::new().map_err(|source| DatapathError::Io { what: "create the signalfd", source })?;
+        Ok(Datapath {
+            sockets,
+            area,
+            pool: FramePool::new(frames),
+            switch,
+            config,
+            options,
+            tx_queue,
+            clock: Clock::new(),
+            started: std::time::Instant::now(),
+            lateness: Lateness::new(),
+            signals,
+            wake,
+            calls,
+            loops: 0,
+            meta_missing: 0,
+            classifier,
+        })
+    }
+
+    /// Runs until SIGTERM or SIGINT.
+    pub fn run(&mut self) {
+        timer::tighten_timer_slack();
+        self.refill();
+        notify::notify("READY=1");
+        log::info!("forwarding on {} ports", self.config.ports.len());
+        let mut housekeeping = Instant::ZERO;
+        loop {
+            self.loops += 1;
+            let now = self.clock.now();
+            let received = self.receive(now);
+            if self.switch.poll_timeout().is_some_and(|at| at <= now) {
+                self.switch.handle_timeout(now);
+            }
+            let sent = self.transmit(now);
+            self.reclaim();
+            self.refill();
+            if now >= housekeeping {
+                housekeeping = now + HOUSEKEEPING;
+                if self.housekeeping() == Some(SignalAction::Stop) {
+                    break;
+                }
+            }
+            if received || sent {
+                continue;
+            }
+            let mut fds: Vec<libc::pollfd> = self.sockets.queues.iter().map(|q| timer::readable(q.fd())).collect();
+            fds.push(timer::readable(self.signals.raw()));
+            fds.push(timer::readable(self.wake.raw()));
+            let queues = &self.sockets.queues;
+            let has_rx = || queues.iter().any(|q| q.rx.available() > 0);
+            let deadline = self.switch.poll_timeout();
+            if timer::wait(&self.clock, deadline, self.options.spin, &mut fds, has_rx, &mut self.lateness) == Woken::Io
+            {
+                housekeeping = Instant::ZERO;
+            }
+        }
+        notify::notify("STOPPING=1");
+        log::info!("stopping: closing sockets and detaching XDP");
+    }
+
+    /// Moves received frames into the core. Returns whether any arrived.
+    fn receive(&mut self, now: Instant) -> bool {
+        let mut any = false;
+        let Datapath { sockets, area, pool, switch, meta_missing, .. } = self;
+        for queue in &mut sockets.queues {
+            let mut reader = queue.rx.receive(BATCH);
+            while let Some(desc) = reader.read() {
+                any = true;
+                let meta_ok = desc.addr - chunk_base(desc.addr) >= META_LEN as u64
+                    && area.bytes(desc.addr - META_LEN as u64, 2) == META_MAGIC.to_ne_bytes();
+                if !meta_ok {
+                    *meta_missing += 1;
+                }
+                let frame = area.bytes(desc.addr, desc.len as usize);
+                match switch.handle_rx(now, queue.port, desc.addr, frame) {
+                    RxVerdict::Accepted => pool.hold(desc.addr),
+                    RxVerdict::Consumed => pool.release(desc.addr),
+                }
+            }
+            reader.release();
+        }
+        any
+    }
+
+    /// Hands the core's transmissions to the TX rings. Returns whether any went out.
+    fn transmit(&mut self, now: Instant) -> bool {
+        let mut any = false;
+        let Datapath { sockets, area, pool, switch, tx_queue, .. } = self;
+        for (port, &index) in tx_queue.iter().enumerate() {
+            let queue = &mut sockets.queues[index];
+            let mut writer = queue.tx.transmit(BATCH);
+            let mut sent = 0;
+            while sent < writer.capacity() && pool.free_count() > 0 {
+                let Some(tx) = switch.poll_tx(now, port) else { break };
+                let desc = match tx {
+                    Tx::Data { handle, len, last } => {
+                        pool.submitted(handle);
+                        if last {
+                            pool.unhold(handle);
+                        }
+                        tx_desc(handle, len)
+                    }
+                    Tx::Control(control) => {
+                        let addr = pool.alloc().expect("checked free_count");
+                        let len = control.emit(area.chunk_mut(addr));
+                        pool.submitted(addr);
+                        tx_desc(addr, len as u32)
+                    }
+                };
+                writer.insert_once(desc);
+                sent += 1;
+            }
+            writer.commit();
+            drop(writer);
+            if sent > 0 {
+                queue.kick_tx();
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// Takes back transmitted frames and frames the core dropped.
+    fn reclaim(&mut self) {
+        for queue in &mut self.sockets.queues {
+            let mut reader = queue.device.complete(RING_SIZE);
+            while let Some(addr) = reader.read() {
+                self.pool.completed(addr);
+            }
+            reader.release();
+        }
+        while let Some(handle) = self.switch.poll_free() {
+            self.pool.unhold(handle);
+        }
+    }
+
+    /// Tops up every fill ring, keeping a reserve for generated frames.
+    fn refill(&mut self) {
+        for queue in &mut self.sockets.queues {
+            let want = FILL_TARGET.saturating_sub(queue.device.pending());
+            let spare = self.pool.free_count().saturating_sub(CONTROL_RESERVE) as u32;
+            let count = want.min(spare);
+            if count == 0 {
+                continue;
+            }
+            let mut writer = queue.device.fill(count);
+            // Exactly as many frames as slots: xdpilone's insert zips the iterator first and
+            // would drop one frame pulled beyond the last slot.
+            let slots = writer.capacity();
+            let pool = &mut self.pool;
+            writer.insert((0..slots).map_while(|_| pool.alloc()));
+            writer.commit();
+        }
+    }
+
+    /// Signals and control requests. Returns the signal that asks to stop, if any.
+    fn housekeeping(&mut self) -> Option<SignalAction> {
+        self.wake.drain();
+        while let Some(action) = self.signals.read() {
+            match action {
+                SignalAction::Stop => return Some(SignalAction::Stop),
+                SignalAction::Reload => {
+                    let response = self.reload();
+                    log::info!("SIGHUP: {response:?}");
+                }
+            }
+        }
+        while let Ok(call) = self.calls.try_recv() {
+            let response = match call.request {
+                ControlRequest::Snapshot => ControlResponse::Snapshot(Box::new(self.snapshot())),
+                ControlRequest::ResetCounters => {
+                    self.switch.reset_counters(self.clock.now());
+                    ControlResponse::Done { message: "counters reset".into() }
+                }
+                ControlRequest::Reload => self.reload(),
+            };
+            let _ = call.reply.send(response);
+        }
+        None
+    }
+
+    /// Re-reads the configuration file and applies it without losing a frame.
+    fn reload(&mut self) -> ControlResponse {
+        notify::reloading();
+        let result = config::load(&self.options.config_path).map_err(|e| e.to_string()).and_then(|(new, _)| {
+            self.switch
+                .reconfigure(self.clock.now(), &self.config, &new)
+                .map_err(|e| format!("{}: {e}", self.options.config_path.display()))?;
+            for index in 0..new.ports.len() {
+                let iface = new.ports[index].iface.clone().unwrap_or_else(|| new.ports[index].name.clone());
+                let port = classification(&new, index).map_err(|e| e.to_string())?;
+                self.classifier.configure_port(&iface, &port).map_err(|e| e.to_string())?;
+            }
+            self.config = new;
+            Ok(())
+        });
+        notify::notify("READY=1");
+        match result {
+            Ok(()) => ControlResponse::Done { message: format!("reloaded {}", self.options.config_path.display()) },
+            Err(message) => {
+                log::error!("reload failed, keeping the running configuration: {message}");
+                ControlResponse::Error { message }
+            }
+        }
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let now = self.clock.now();
+        let mut snapshot = Snapshot::of(&self.switch, &self.config, now, self.started.elapsed().as_secs_f64());
+        for (index, port) in snapshot.ports.iter_mut().enumerate() {
+            let counters = self.classifier.rx_counters(index as u32).unwrap_or_default();
+            port.xdp = Some(XdpPortReport {
+                rx_frames: counters.iter().map(|c| c.frames).collect(),
+                rx_bytes: counters.iter().map(|c| c.bytes).collect(),
+                drops: ClassifierDrop::ALL
+                    .iter()
+                    .map(|&reason| {
+                        (reason.name().to_string(), self.classifier.drops(index as u32, reason).unwrap_or(0))
+                    })
+                    .collect(),
+            });
+        }
+        let xsk_rx_dropped = self
+            .sockets
+            .queues
+            .iter()
+            .filter_map(|q| q.statistics())
+            .map(|s| s.rx_dropped + s.rx_ring_full + s.rx_fill_ring_empty_descs)
+            .sum();
+        let (held, in_flight) = self.pool.held_and_in_flight();
+        snapshot.datapath = Some(DatapathReport {
+            umem_frames_held: held as u64,
+            umem_frames_in_flight: in_flight as u64,
+            umem_frames_filling: self.sockets.queues.iter().map(|q| u64::from(q.device.pending())).sum(),
+            loops: self.loops,
+            umem_frames: (self.area.len() / crate::umem::FRAME_SIZE as usize) as u64,
+            umem_frames_free: self.pool.free_count() as u64,
+            meta_missing: self.meta_missing,
+            timer_wakeups: self.lateness.count(),
+            timer_late_p50_us: self.lateness.quantile_us(0.5),
+            timer_late_p99_us: self.lateness.quantile_us(0.99),
+            timer_late_max_us: self.lateness.max().as_secs_f64() * 1e6,
+            timer_late_sum_seconds: self.lateness.sum().as_secs_f64(),
+            xsk_rx_dropped,
+            resident_bytes: resident_bytes(),
+        });
+        snapshot
+    }
+}
+
+/// This process's resident set size, from /proc/self/statm.
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64
+}

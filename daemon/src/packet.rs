@@ -1,0 +1,99 @@
+//! Raw Ethernet frames through AF_PACKET, in the calling thread's network namespace: how
+//! `pfcswitch traffic` endpoints and the tests send and receive exact bytes on a host's veth.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// An AF_PACKET socket bound to one interface, seeing every EtherType.
+#[derive(Debug)]
+pub struct RawSocket {
+    fd: OwnedFd,
+}
+
+const ETH_P_ALL_BE: u16 = (libc::ETH_P_ALL as u16).to_be();
+
+impl RawSocket {
+    pub fn open(iface: &str) -> io::Result<RawSocket> {
+        let name = std::ffi::CString::new(iface).map_err(io::Error::other)?;
+        // SAFETY: plain syscalls with valid arguments; the fd is owned right after creation.
+        unsafe {
+            let ifindex = libc::if_nametoindex(name.as_ptr());
+            if ifindex == 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let raw = libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+                i32::from(ETH_P_ALL_BE),
+            );
+            if raw < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let fd = OwnedFd::from_raw_fd(raw);
+            let mut address: libc::sockaddr_ll = std::mem::zeroed();
+            address.sll_family = libc::AF_PACKET as u16;
+            address.sll_protocol = ETH_P_ALL_BE;
+            address.sll_ifindex = ifindex as i32;
+            let rc = libc::bind(
+                fd.as_raw_fd(),
+                (&raw const address).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            );
+            if rc != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(RawSocket { fd })
+        }
+    }
+
+    /// Sends `frame` exactly as given (tags inline, no padding added), waiting for room in
+    /// the socket buffer if needed.
+    pub fn send(&self, frame: &[u8]) -> io::Result<()> {
+        loop {
+            // SAFETY: the buffer is valid for its length.
+            let sent = unsafe { libc::send(self.fd.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
+            if sent >= 0 {
+                return Ok(());
+            }
+            let error = io::Error::last_os_error();
+            if error.kind() != io::ErrorKind::WouldBlock {
+                return Err(error);
+            }
+            let mut poll = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut poll, 1, 100) };
+        }
+    }
+
+    /// The next frame that arrived on the interface (frames we sent ourselves are skipped),
+    /// or `None` if none is waiting.
+    pub fn try_recv<'b>(&self, buffer: &'b mut [u8]) -> io::Result<Option<&'b [u8]>> {
+        loop {
+            // SAFETY: the address is a properly sized local; the buffer is valid.
+            let (len, address) = unsafe {
+                let mut address: libc::sockaddr_ll = std::mem::zeroed();
+                let mut address_len = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+                let len = libc::recvfrom(
+                    self.fd.as_raw_fd(),
+                    buffer.as_mut_ptr().cast(),
+                    buffer.len(),
+                    0,
+                    (&raw mut address).cast(),
+                    &mut address_len,
+                );
+                (len, address)
+            };
+            if len < 0 {
+                let error = io::Error::last_os_error();
+                return if error.kind() == io::ErrorKind::WouldBlock { Ok(None) } else { Err(error) };
+            }
+            if address.sll_pkttype != libc::PACKET_OUTGOING {
+                return Ok(Some(&buffer[..len as usize]));
+            }
+        }
+    }
+
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        self.fd.as_raw_fd()
+    }
+}

@@ -1,0 +1,185 @@
+//! The UMEM shared by every port, and who owns each of its frames.
+//!
+//! A frame is in exactly one of: the free list, a fill ring (the kernel may write it), the
+//! switch core (an accepted frame, by handle = its UMEM address), or one or more TX rings
+//! (a flooded frame is sent on several ports from the same bytes). It returns to the free
+//! list when the core has let go of it and every transmission of it has completed.
+
+use std::io;
+use std::ptr::NonNull;
+
+/// One frame per 4 KiB page: room for the kernel's 256 B XDP headroom, our metadata and a
+/// frame up to the ~3.5 KB that native XDP on veth allows.
+pub const FRAME_SIZE: u32 = 4096;
+
+/// Anonymous, page-aligned, pre-faulted memory for the UMEM, unmapped on drop.
+#[derive(Debug)]
+pub struct UmemArea {
+    area: NonNull<[u8]>,
+}
+
+impl UmemArea {
+    pub fn new(frames: u32) -> io::Result<UmemArea> {
+        let len = frames as usize * FRAME_SIZE as usize;
+        // SAFETY: an anonymous private mapping with no address hint; checked for failure.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let slice = std::ptr::slice_from_raw_parts_mut(ptr.cast::<u8>(), len);
+        Ok(UmemArea { area: NonNull::new(slice).expect("mmap returned a non-null address") })
+    }
+
+    pub fn as_non_null(&self) -> NonNull<[u8]> {
+        self.area
+    }
+
+    pub fn len(&self) -> usize {
+        self.area.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.area.is_empty()
+    }
+
+    /// The bytes at UMEM address `addr`.
+    ///
+    /// # Panics
+    /// If the range leaves the area (a corrupt descriptor from the kernel would be a bug).
+    pub fn bytes(&self, addr: u64, len: usize) -> &[u8] {
+        let start = usize::try_from(addr).expect("address fits usize");
+        assert!(start.checked_add(len).is_some_and(|end| end <= self.len()), "descriptor outside the UMEM");
+        // SAFETY: in bounds (checked); the frame is ours (received or allocated) while we read it.
+        unsafe { std::slice::from_raw_parts(self.area.cast::<u8>().as_ptr().add(start), len) }
+    }
+
+    /// The whole frame (chunk) that contains `addr`, for writing a frame we generate.
+    pub fn chunk_mut(&mut self, addr: u64) -> &mut [u8] {
+        let base = chunk_base(addr) as usize;
+        assert!(base + FRAME_SIZE as usize <= self.len(), "chunk outside the UMEM");
+        // SAFETY: in bounds; the chunk is free (just allocated), so neither the kernel nor the
+        // core uses it.
+        unsafe { std::slice::from_raw_parts_mut(self.area.cast::<u8>().as_ptr().add(base), FRAME_SIZE as usize) }
+    }
+}
+
+impl Drop for UmemArea {
+    fn drop(&mut self) {
+        // SAFETY: the mapping we created; all sockets using it are closed before (field order
+        // in the datapath guarantees it).
+        unsafe { libc::munmap(self.area.cast::<libc::c_void>().as_ptr(), self.area.len()) };
+    }
+}
+
+pub fn chunk_base(addr: u64) -> u64 {
+    addr & !(u64::from(FRAME_SIZE) - 1)
+}
+
+fn chunk_index(addr: u64) -> usize {
+    (addr / u64::from(FRAME_SIZE)) as usize
+}
+
+/// Ownership of every UMEM frame.
+#[derive(Debug)]
+pub struct FramePool {
+    free: Vec<u64>,
+    /// Transmissions submitted and not yet completed, per chunk.
+    in_flight: Vec<u16>,
+    /// The core still holds the frame.
+    held: Vec<bool>,
+}
+
+impl FramePool {
+    pub fn new(frames: u32) -> FramePool {
+        FramePool {
+            free: (0..frames).rev().map(|i| u64::from(i) * u64::from(FRAME_SIZE)).collect(),
+            in_flight: vec![0; frames as usize],
+            held: vec![false; frames as usize],
+        }
+    }
+
+    pub fn alloc(&mut self) -> Option<u64> {
+        self.free.pop()
+    }
+
+    pub fn free_count(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Frames the core holds, and frames with transmissions in flight.
+    pub fn held_and_in_flight(&self) -> (usize, usize) {
+        (self.held.iter().filter(|&&h| h).count(), self.in_flight.iter().filter(|&&n| n > 0).count())
+    }
+
+    /// A received frame that nobody keeps (consumed or dropped at once).
+    pub fn release(&mut self, addr: u64) {
+        self.free.push(chunk_base(addr));
+    }
+
+    /// The core accepted a received frame.
+    pub fn hold(&mut self, addr: u64) {
+        self.held[chunk_index(addr)] = true;
+    }
+
+    /// The core let go of a frame (its last copy was handed out, or it was dropped).
+    pub fn unhold(&mut self, addr: u64) {
+        let index = chunk_index(addr);
+        self.held[index] = false;
+        self.free_if_idle(index);
+    }
+
+    pub fn submitted(&mut self, addr: u64) {
+        self.in_flight[chunk_index(addr)] += 1;
+    }
+
+    pub fn completed(&mut self, addr: u64) {
+        let index = chunk_index(addr);
+        self.in_flight[index] -= 1;
+        self.free_if_idle(index);
+    }
+
+    fn free_if_idle(&mut self, index: usize) {
+        if !self.held[index] && self.in_flight[index] == 0 {
+            self.free.push(index as u64 * u64::from(FRAME_SIZE));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flooded_frame_is_free_after_the_core_and_every_copy_are_done() {
+        let mut pool = FramePool::new(4);
+        let frame = pool.alloc().unwrap() + 256; // received data sits after the XDP headroom
+        pool.hold(frame);
+        pool.submitted(frame);
+        pool.submitted(frame);
+        pool.unhold(frame);
+        assert_eq!(pool.free_count(), 3);
+        pool.completed(frame);
+        assert_eq!(pool.free_count(), 3);
+        pool.completed(frame);
+        assert_eq!(pool.free_count(), 4);
+        assert_eq!(pool.alloc(), Some(0), "the chunk base comes back");
+    }
+
+    #[test]
+    fn the_area_is_zeroed_and_bounded() {
+        let mut area = UmemArea::new(2).unwrap();
+        assert_eq!(area.len(), 8192);
+        area.chunk_mut(4096 + 300)[0] = 7;
+        assert_eq!(area.bytes(4096, 1), &[7]);
+        assert_eq!(area.bytes(0, 3), &[0, 0, 0]);
+    }
+}

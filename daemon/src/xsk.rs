@@ -1,0 +1,145 @@
+//! AF_XDP sockets: one per (port, RX queue), all on one shared UMEM so a frame received on
+//! one port is sent on another by its address, without a copy in userspace.
+//!
+//! The first socket owns the UMEM and binds in copy mode (veth has no zero-copy); every other
+//! socket joins with `XDP_SHARED_UMEM` and no other flag, as the kernel requires, and brings
+//! its own fill and completion rings for its device queue.
+
+use crate::umem::{FRAME_SIZE, UmemArea};
+use std::ffi::CString;
+use std::num::NonZeroU32;
+use std::os::fd::RawFd;
+use xdpilone::xdp::{XdpDesc, XdpStatisticsV2};
+use xdpilone::{DeviceQueue, Errno, IfInfo, RingRx, RingTx, Socket, SocketConfig, Umem, UmemConfig, User};
+
+/// Descriptors per ring (fill, completion, RX, TX).
+pub const RING_SIZE: u32 = 2048;
+
+#[derive(Debug, thiserror::Error)]
+pub enum XskError {
+    #[error("cannot create the UMEM ({0}); as a non-root service pfcswitchd needs CAP_IPC_LOCK")]
+    Umem(String),
+    #[error("interface `{0}` does not exist in this network namespace")]
+    NoSuchInterface(String),
+    #[error("cannot {call} the AF_XDP socket of `{iface}` queue {queue}: {errno}{hint}")]
+    Socket { call: &'static str, iface: String, queue: u32, errno: String, hint: &'static str },
+}
+
+fn errno_text(errno: &Errno) -> String {
+    format!("{errno} (errno {})", errno.get_raw())
+}
+
+fn hint(errno: &Errno) -> &'static str {
+    match errno.get_raw() {
+        libc::EPERM | libc::EACCES => "; AF_XDP needs CAP_NET_RAW and CAP_NET_ADMIN (run as root or grant them)",
+        libc::EBUSY => "; another AF_XDP socket already uses this queue (is another pfcswitchd running?)",
+        _ => "",
+    }
+}
+
+/// One (port, queue) socket with its four rings.
+pub struct QueueSocket {
+    pub port: usize,
+    pub queue: u32,
+    pub device: DeviceQueue,
+    pub rx: RingRx,
+    pub tx: RingTx,
+    user: User,
+    _socket: Socket,
+}
+
+impl std::fmt::Debug for QueueSocket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "QueueSocket(port {}, queue {}, fd {})", self.port, self.queue, self.rx.as_raw_fd())
+    }
+}
+
+impl QueueSocket {
+    pub fn fd(&self) -> RawFd {
+        self.rx.as_raw_fd()
+    }
+
+    /// Kernel-side drop counters of this socket.
+    pub fn statistics(&self) -> Option<XdpStatisticsV2> {
+        self.user.statistics_v2().ok()
+    }
+
+    /// Kicks the kernel to transmit what the TX ring holds (copy mode sends only on a syscall).
+    pub fn kick_tx(&self) {
+        self.tx.wake();
+    }
+}
+
+/// The UMEM and every socket on it.
+pub struct Sockets {
+    pub umem: Umem,
+    pub queues: Vec<QueueSocket>,
+}
+
+impl std::fmt::Debug for Sockets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sockets").field("queues", &self.queues).finish()
+    }
+}
+
+/// Number of RX queues of `iface`, from sysfs (1 if unknown).
+pub fn rx_queue_count(iface: &str) -> u32 {
+    std::fs::read_dir(format!("/sys/class/net/{iface}/queues"))
+        .map(|entries| entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("rx-")).count() as u32)
+        .unwrap_or(1)
+        .max(1)
+}
+
+impl Sockets {
+    /// Opens a socket on every queue of every interface in `ifaces` (port order).
+    pub fn open(area: &UmemArea, ifaces: &[String]) -> Result<Sockets, XskError> {
+        let config = UmemConfig {
+            fill_size: RING_SIZE,
+            complete_size: RING_SIZE,
+            frame_size: FRAME_SIZE,
+            headroom: 0,
+            flags: 0,
+        };
+        // SAFETY: the area is page aligned, sized for whole frames, and outlives the sockets
+        // (the datapath drops them before the area).
+        let umem = unsafe { Umem::new(config, area.as_non_null()) }.map_err(|e| XskError::Umem(errno_text(&e)))?;
+        let mut queues = Vec::new();
+        for (port, iface) in ifaces.iter().enumerate() {
+            for queue in 0..rx_queue_count(iface) {
+                let first = queues.is_empty();
+                queues.push(open_queue(&umem, port, iface, queue, first)?);
+            }
+        }
+        Ok(Sockets { umem, queues })
+    }
+}
+
+fn open_queue(umem: &Umem, port: usize, iface: &str, queue: u32, first: bool) -> Result<QueueSocket, XskError> {
+    let fail = |call: &'static str| {
+        move |errno: Errno| XskError::Socket {
+            call,
+            iface: iface.to_string(),
+            queue,
+            hint: hint(&errno),
+            errno: errno_text(&errno),
+        }
+    };
+    let name = CString::new(iface).map_err(|_| XskError::NoSuchInterface(iface.to_string()))?;
+    let mut info = IfInfo::invalid();
+    info.from_name(&name).map_err(|_| XskError::NoSuchInterface(iface.to_string()))?;
+    info.set_queue(queue);
+    let socket = if first { Socket::with_shared(&info, umem) } else { Socket::new(&info) }.map_err(fail("create"))?;
+    let device = umem.fq_cq(&socket).map_err(fail("set up the fill and completion rings of"))?;
+    let bind_flags = if first { SocketConfig::XDP_BIND_COPY } else { 0 };
+    let rings = SocketConfig { rx_size: NonZeroU32::new(RING_SIZE), tx_size: NonZeroU32::new(RING_SIZE), bind_flags };
+    let user = umem.rx_tx(&socket, &rings).map_err(fail("set up the RX and TX rings of"))?;
+    let rx = user.map_rx().map_err(fail("map the RX ring of"))?;
+    let tx = user.map_tx().map_err(fail("map the TX ring of"))?;
+    umem.bind(&user).map_err(fail("bind"))?;
+    Ok(QueueSocket { port, queue, device, rx, tx, user, _socket: socket })
+}
+
+/// A TX descriptor for `len` bytes at UMEM address `addr`.
+pub fn tx_desc(addr: u64, len: u32) -> XdpDesc {
+    XdpDesc { addr, len, options: 0 }
+}

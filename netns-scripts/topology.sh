@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Named topologies of network namespaces joined by veth pairs, with one pfcswitchd per
+# switch namespace.
+#
+#   topology.sh up NAME [--prefix P] [--config-dir DIR] [--no-daemon] [--speed-mtu...]
+#   topology.sh down NAME [--prefix P]
+#   topology.sh list
+#
+# Namespaces are named ${P}sw1.., ${P}h1.. (default prefix "pfc-"). A host's interface is
+# eth0 with MAC 02:00:00:00:00:NN, 10.0.0.N/24 and fd00::N/64, tx-vlan-offload off (so
+# frames carry their 802.1Q tag inline). Switch ports are p1, p2, ... in port order. Each
+# switch runs `pfcswitchd --config DIR/swK.toml` (star3 defaults to configs/default.toml),
+# with its control socket at /run/pfcswitch/${P}swK.sock and its log at
+# /run/pfcswitch/${P}swK.log. `down` stops the daemons and removes every namespace of the
+# prefix it created; nothing else is touched.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+rundir=/run/pfcswitch
+
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+
+# Topology tables: "switch:port host" for host links, "switch:port switch:port" for trunks.
+topology_star3() {
+  SWITCHES="sw1"
+  HOSTS="h1 h2 h3"
+  LINKS="sw1:p1-h1 sw1:p2-h2 sw1:p3-h3"
+}
+
+# The OFC paper's Fig. 1: three switches in a row and ten servers. F0 (h1 -> h9) and
+# F1 (h2 -> h10) cross sw1 and sw2 and leave sw3 on different ports; the burst senders
+# h3-h8 (F2-F7) hang off sw2 and sw3 and send to h10 with F1.
+topology_ofc_fig1() {
+  SWITCHES="sw1 sw2 sw3"
+  HOSTS="h1 h2 h3 h4 h5 h6 h7 h8 h9 h10"
+  LINKS="sw1:p1-h1 sw1:p2-h2 sw1:p3-sw2:p1 sw2:p2-h3 sw2:p3-h4 sw2:p4-h5 sw2:p5-sw3:p1 \
+sw3:p2-h6 sw3:p3-h7 sw3:p4-h8 sw3:p5-h9 sw3:p6-h10"
+}
+
+select_topology() {
+  case "$1" in
+    star3) topology_star3; DEFAULT_CONFIGS="$repo/configs/default.toml" ;;
+    ofc-fig1) topology_ofc_fig1; DEFAULT_CONFIGS="$repo/configs/ofc-fig1" ;;
+    *) echo "topology.sh: unknown topology '$1' (known: star3, ofc-fig1)" >&2; exit 2 ;;
+  esac
+}
+
+daemon_binary() {
+  if [ -n "${PFCSWITCHD:-}" ]; then echo "$PFCSWITCHD"
+  elif [ -x "$repo/target/release/pfcswitchd" ]; then echo "$repo/target/release/pfcswitchd"
+  else command -v pfcswitchd || { echo "topology.sh: pfcswitchd not found (build it, or set PFCSWITCHD)" >&2; exit 1; }
+  fi
+}
+
+config_for() { # switch
+  if [ -f "$CONFIGS" ]; then echo "$CONFIGS"; else echo "$CONFIGS/$1.toml"; fi
+}
+
+up() {
+  mkdir -p "$rundir"
+  for ns in $SWITCHES $HOSTS; do
+    ip netns add "$PREFIX$ns"
+    ip -n "$PREFIX$ns" link set lo up
+  done
+  for link in $LINKS; do
+    local a=${link%%-*} b=${link#*-}
+    local sw=${a%%:*} port=${a#*:}
+    if [[ $b == *:* ]]; then
+      local sw2=${b%%:*} port2=${b#*:}
+      ip link add "$port" netns "$PREFIX$sw" type veth peer name "$port2" netns "$PREFIX$sw2"
+      for end in "$sw:$port" "$sw2:$port2"; do switch_port "${end%%:*}" "${end#*:}"; done
+    else
+      local n=${b#h}
+      ip link add "$port" netns "$PREFIX$sw" type veth peer name eth0 netns "$PREFIX$b"
+      switch_port "$sw" "$port"
+      ip -n "$PREFIX$b" link set eth0 address "$(printf '02:00:00:00:00:%02x' "$n")"
+      ip -n "$PREFIX$b" addr add "10.0.0.$n/24" dev eth0
+      ip -n "$PREFIX$b" -6 addr add "fd00::$n/64" dev eth0 nodad
+      # Frames must leave the host as they are on a real wire: tags inline, checksums
+      # computed, no TSO super-frames (the switch forwards bytes, it does not finish them).
+      ip netns exec "$PREFIX$b" ethtool -K eth0 txvlan off tx off tso off gso off >/dev/null
+      ip -n "$PREFIX$b" link set eth0 up
+    fi
+  done
+  [ -n "$NO_DAEMON" ] && return 0
+  local binary; binary=$(daemon_binary)
+  for sw in $SWITCHES; do
+    local name="$PREFIX$sw"
+    ip netns exec "$name" "$binary" --config "$(config_for "$sw")" \
+      --control-socket "$rundir/$name.sock" >"$rundir/$name.log" 2>&1 &
+    echo $! >"$rundir/$name.pid"
+  done
+  for sw in $SWITCHES; do wait_ready "$PREFIX$sw"; done
+}
+
+switch_port() { # switch port
+  ip netns exec "$PREFIX$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
+  ip -n "$PREFIX$1" link set "$2" up
+}
+
+wait_ready() { # namespace
+  for _ in $(seq 100); do
+    [ -S "$rundir/$1.sock" ] && return 0
+    if ! kill -0 "$(cat "$rundir/$1.pid")" 2>/dev/null; then
+      echo "topology.sh: pfcswitchd in $1 exited:" >&2; cat "$rundir/$1.log" >&2; return 1
+    fi
+    sleep 0.1
+  done
+  echo "topology.sh: pfcswitchd in $1 did not open its control socket" >&2; cat "$rundir/$1.log" >&2; return 1
+}
+
+down() {
+  for sw in $SWITCHES; do
+    local name="$PREFIX$sw" pidfile="$rundir/$PREFIX$sw.pid"
+    if [ -f "$pidfile" ]; then
+      local pid; pid=$(cat "$pidfile")
+      if kill -TERM "$pid" 2>/dev/null; then
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+      fi
+      rm -f "$pidfile" "$rundir/$name.sock"
+    fi
+  done
+  for ns in $SWITCHES $HOSTS; do
+    ip netns del "$PREFIX$ns" 2>/dev/null || true
+  done
+}
+
+[ $# -ge 1 ] || usage
+command=$1; shift
+[ "$command" = list ] && { echo "star3 ofc-fig1"; exit 0; }
+[ $# -ge 1 ] || usage
+select_topology "$1"; shift
+PREFIX=pfc- CONFIGS=$DEFAULT_CONFIGS NO_DAEMON=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix) PREFIX=$2; shift 2 ;;
+    --config-dir|--config) CONFIGS=$2; shift 2 ;;
+    --no-daemon) NO_DAEMON=1; shift ;;
+    *) usage ;;
+  esac
+done
+case "$command" in
+  up) trap 'echo "topology.sh: setup failed; tearing down" >&2; down' ERR; up; trap - ERR ;;
+  down) down ;;
+  *) usage ;;
+esac

@@ -1,0 +1,147 @@
+//! `netns-scripts/topology.sh` topologies with live pfcswitchd daemons, as RAII guards: the
+//! topology comes down (daemons stopped, namespaces deleted) when the guard drops, panics
+//! included. Prefixes are unique per test run (`pt<pid>x<n>-`), so runs never collide.
+
+use pfcswitch_core::report::{ControlRequest, ControlResponse, Snapshot};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Runs daemon tests one at a time: each pfcswitchd spins a core for timer accuracy, and
+/// the machine has two.
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the repository").to_path_buf()
+}
+
+/// A binary built from this workspace (`cargo build --workspace --bins` first; scripts/test.sh does).
+pub fn binary(name: &str) -> PathBuf {
+    let dir = std::env::var_os("PFCSWITCH_BIN_DIR").map_or_else(|| repo().join("target/debug"), PathBuf::from);
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --workspace --bins` (scripts/test.sh does)",
+        path.display()
+    );
+    path
+}
+
+#[derive(Debug)]
+pub struct Topology {
+    name: String,
+    prefix: String,
+}
+
+impl Topology {
+    /// Brings up topology `name` (star3, ofc-fig1) with `configs` (a file for one switch or
+    /// a directory of swK.toml; None for the topology's default).
+    pub fn up(name: &str, configs: Option<&Path>) -> Topology {
+        crate::require_root();
+        let prefix = format!("pt{}x{}-", std::process::id() % 100_000, COUNTER.fetch_add(1, Ordering::Relaxed));
+        let topology = Topology { name: name.to_string(), prefix };
+        let mut command = topology.script("up");
+        if let Some(configs) = configs {
+            command.arg("--config-dir").arg(configs);
+        }
+        let output = command.output().expect("run topology.sh");
+        assert!(output.status.success(), "topology.sh up {name} failed:\n{}", String::from_utf8_lossy(&output.stderr));
+        topology
+    }
+
+    fn script(&self, action: &str) -> Command {
+        let mut command = Command::new(repo().join("netns-scripts/topology.sh"));
+        command.args([action, &self.name, "--prefix", &self.prefix]).env("PFCSWITCHD", binary("pfcswitchd"));
+        command
+    }
+
+    /// The namespace of node `node` (`sw1`, `h2`).
+    pub fn ns(&self, node: &str) -> String {
+        format!("{}{node}", self.prefix)
+    }
+
+    pub fn socket(&self, switch: &str) -> PathBuf {
+        PathBuf::from(format!("/run/pfcswitch/{}.sock", self.ns(switch)))
+    }
+
+    pub fn log(&self, switch: &str) -> String {
+        std::fs::read_to_string(format!("/run/pfcswitch/{}.log", self.ns(switch))).unwrap_or_default()
+    }
+
+    pub fn pid(&self, switch: &str) -> u32 {
+        std::fs::read_to_string(format!("/run/pfcswitch/{}.pid", self.ns(switch)))
+            .expect("pid file")
+            .trim()
+            .parse()
+            .expect("pid")
+    }
+
+    /// A command to run inside `node`'s namespace.
+    pub fn command(&self, node: &str, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut command = Command::new("ip");
+        command.args(["netns", "exec", &self.ns(node)]).arg(program);
+        command
+    }
+
+    /// Runs `program args` in `node` and returns its output, failing the test on error.
+    pub fn run(&self, node: &str, program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Output {
+        let output = self.command(node, &program).args(args).output().expect("spawn");
+        assert!(
+            output.status.success(),
+            "{:?} {args:?} in {node} failed: {}{}",
+            program.as_ref(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    }
+
+    /// `pfcswitch -s SOCKET args` for `switch`.
+    pub fn cli(&self, switch: &str, args: &[&str]) -> Output {
+        let output = Command::new(binary("pfcswitch"))
+            .arg("-s")
+            .arg(self.socket(switch))
+            .args(args)
+            .output()
+            .expect("spawn pfcswitch");
+        assert!(output.status.success(), "pfcswitch {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        output
+    }
+
+    /// The switch's state, straight from its control socket.
+    pub fn snapshot(&self, switch: &str) -> Snapshot {
+        let mut stream = UnixStream::connect(self.socket(switch)).expect("connect to the control socket");
+        serde_json::to_writer(&mut stream, &ControlRequest::Snapshot).unwrap();
+        stream.write_all(b"\n").unwrap();
+        let mut line = String::new();
+        BufReader::new(stream).read_line(&mut line).unwrap();
+        match serde_json::from_str(&line).expect("a JSON answer") {
+            ControlResponse::Snapshot(snapshot) => *snapshot,
+            other => panic!("unexpected answer {other:?}"),
+        }
+    }
+
+    /// The Prometheus exposition of `switch`, fetched over HTTP inside its namespace.
+    pub fn metrics(&self, switch: &str) -> String {
+        let output = self.run(switch, "curl", &["-sf", "http://127.0.0.1:9464/metrics"]);
+        String::from_utf8(output.stdout).expect("UTF-8 metrics")
+    }
+}
+
+impl Drop for Topology {
+    fn drop(&mut self) {
+        match self.script("down").output() {
+            Ok(output) if output.status.success() => {}
+            other => eprintln!("warning: topology.sh down {} {}: {other:?}", self.name, self.prefix),
+        }
+    }
+}

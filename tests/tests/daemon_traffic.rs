@@ -1,0 +1,229 @@
+//! pfcswitchd forwarding real traffic between host namespaces (star3: h1, h2, h3 on sw1 at
+//! 100 Mbit/s, PFC on priority 3; configs/default.toml).
+
+use pfcswitch_tests::capture::Capture;
+use pfcswitch_tests::oracle::{read_pcap, tshark_fields};
+use pfcswitch_tests::topology::{Topology, binary, serial};
+use serde_json::Value;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+fn json(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&output.stdout)))
+}
+
+/// `pfcswitch traffic send` from `host` (JSON summary on stdout).
+fn sender(topology: &Topology, host: &str, args: &[&str]) -> Child {
+    topology
+        .command(host, binary("pfcswitch"))
+        .args(["-j", "traffic", "send", "--iface", "eth0", "--speed", "100Mbps"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn the sender")
+}
+
+/// `pfcswitch traffic recv` on `host` until idle (JSON per flow on stdout).
+fn receiver(topology: &Topology, host: &str) -> Child {
+    let child = topology
+        .command(host, binary("pfcswitch"))
+        .args(["-j", "traffic", "recv", "--iface", "eth0", "--duration", "60s", "--idle", "2s"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn the receiver");
+    std::thread::sleep(Duration::from_millis(300));
+    child
+}
+
+fn finish(child: Child) -> Value {
+    let output = child.wait_with_output().expect("wait");
+    assert!(output.status.success(), "endpoint failed: {}", String::from_utf8_lossy(&output.stderr));
+    json(&output)
+}
+
+#[test]
+fn kernel_ping_and_tcp_cross_the_switch_and_addresses_are_learned() {
+    let _serial = serial();
+    let topology = Topology::up("star3", None);
+    topology.run("h1", "ping", &["-c", "3", "-i", "0.2", "-W", "2", "10.0.0.2"]);
+    topology.run("h1", "ping", &["-6", "-c", "3", "-i", "0.2", "-W", "2", "fd00::3"]);
+    let server = topology.command("h2", "iperf3").args(["-s", "-1"]).stdout(Stdio::null()).spawn().expect("iperf3");
+    std::thread::sleep(Duration::from_millis(500));
+    let result = json(&topology.run("h1", "iperf3", &["-c", "10.0.0.2", "-t", "5", "-J"]));
+    server.wait_with_output().expect("iperf3 server");
+    let received = result["end"]["sum_received"]["bits_per_second"].as_f64().expect("iperf3 JSON");
+    // TCP over 1500-byte frames carries at most 94 % of the 100 Mbit/s line.
+    assert!(received > 80e6, "iperf3 TCP through the switch: {:.1} Mbit/s", received / 1e6);
+    println!("iperf3 TCP h1 → h2 for 5 s: {:.1} Mbit/s on a 100 Mbit/s port", received / 1e6);
+
+    let fdb = json(&topology.cli("sw1", &["-j", "fdb"]));
+    for (mac, port) in [("02:00:00:00:00:01", "p1"), ("02:00:00:00:00:02", "p2"), ("02:00:00:00:00:03", "p3")] {
+        assert!(
+            fdb.as_array().unwrap().iter().any(|e| e["mac"] == mac && e["port"] == port && e["is_static"] == false),
+            "{mac} learned on {port}: {fdb}"
+        );
+    }
+}
+
+/// Two PFC-obeying senders at 100 Mbit/s each into one 100 Mbit/s egress, lossless
+/// priority 3: nothing is lost, and every PFC frame the switch counts is on the wire,
+/// decoded by tshark with class vector 0x0008 and the configured quanta.
+#[test]
+fn incast_at_twice_the_egress_speed_is_lossless_and_pfc_is_on_the_wire() {
+    let _serial = serial();
+    let topology = Topology::up("star3", None);
+    let dir = tempfile::tempdir().unwrap();
+    let captures: Vec<Capture> = ["h1", "h2"]
+        .iter()
+        .map(|h| Capture::start(&topology, h, "eth0", "ether proto 0x8808", &dir.path().join(format!("{h}.pcap"))))
+        .collect();
+    let receive = receiver(&topology, "h3");
+    let frames = "6000";
+    let senders = [("h1", "1"), ("h2", "2")].map(|(h, flow)| {
+        sender(&topology, h, &["--dst", "02:00:00:00:00:03", "--pcp", "3", "--frames", frames, "--flow", flow])
+    });
+    let sent: Vec<Value> = senders.into_iter().map(finish).collect();
+    let received = finish(receive);
+    let pcaps: Vec<_> = captures.into_iter().map(Capture::stop).collect();
+
+    for flow in received["flows"].as_array().unwrap() {
+        assert_eq!(flow["frames"], 6000, "every frame of flow {} arrived: {flow}", flow["flow"]);
+        assert_eq!(flow["lost"], 0);
+    }
+    assert_eq!(received["flows"].as_array().unwrap().len(), 2);
+    let snapshot = topology.snapshot("sw1");
+    for port in &snapshot.ports {
+        assert_eq!(port.priorities[3].drops.values().sum::<u64>(), 0, "no drop on priority 3 at {}", port.name);
+    }
+
+    let metrics = topology.metrics("sw1");
+    for (index, (pcap, port)) in pcaps.iter().zip(["p1", "p2"]).enumerate() {
+        let rows = tshark_fields(pcap, &["macc.opcode", "macc.cbfc.enbv", "macc.cbfc.pause_time.c3", "eth.src"], &[]);
+        assert!(!rows.is_empty(), "PFC frames reached {port}'s host");
+        let port_mac = &snapshot.port(port).unwrap().mac;
+        for row in &rows {
+            assert_eq!((row[0].as_str(), row[1].as_str()), ("0x0101", "0x0008"), "PFC for class 3 only");
+            assert!(row[2] == "65535" || row[2] == "0", "XOFF with the configured quanta or XON: {row:?}");
+            assert_eq!(&row[3], port_mac, "sent by the switch port");
+        }
+        let xoff = rows.iter().filter(|r| r[2] == "65535").count();
+        assert!(xoff > 0 && rows.len() > xoff, "both XOFF and XON seen");
+        let counted = snapshot.port(port).unwrap().priorities[3].pfc_tx;
+        assert_eq!(rows.len() as u64, counted, "pfcstat counts exactly the PFC frames on the wire at {port}");
+        assert_eq!(sent[index]["pfc_rx"], counted, "the sender obeyed every one");
+        let metric = format!("pfcswitch_pfc_tx_frames_total{{port=\"{port}\",priority=\"3\"}} {counted}\n");
+        assert!(metrics.contains(&metric), "metrics agree: {metric}");
+        println!("{port}: {} PFC frames on the wire ({xoff} XOFF), = pfcstat = metrics = sender's count", rows.len());
+    }
+    let pfcstat = String::from_utf8(topology.cli("sw1", &["pfcstat"]).stdout).unwrap();
+    println!("{pfcstat}");
+}
+
+/// A PFC frame for class 3 sent by h2 pauses class 3 towards h2 for 65535 quanta at
+/// 100 Mbit/s (335.5 ms); class 0 keeps flowing. Measured in a capture on h2.
+#[test]
+fn an_injected_pfc_frame_pauses_only_its_class_for_the_encoded_time() {
+    let _serial = serial();
+    let topology = Topology::up("star3", None);
+    let dir = tempfile::tempdir().unwrap();
+    let pfc = dir.path().join("pfc.pcap");
+    let crafted = std::process::Command::new(binary("pfcswitch"))
+        .args(["frame", "pfc", "--src", "02:00:00:00:00:02", "--class", "3=65535", "-o"])
+        .arg(&pfc)
+        .output()
+        .unwrap();
+    assert!(crafted.status.success());
+    let capture = Capture::start(&topology, "h2", "eth0", "", &dir.path().join("h2.pcap"));
+    let common = ["--dst", "02:00:00:00:00:02", "--rate", "20Mbps", "--duration", "1500ms"];
+    let class3 = sender(&topology, "h1", &[&common[..], &["--pcp", "3", "--flow", "3"]].concat());
+    let class0 = sender(&topology, "h1", &[&common[..], &["--pcp", "0", "--flow", "0"]].concat());
+    std::thread::sleep(Duration::from_millis(500));
+    topology.run("h2", binary("pfcswitch"), &["frame", "send", "--iface", "eth0", pfc.to_str().unwrap()]);
+    finish(class3);
+    finish(class0);
+    let pcap = capture.stop();
+
+    let frames = read_pcap(&pcap);
+    let rows = tshark_fields(&pcap, &["frame.time_epoch", "vlan.priority", "macc.opcode", "eth.src"], &[]);
+    assert_eq!(rows.len(), frames.len());
+    let time = |row: &Vec<String>| row[0].parse::<f64>().unwrap();
+    let sent_at =
+        rows.iter().find(|r| r[2] == "0x0101" && r[3] == "02:00:00:00:00:02").map(time).expect("the PFC frame left h2");
+    let class3: Vec<f64> = rows.iter().filter(|r| r[1] == "3").map(time).collect();
+    let class0: Vec<f64> = rows.iter().filter(|r| r[1] == "0").map(time).collect();
+    let resumed = class3.iter().copied().find(|&t| t > sent_at).expect("class 3 resumed");
+    let last_before = class3.iter().copied().rfind(|&t| t < sent_at).expect("class 3 flowed before");
+    let pause = 65535.0 * 512.0 / 100e6;
+    let gap = resumed - sent_at;
+    assert!((gap - pause).abs() < 0.002, "class 3 paused {:.3} ms, encoded {:.3} ms", gap * 1e3, pause * 1e3);
+    assert!(sent_at - last_before < 0.002, "class 3 was flowing until the pause");
+    let during = class0.iter().filter(|&&t| t > sent_at && t < resumed).count();
+    let expected = (pause * 20e6 / ((1500.0 + 24.0) * 8.0)) as usize;
+    assert!(during * 10 >= expected * 9, "class 0 kept flowing: {during} frames in the pause, ~{expected} offered");
+    println!(
+        "PFC class 3 for 65535 quanta at 100 Mbit/s: class 3 paused {:.3} ms (encoded {:.3} ms); {during} class-0 frames meanwhile",
+        gap * 1e3,
+        pause * 1e3
+    );
+}
+
+/// Malformed frames from h1: counted by reason at sw1, forwarded nowhere; forwarding goes on.
+#[test]
+fn malformed_frames_are_counted_by_reason_and_never_forwarded() {
+    let _serial = serial();
+    let topology = Topology::up("star3", None);
+    let dir = tempfile::tempdir().unwrap();
+    let pfc = dir.path().join("pfc.pcap");
+    let out = std::process::Command::new(binary("pfcswitch"))
+        .args(["frame", "pfc", "--src", "02:00:00:00:00:01", "--class", "3=100", "-o"])
+        .arg(&pfc)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let good = read_pcap(&pfc).remove(0);
+    let mut truncated = good.clone();
+    truncated.truncate(24);
+    let mut opcode = good.clone();
+    opcode[15] = 0x02;
+    let mut reserved = good.clone();
+    reserved[16] = 0x40;
+    let mut bare = good.clone(); // just an Ethernet header announcing MAC control
+    bare.truncate(14);
+    let mut tag = vec![0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x81, 0x00, 0x60];
+    tag.truncate(15); // 802.1Q announced, tag cut after one byte
+    let malformed = dir.path().join("malformed.pcap");
+    pfcswitch_tests::oracle::write_pcap(&malformed, &[truncated, opcode, reserved, bare, tag]);
+
+    let watchers: Vec<Capture> = ["h2", "h3"]
+        .iter()
+        .map(|h| Capture::start(&topology, h, "eth0", "", &dir.path().join(format!("{h}.pcap"))))
+        .collect();
+    topology.run(
+        "h1",
+        binary("pfcswitch"),
+        &["frame", "send", "--iface", "eth0", "--repeat", "3", malformed.to_str().unwrap()],
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    topology.run("h1", "ping", &["-c", "2", "-i", "0.2", "-W", "2", "10.0.0.2"]);
+    let seen: Vec<Vec<Vec<u8>>> = watchers.into_iter().map(|c| read_pcap(&c.stop())).collect();
+
+    let snapshot = topology.snapshot("sw1");
+    let p1 = snapshot.port("p1").unwrap();
+    // The bare header is a truncated MAC control PDU too: 3 + 3.
+    for (reason, count) in
+        [("mac_control_truncated", 6), ("mac_control_unknown_opcode", 3), ("mac_control_reserved_bits", 3)]
+    {
+        assert_eq!(p1.malformed.get(reason), Some(&count), "{reason}: {:?}", p1.malformed);
+    }
+    assert_eq!(p1.xdp.as_ref().unwrap().drops["truncated_vlan"], 3, "the classifier drops a cut-off tag");
+    for (host, frames) in ["h2", "h3"].iter().zip(&seen) {
+        assert!(
+            !frames
+                .iter()
+                .any(|f| f.len() >= 14 && (f[12..14] == [0x88, 0x08] || f.len() < 18 && f[12..14] == [0x81, 0x00])),
+            "{host} saw a malformed frame"
+        );
+    }
+    println!("p1 malformed: {:?}, classifier drops: {:?}", p1.malformed, p1.xdp.as_ref().unwrap().drops);
+}
