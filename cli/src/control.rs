@@ -41,7 +41,7 @@ pub fn request(socket: &Path, request: &ControlRequest) -> Result<ControlRespons
     stream.write_all(b"\n")?;
     let mut line = String::new();
     BufReader::new(stream).read_line(&mut line).with_context(|| format!("no answer from {}", socket.display()))?;
-    Ok(serde_json::from_str(&line).with_context(|| format!("unreadable answer from {}", socket.display()))?)
+    serde_json::from_str(&line).with_context(|| format!("unreadable answer from {}", socket.display()))
 }
 
 pub fn snapshot(socket: &Path) -> Result<Snapshot> {

@@ -8,7 +8,7 @@ mod table;
 mod traffic;
 
 use clap::{Parser, Subcommand};
-use pfcswitch_core::report::ControlRequest;
+use pfcswitch_core::report::{ControlRequest, Snapshot};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -79,18 +79,25 @@ enum PfcCommand {
 fn run(cli: Cli) -> anyhow::Result<()> {
     let json = cli.json;
     let socket = || control::resolve_socket(cli.socket.clone());
+    let view = |show: fn(&Snapshot, bool)| -> anyhow::Result<()> {
+        show(&control::snapshot(&socket()?)?, json);
+        Ok(())
+    };
     match cli.command {
         Command::Frame(command) => frame::run(command, json),
         Command::Traffic(TrafficCommand::Send(args)) => traffic::send(&args, json),
         Command::Traffic(TrafficCommand::Recv(args)) => traffic::recv(&args, json),
-        Command::Status => Ok(control::status(&control::snapshot(&socket()?)?, json)),
-        Command::Ports => Ok(control::ports(&control::snapshot(&socket()?)?, json)),
+        Command::Status => view(control::status),
+        Command::Ports => view(control::ports),
         Command::Pfc { command: PfcCommand::Show { port } } => {
             control::pfc_show(&control::snapshot(&socket()?)?, port.as_deref(), json)
         }
-        Command::Pfcstat => Ok(control::pfcstat(&control::snapshot(&socket()?)?, json)),
-        Command::Queues { all } => Ok(control::queues(&control::snapshot(&socket()?)?, all, json)),
-        Command::Fdb => Ok(control::fdb(&control::snapshot(&socket()?)?, json)),
+        Command::Pfcstat => view(control::pfcstat),
+        Command::Queues { all } => {
+            control::queues(&control::snapshot(&socket()?)?, all, json);
+            Ok(())
+        }
+        Command::Fdb => view(control::fdb),
         Command::Counters { .. } => control::command(&socket()?, ControlRequest::ResetCounters, json),
         Command::Reload => control::command(&socket()?, ControlRequest::Reload, json),
     }

@@ -183,10 +183,11 @@ pub fn recv(args: &RecvArgs, json: bool) -> Result<()> {
     loop {
         let now = clock.now();
         while let Some(frame) = socket.try_recv(&mut buffer)? {
-            if let Ok(view) = FrameView::parse(frame) {
-                if view.l2.dst == mac && receiver.handle(now, &view, frame.len()) {
-                    last_arrival = Some(now);
-                }
+            if let Ok(view) = FrameView::parse(frame)
+                && view.l2.dst == mac
+                && receiver.handle(now, &view, frame.len())
+            {
+                last_arrival = Some(now);
             }
         }
         let idle_end = args.idle.zip(last_arrival).map(|(idle, last)| last + idle);
