@@ -7,9 +7,11 @@
 #   topology.sh list
 #
 # Namespaces are named ${P}sw1.., ${P}h1.. (default prefix "pfc-"). A host's interface is
-# eth0 with MAC 02:00:00:00:00:NN, 10.0.0.N/24 and fd00::N/64, tx-vlan-offload off (so
-# frames carry their 802.1Q tag inline). Switch ports are p1, p2, ... in port order. Each
-# switch runs `pfcswitchd --config DIR/swK.toml` (star3 defaults to configs/default.toml),
+# eth0 with MAC 02:00:00:00:00:NN, 10.0.0.N/24 and fd00::N/64, and VLAN, checksum and
+# segmentation offloads off (frames leave as on a real wire: tag inline, checksums done,
+# no super-frames). Switch ports are p1, p2, ... in port order. Each
+# switch runs `pfcswitchd --config DIR/swK.toml` (star3 defaults to configs/default.toml,
+# star8 to configs/star8.toml),
 # with its control socket at /run/pfcswitch/${P}swK.sock and its log at
 # /run/pfcswitch/${P}swK.log. `down` stops the daemons and removes every namespace of the
 # prefix it created; nothing else is touched.
@@ -28,6 +30,13 @@ topology_star3() {
   LINKS="sw1:p1-h1 sw1:p2-h2 sw1:p3-h3"
 }
 
+# Eight hosts on one switch: the size the memory measurement uses.
+topology_star8() {
+  SWITCHES="sw1"
+  HOSTS="h1 h2 h3 h4 h5 h6 h7 h8"
+  LINKS="sw1:p1-h1 sw1:p2-h2 sw1:p3-h3 sw1:p4-h4 sw1:p5-h5 sw1:p6-h6 sw1:p7-h7 sw1:p8-h8"
+}
+
 # The OFC paper's Fig. 1: three switches in a row and ten servers. F0 (h1 -> h9) and
 # F1 (h2 -> h10) cross sw1 and sw2 and leave sw3 on different ports; the burst senders
 # h3-h8 (F2-F7) hang off sw2 and sw3 and send to h10 with F1.
@@ -41,8 +50,9 @@ sw3:p2-h6 sw3:p3-h7 sw3:p4-h8 sw3:p5-h9 sw3:p6-h10"
 select_topology() {
   case "$1" in
     star3) topology_star3; DEFAULT_CONFIGS="$repo/configs/default.toml" ;;
+    star8) topology_star8; DEFAULT_CONFIGS="$repo/configs/star8.toml" ;;
     ofc-fig1) topology_ofc_fig1; DEFAULT_CONFIGS="$repo/configs/ofc-fig1" ;;
-    *) echo "topology.sh: unknown topology '$1' (known: star3, ofc-fig1)" >&2; exit 2 ;;
+    *) echo "topology.sh: unknown topology '$1' (known: star3, star8, ofc-fig1)" >&2; exit 2 ;;
   esac
 }
 
@@ -129,7 +139,7 @@ down() {
 
 [ $# -ge 1 ] || usage
 command=$1; shift
-[ "$command" = list ] && { echo "star3 ofc-fig1"; exit 0; }
+[ "$command" = list ] && { echo "star3 star8 ofc-fig1"; exit 0; }
 [ $# -ge 1 ] || usage
 select_topology "$1"; shift
 PREFIX=pfc- CONFIGS=$DEFAULT_CONFIGS NO_DAEMON=

@@ -1,40 +1,58 @@
 #!/usr/bin/env bash
-# The README's demo: builds pfcswitch, crafts one frame of each format the switch speaks,
-# and shows what pfcswitch and Wireshark's dissectors (tshark) read in them.
+# The README's demo: three hosts on one pfcswitchd (the star3 topology, configs/default.toml,
+# 100 Mbit/s ports, PFC on priority 3). Two hosts send to the third at twice its port speed
+# on the lossless priority: the switch pauses them with real PFC frames, nothing is lost.
+# Prints pfcstat and the PFC frames captured on a sender's link, then tears everything down.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
-pfcswitch=target/release/pfcswitch
+pfcswitch=/usr/local/bin/pfcswitch
+topology=netns-scripts/topology.sh
+prefix=demo-
 work=$(mktemp -d /tmp/pfcswitch-demo.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+cleanup() {
+  jobs -p | xargs -r kill 2>/dev/null || true
+  PFCSWITCHD=/usr/local/bin/pfcswitchd $topology down star3 --prefix $prefix
+  rm -rf "$work"
+}
+trap cleanup EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+in_ns() { local ns=$1; shift; ip netns exec "$prefix$ns" "$@"; }
+control=(-s /run/pfcswitch/${prefix}sw1.sock)
 
-step "PFC: pause class 3 for 65535 quanta, resume class 4"
-$pfcswitch frame pfc --src 02:00:00:00:00:01 --class 3=65535 --class 4=0 -o "$work/pfc.pcap"
-$pfcswitch frame decode --speed 1Gbps "$work/pfc.pcap"
-echo "tshark (macc.opcode, macc.cbfc.enbv, c3, c4):"
-tshark -r "$work/pfc.pcap" -T fields -e macc.opcode -e macc.cbfc.enbv \
-  -e macc.cbfc.pause_time.c3 -e macc.cbfc.pause_time.c4 2>/dev/null
+step "star3: h1, h2, h3 on switch sw1 (pfcswitchd, AF_XDP, 100 Mbit/s ports, PFC on priority 3)"
+PFCSWITCHD=/usr/local/bin/pfcswitchd $topology up star3 --prefix $prefix
+$pfcswitch "${control[@]}" status
 
-step "802.3x PAUSE: every priority for 1000 quanta"
-$pfcswitch frame pause --src 02:00:00:00:00:01 --quanta 1000 -o "$work/pause.pcap"
-$pfcswitch frame decode --speed 10Gbps "$work/pause.pcap"
-echo "tshark (macc.opcode, macc.pause_time):"
-tshark -r "$work/pause.pcap" -T fields -e macc.opcode -e macc.pause_time 2>/dev/null
+step "Kernel traffic through the switch: ping h1 -> h3"
+in_ns h1 ping -c 3 -i 0.2 10.0.0.3
 
-step "Data frames: 802.1Q PCP 3, VID 100, IPv4/UDP with the traffic header"
-$pfcswitch frame data --src 02:00:00:00:00:01 --dst 02:00:00:00:00:02 --pcp 3 --vid 100 \
-  --flow 7 --seq 1 --size 1500 --count 3 -o "$work/data.pcap"
-$pfcswitch frame decode "$work/data.pcap"
-echo "tshark (vlan.priority, vlan.id, ip.src, ip.dst, udp.dstport, frame.len):"
-tshark -r "$work/data.pcap" -T fields -e vlan.priority -e vlan.id -e ip.src -e ip.dst \
-  -e udp.dstport -e frame.len 2>/dev/null
+step "Incast: h1 and h2 each send 5000 x 1500 B at 100 Mbit/s on priority 3 to h3 (2:1)"
+in_ns h1 tcpdump -i eth0 -U -w "$work/h1-pfc.pcap" ether proto 0x8808 2>/dev/null &
+capture=$!
+in_ns h3 $pfcswitch traffic recv --iface eth0 --duration 60s --idle 2s >"$work/recv.txt" &
+receiver=$!
+sleep 1
+in_ns h1 $pfcswitch traffic send --iface eth0 --speed 100Mbps --dst 02:00:00:00:00:03 --pcp 3 --frames 5000 --flow 1 &
+sender=$!
+in_ns h2 $pfcswitch traffic send --iface eth0 --speed 100Mbps --dst 02:00:00:00:00:03 --pcp 3 --frames 5000 --flow 2
+wait $sender
+wait $receiver
+sleep 0.3
+kill -INT $capture; wait $capture || true
+echo "receiver h3:"
+cat "$work/recv.txt"
 
-step "802.1Qau CNM with a CN-TAG (no Wireshark dissector exists: raw bytes shown)"
-$pfcswitch frame cnm --src 02:00:00:00:00:0a --dst 02:00:00:00:00:01 --flow-id 7 --cpid 0x020000000000000a \
-  --fb 42 --qoffset -1234 --qdelta 567 --encap-priority 3 --encap-dst 02:00:00:00:00:02 \
-  --msdu 4500002e --msdu-len 4 -o "$work/cnm.pcap"
-$pfcswitch frame decode "$work/cnm.pcap"
-tshark -r "$work/cnm.pcap" -x 2>/dev/null | grep -v '^$'
+step "pfcswitch pfcstat (PFC frames per port and priority)"
+$pfcswitch "${control[@]}" pfcstat
+
+step "pfcswitch queues (occupancy, high-water marks, pause times)"
+$pfcswitch "${control[@]}" queues
+
+step "PFC frames captured on h1's link, decoded by tshark (first 8 of $(tshark -r "$work/h1-pfc.pcap" 2>/dev/null | wc -l))"
+tshark -r "$work/h1-pfc.pcap" -T fields -E header=y -e frame.time_relative -e eth.src -e macc.opcode \
+  -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 2>/dev/null | head -9
+echo "... and as pfcswitch reads them:"
+$pfcswitch frame decode --speed 100Mbps "$work/h1-pfc.pcap" | head -4

@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
-# Installs what pfcswitch needs on Debian 12 and builds it. Idempotent: packages already
-# present are not reinstalled, and cargo rebuilds only what changed.
-#
-#   scripts/setup.sh            install + release build
-#   PFCSWITCH_SKIP_BUILD=1 ...  install only
+# Installs what pfcswitch needs on Debian 12, builds it, and installs the binaries into
+# /usr/local/bin and the systemd unit into /etc/systemd/system. Idempotent: packages already
+# present are not reinstalled, cargo rebuilds only what changed, files are replaced.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +39,8 @@ if ! command -v cargo >/dev/null 2>&1; then
   . "$HOME/.cargo/env"
 fi
 
-if [ -z "${PFCSWITCH_SKIP_BUILD:-}" ]; then
-  cargo build --release --locked --workspace --bins
-fi
+cargo build --release --locked --workspace --bins
+install -m 0755 target/release/pfcswitchd target/release/pfcswitch /usr/local/bin/
+install -m 0644 configs/pfcswitchd@.service /etc/systemd/system/
+mkdir -p /etc/pfcswitch
+if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PFCSWITCH_SKIP_BUILD=1 scripts/setup.sh
+scripts/setup.sh
 command -v cargo >/dev/null 2>&1 || . "$HOME/.cargo/env"
 
 echo "== format and lints"
@@ -16,4 +16,6 @@ echo "== fuzz targets compile"
 cargo check --locked --manifest-path core/fuzz/Cargo.toml --quiet
 
 echo "== tests (unit, property, oracle, namespace integration)"
+# The namespace tests run the workspace's binaries (pfcswitchd, pfcswitch) from target/debug.
+cargo build --locked --workspace --bins
 cargo test --locked --workspace --all-targets

@@ -209,9 +209,16 @@ pub fn recv(args: &RecvArgs, json: bool) -> Result<()> {
             })
         })
         .collect();
+    // Frames the receiver itself could not keep up with: not the network's loss.
+    let receiver_drops = socket.take_drops()?;
     if json {
-        println!("{}", json!({ "flows": flows }));
+        println!("{}", json!({ "flows": flows, "receiver_drops": receiver_drops }));
     } else {
+        if receiver_drops > 0 {
+            println!(
+                "warning: this receiver's socket dropped {receiver_drops} frames (CPU starved); losses below may be ours"
+            );
+        }
         for f in &flows {
             println!(
                 "flow {}: {} frames, {} bytes, {} lost, {} reordered, {:.1} Mbit/s over {:.3} s",

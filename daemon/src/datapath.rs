@@ -245,10 +245,8 @@ impl Datapath {
             }
             writer.commit();
             drop(writer);
-            if sent > 0 {
-                queue.kick_tx();
-                any = true;
-            }
+            let pending = queue.flush_tx();
+            any |= sent > 0 || pending;
         }
         any
     }
@@ -256,11 +254,7 @@ impl Datapath {
     /// Takes back transmitted frames and frames the core dropped.
     fn reclaim(&mut self) {
         for queue in &mut self.sockets.queues {
-            let mut reader = queue.device.complete(RING_SIZE);
-            while let Some(addr) = reader.read() {
-                self.pool.completed(addr);
-            }
-            reader.release();
+            queue.reap_completions(|addr| self.pool.completed(addr));
         }
         while let Some(handle) = self.switch.poll_free() {
             self.pool.unhold(handle);
@@ -270,19 +264,7 @@ impl Datapath {
     /// Tops up every fill ring, keeping a reserve for generated frames.
     fn refill(&mut self) {
         for queue in &mut self.sockets.queues {
-            let want = FILL_TARGET.saturating_sub(queue.device.pending());
-            let spare = self.pool.free_count().saturating_sub(CONTROL_RESERVE) as u32;
-            let count = want.min(spare);
-            if count == 0 {
-                continue;
-            }
-            let mut writer = queue.device.fill(count);
-            // Exactly as many frames as slots: xdpilone's insert zips the iterator first and
-            // would drop one frame pulled beyond the last slot.
-            let slots = writer.capacity();
-            let pool = &mut self.pool;
-            writer.insert((0..slots).map_while(|_| pool.alloc()));
-            writer.commit();
+            queue.refill(&mut self.pool, FILL_TARGET, CONTROL_RESERVE);
         }
     }
 

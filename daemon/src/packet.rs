@@ -93,6 +93,40 @@ impl RawSocket {
         }
     }
 
+    /// Grows the receive buffer to `bytes` (as root, beyond net.core.rmem_max), so that a
+    /// receiver descheduled for a while loses nothing.
+    pub fn set_receive_buffer(&self, bytes: usize) -> io::Result<()> {
+        let value = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        // SAFETY: setting an integer socket option from a local.
+        let rc = unsafe {
+            libc::setsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUFFORCE,
+                (&raw const value).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    }
+
+    /// Frames the kernel dropped because this socket's buffer was full, since the last call.
+    pub fn take_drops(&self) -> io::Result<u64> {
+        let mut stats = libc::tpacket_stats { tp_packets: 0, tp_drops: 0 };
+        let mut len = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
+        // SAFETY: reading the statistics into a properly sized local.
+        let rc = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_STATISTICS,
+                (&raw mut stats).cast(),
+                &mut len,
+            )
+        };
+        if rc == 0 { Ok(u64::from(stats.tp_drops)) } else { Err(io::Error::last_os_error()) }
+    }
+
     pub fn fd(&self) -> std::os::fd::RawFd {
         self.fd.as_raw_fd()
     }

@@ -5,7 +5,7 @@
 //! socket joins with `XDP_SHARED_UMEM` and no other flag, as the kernel requires, and brings
 //! its own fill and completion rings for its device queue.
 
-use crate::umem::{FRAME_SIZE, UmemArea};
+use crate::umem::{FRAME_SIZE, FramePool, UmemArea};
 use std::ffi::CString;
 use std::num::NonZeroU32;
 use std::os::fd::RawFd;
@@ -64,9 +64,40 @@ impl QueueSocket {
         self.user.statistics_v2().ok()
     }
 
-    /// Kicks the kernel to transmit what the TX ring holds (copy mode sends only on a syscall).
-    pub fn kick_tx(&self) {
-        self.tx.wake();
+    /// Kicks the kernel while the TX ring holds descriptors: copy mode transmits only inside
+    /// sendto, and a bounded number per call, so a ring left non-empty must be kicked again
+    /// even when nothing new was added. Returns whether the ring was non-empty.
+    pub fn flush_tx(&self) -> bool {
+        let pending = self.tx.pending() > 0;
+        if pending {
+            self.tx.wake();
+        }
+        pending
+    }
+
+    /// Hands the address of every completed transmission to `done`.
+    pub fn reap_completions(&mut self, mut done: impl FnMut(u64)) {
+        let mut reader = self.device.complete(RING_SIZE);
+        while let Some(addr) = reader.read() {
+            done(addr);
+        }
+        reader.release();
+    }
+
+    /// Tops the fill ring up to `target` frames from `pool`, leaving `reserve` frames there.
+    pub fn refill(&mut self, pool: &mut FramePool, target: u32, reserve: usize) {
+        let want = target.saturating_sub(self.device.pending());
+        let spare = pool.free_count().saturating_sub(reserve) as u32;
+        let count = want.min(spare);
+        if count == 0 {
+            return;
+        }
+        let mut writer = self.device.fill(count);
+        // Exactly as many frames as slots: xdpilone's insert zips the iterator first and
+        // would drop one frame pulled beyond the last slot.
+        let slots = writer.capacity();
+        writer.insert((0..slots).map_while(|_| pool.alloc()));
+        writer.commit();
     }
 }
 

@@ -6,9 +6,10 @@ use pfcswitch_core::report::{ControlRequest, ControlResponse, Snapshot};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -46,12 +47,24 @@ impl Topology {
     /// Brings up topology `name` (star3, ofc-fig1) with `configs` (a file for one switch or
     /// a directory of swK.toml; None for the topology's default).
     pub fn up(name: &str, configs: Option<&Path>) -> Topology {
+        Self::bring_up(name, configs, true)
+    }
+
+    /// The namespaces and links only; start daemons with [`Topology::start_daemon`].
+    pub fn without_daemons(name: &str) -> Topology {
+        Self::bring_up(name, None, false)
+    }
+
+    fn bring_up(name: &str, configs: Option<&Path>, daemons: bool) -> Topology {
         crate::require_root();
         let prefix = format!("pt{}x{}-", std::process::id() % 100_000, COUNTER.fetch_add(1, Ordering::Relaxed));
         let topology = Topology { name: name.to_string(), prefix };
         let mut command = topology.script("up");
         if let Some(configs) = configs {
             command.arg("--config-dir").arg(configs);
+        }
+        if !daemons {
+            command.arg("--no-daemon");
         }
         let output = command.output().expect("run topology.sh");
         assert!(output.status.success(), "topology.sh up {name} failed:\n{}", String::from_utf8_lossy(&output.stderr));
@@ -130,10 +143,80 @@ impl Topology {
         }
     }
 
+    /// Starts `pfcswitchd --config config` in `switch`'s namespace (control socket where
+    /// topology.sh puts it), with `env` added; it is stopped when the guard drops.
+    pub fn start_daemon(&self, switch: &str, config: &Path, env: &[(&str, &str)]) -> Daemon {
+        let mut command = self.command(switch, binary("pfcswitchd"));
+        command.arg("--config").arg(config).arg("--control-socket").arg(self.socket(switch));
+        command.envs(env.iter().copied()).stdout(Stdio::null()).stderr(Stdio::piped());
+        Daemon { child: Some(command.spawn().expect("spawn pfcswitchd")) }
+    }
+
+    /// Waits until `switch`'s control socket answers.
+    pub fn wait_ready(&self, switch: &str) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while UnixStream::connect(self.socket(switch)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "pfcswitchd in {switch} did not open its control socket");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Whether any interface of `node`'s namespace carries an XDP program.
+    pub fn has_xdp(&self, node: &str) -> bool {
+        String::from_utf8_lossy(&self.run(node, "ip", &["-d", "link", "show"]).stdout).contains("prog/xdp")
+    }
+
     /// The Prometheus exposition of `switch`, fetched over HTTP inside its namespace.
     pub fn metrics(&self, switch: &str) -> String {
         let output = self.run(switch, "curl", &["-sf", "http://127.0.0.1:9464/metrics"]);
         String::from_utf8(output.stdout).expect("UTF-8 metrics")
+    }
+}
+
+/// A pfcswitchd started by a test; SIGTERM and reaped on drop.
+#[derive(Debug)]
+pub struct Daemon {
+    child: Option<Child>,
+}
+
+impl Daemon {
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.pid() as i32, signal) };
+    }
+
+    /// Waits for the daemon to exit (killing it after 10 s) and returns its status and stderr.
+    pub fn wait(mut self) -> (std::process::ExitStatus, String) {
+        let mut child = self.child.take().expect("running");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("try_wait") {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        if let Some(mut pipe) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut pipe, &mut stderr);
+        }
+        (status, stderr)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let _ = child.wait();
+        }
     }
 }
 

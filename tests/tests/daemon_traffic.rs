@@ -86,6 +86,7 @@ fn incast_at_twice_the_egress_speed_is_lossless_and_pfc_is_on_the_wire() {
     let sent: Vec<Value> = senders.into_iter().map(finish).collect();
     let received = finish(receive);
     let pcaps: Vec<_> = captures.into_iter().map(Capture::stop).collect();
+    assert_eq!(received["receiver_drops"], 0, "the measuring receiver kept up");
 
     for flow in received["flows"].as_array().unwrap() {
         assert_eq!(flow["frames"], 6000, "every frame of flow {} arrived: {flow}", flow["flow"]);

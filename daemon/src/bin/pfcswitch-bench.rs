@@ -1,0 +1,408 @@
+//! pfcswitch-bench: the moving parts of `scripts/bench-datapath.sh`, which measures how many
+//! frames per second pfcswitchd forwards next to the forwarders it is compared with.
+//!
+//! - `flood`: the generator, an AF_XDP TX flood of one prebuilt frame (copy mode on veth).
+//! - `xsk-forward`: the bare AF_XDP forwarder: pfcswitchd's UMEM, sockets and classifier,
+//!   no switch core; every frame received on one port leaves on the other by its address.
+//! - `xdp-redirect`: the kernel forwarder, XDP_REDIRECT through a DEVMAP (ebpf/bench_redirect.c).
+//! - `sink`: counts delivered frames with an XDP program that drops them (ebpf/bench_sink.c).
+//!
+//! `flood` and `sink` print one JSON object on stdout. The forwarders print `ready` on stderr
+//! once attached and run until SIGTERM or SIGINT; their XDP programs leave with them.
+
+use aya::maps::{DevMap, MapData, PerCpuArray};
+use aya::programs::{Xdp, XdpMode};
+use aya::{Ebpf, EbpfLoader, Pod};
+use clap::{Parser, Subcommand};
+use pfcswitch_core::host::{FlowSender, FlowSpec};
+use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp};
+use pfcswitchd::classifier::{Classifier, PortClassification, if_index};
+use pfcswitchd::signals::{self, SignalFd};
+use pfcswitchd::umem::{FramePool, UmemArea};
+use pfcswitchd::xsk::{QueueSocket, RING_SIZE, Sockets, rx_queue_count, tx_desc};
+use std::os::fd::RawFd;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Descriptors moved per ring per loop iteration, as in pfcswitchd.
+const BATCH: u32 = 64;
+/// Fill-ring depth per socket, as in pfcswitchd.
+const FILL_TARGET: u32 = RING_SIZE / 2;
+
+#[derive(Debug, Parser)]
+#[command(name = "pfcswitch-bench", version, about = "Datapath benchmark helpers (see scripts/bench-datapath.sh)")]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Send one prebuilt 802.1Q-tagged frame as fast as AF_XDP allows; print the rate as JSON.
+    Flood(FloodArgs),
+    /// Bare AF_XDP forwarder (pfcswitchd's sockets and classifier, no switch core).
+    XskForward(Ports),
+    /// Kernel forwarder: XDP_REDIRECT from each port to the other through a DEVMAP.
+    XdpRedirect(Ports),
+    /// Count frames arriving on an interface (and drop them); print the rate as JSON.
+    Sink(SinkArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct Window {
+    /// Seconds before the measured window (for `sink`: after the first frame arrives).
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// Length of the measured window in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    window: f64,
+}
+
+#[derive(Debug, clap::Args)]
+struct FloodArgs {
+    /// Interface to send on.
+    #[arg(long)]
+    iface: String,
+    /// Frame length without FCS (60 for a 64 B frame on the wire).
+    #[arg(long, default_value_t = 60)]
+    size: usize,
+    #[arg(long)]
+    src: EthernetAddress,
+    #[arg(long)]
+    dst: EthernetAddress,
+    /// 802.1Q priority code point of the frames.
+    #[arg(long, default_value_t = 3)]
+    pcp: u8,
+    #[command(flatten)]
+    window: Window,
+    /// Seconds the flood goes on after the window, so the sink's window is covered too.
+    #[arg(long, default_value_t = 1.0)]
+    tail: f64,
+}
+
+#[derive(Debug, clap::Args)]
+struct Ports {
+    #[arg(long)]
+    port_a: String,
+    #[arg(long)]
+    port_b: String,
+}
+
+#[derive(Debug, clap::Args)]
+struct SinkArgs {
+    /// Interface whose received frames are counted.
+    #[arg(long)]
+    iface: String,
+    #[command(flatten)]
+    window: Window,
+    /// Give up when no frame arrives within this many seconds.
+    #[arg(long, default_value_t = 10.0)]
+    first_frame_timeout: f64,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let result = match &args.command {
+        Command::Flood(flood_args) => flood(flood_args),
+        Command::XskForward(ports) => xsk_forward(ports),
+        Command::XdpRedirect(ports) => xdp_redirect(ports),
+        Command::Sink(sink_args) => sink(sink_args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("pfcswitch-bench: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn text(error: impl std::fmt::Display) -> String {
+    error.to_string()
+}
+
+fn seconds(value: f64) -> Duration {
+    Duration::from_secs_f64(value.max(0.0))
+}
+
+// ---- flood ----
+
+/// Frames the kernel took from the TX ring, and frames the veth peer refused, at an instant.
+#[derive(Clone, Copy, Debug)]
+struct FloodSample {
+    at: Instant,
+    completed: u64,
+    peer_dropped: u64,
+}
+
+fn tx_dropped(iface: &str) -> u64 {
+    std::fs::read_to_string(format!("/sys/class/net/{iface}/statistics/tx_dropped"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Lets one sendto transmit the whole TX ring (XDP_MAX_TX_SKB_BUDGET, Linux 6.17+) instead of
+/// 32 descriptors, and lets the whole ring be in flight as skbs (SO_SNDBUFFORCE: copy mode
+/// charges every skb to the socket's send buffer). Returns the per-call budget in force.
+fn tune_generator_socket(fd: RawFd) -> u32 {
+    const XDP_MAX_TX_SKB_BUDGET: libc::c_int = 9;
+    let set = |level, name, value: libc::c_int| {
+        let size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: passes a pointer to a local of the size given.
+        unsafe { libc::setsockopt(fd, level, name, (&raw const value).cast(), size) == 0 }
+    };
+    set(libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, 64 << 20);
+    if set(libc::SOL_XDP, XDP_MAX_TX_SKB_BUDGET, RING_SIZE as libc::c_int) { RING_SIZE } else { 32 }
+}
+
+/// The generator. In copy mode every `sendto` turns a budget of TX descriptors into skbs and
+/// hands them to the veth; a completion means the frame left (or the peer dropped it, which
+/// the veth counts as tx_dropped). Every descriptor points at the same prebuilt frame.
+fn flood(args: &FloodArgs) -> Result<(), String> {
+    let mut area = UmemArea::new(1).map_err(text)?;
+    let priority = Pcp::new(args.pcp).ok_or("--pcp must be 0-7")?;
+    let spec = FlowSpec {
+        id: 1,
+        dst: args.dst,
+        dst_ip: Ipv4Addr::new(10, 0, 0, 2),
+        priority,
+        vid: 0,
+        frame_len: args.size,
+        frames: u64::MAX,
+        start: pfcswitch_core::time::Instant::ZERO,
+        rate: None,
+    };
+    let frame = area.chunk_mut(0);
+    let len = FlowSender::new(spec).next_frame(spec.start, args.src, Ipv4Addr::new(10, 0, 0, 1), frame);
+    let desc = tx_desc(0, len as u32);
+    let mut sockets = Sockets::open(&area, std::slice::from_ref(&args.iface)).map_err(text)?;
+    let queue = &mut sockets.queues[0];
+    let budget = tune_generator_socket(queue.fd());
+
+    let (mut completed, mut in_flight) = (0u64, 0u32);
+    let sample = |completed| FloodSample { at: Instant::now(), completed, peer_dropped: tx_dropped(&args.iface) };
+    let start = Instant::now();
+    let window_start = start + seconds(args.window.warmup);
+    let window_end = window_start + seconds(args.window.window);
+    let stop = window_end + seconds(args.tail);
+    let (mut first, mut last) = (None, None);
+    loop {
+        let mut done = 0;
+        queue.reap_completions(|_| done += 1);
+        in_flight -= done;
+        completed += u64::from(done);
+        let mut writer = queue.tx.transmit(RING_SIZE - in_flight);
+        in_flight += writer.insert(std::iter::repeat(desc));
+        writer.commit();
+        drop(writer);
+        queue.flush_tx();
+
+        let now = Instant::now();
+        if first.is_none() && now >= window_start {
+            first = Some(sample(completed));
+        } else if last.is_none() && now >= window_end {
+            last = Some(sample(completed));
+        } else if now >= stop {
+            break;
+        }
+    }
+    let (first, last) = (first.expect("window started"), last.expect("window ended"));
+    let secs = (last.at - first.at).as_secs_f64();
+    let frames = last.completed - first.completed;
+    let json = serde_json::json!({
+        "iface": args.iface,
+        "frame_len": len,
+        "frames": frames,
+        "seconds": secs,
+        "fps": frames as f64 / secs,
+        "peer_dropped": last.peer_dropped - first.peer_dropped,
+        "peer_dropped_fps": (last.peer_dropped - first.peer_dropped) as f64 / secs,
+        "frames_per_sendto": budget,
+    });
+    println!("{json}");
+    Ok(())
+}
+
+// ---- xsk-forward ----
+
+fn pair_mut<T>(items: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
+    assert_ne!(a, b, "a frame leaves on another port");
+    if a < b {
+        let (left, right) = items.split_at_mut(b);
+        (&mut left[a], &mut right[0])
+    } else {
+        let (left, right) = items.split_at_mut(a);
+        (&mut right[0], &mut left[b])
+    }
+}
+
+/// One pass over every RX ring: each frame goes out of the other port's TX ring by its UMEM
+/// address. Frames wait in the RX ring while that TX ring is full, so userspace never drops:
+/// when overloaded, the kernel does, at the RX ring. Returns whether there is work left.
+fn forward(queues: &mut [QueueSocket], tx_queue: [usize; 2]) -> bool {
+    let mut any = false;
+    for index in 0..queues.len() {
+        let out = tx_queue[1 - queues[index].port];
+        let (input, output) = pair_mut(queues, index, out);
+        let mut writer = output.tx.transmit(BATCH);
+        let mut reader = input.rx.receive(writer.capacity());
+        let mut sent = 0;
+        while let Some(desc) = reader.read() {
+            writer.insert_once(tx_desc(desc.addr, desc.len));
+            sent += 1;
+        }
+        reader.release();
+        writer.commit();
+        drop((reader, writer));
+        let pending = output.flush_tx();
+        any |= sent > 0 || pending;
+    }
+    any
+}
+
+/// Takes back transmitted frames and tops every fill ring up to [`FILL_TARGET`].
+fn recycle(queues: &mut [QueueSocket], pool: &mut FramePool) {
+    for queue in queues {
+        queue.reap_completions(|addr| pool.release(addr));
+        queue.refill(pool, FILL_TARGET, 0);
+    }
+}
+
+fn xsk_forward(ports: &Ports) -> Result<(), String> {
+    signals::block_signals().map_err(text)?;
+    let stop = SignalFd::new().map_err(text)?;
+    let ifaces = [ports.port_a.clone(), ports.port_b.clone()];
+    // Declaration order is drop order reversed: sockets close, then the UMEM goes, then XDP.
+    let mut classifier = Classifier::load().map_err(text)?;
+    let queues: u32 = ifaces.iter().map(|iface| rx_queue_count(iface)).sum();
+    let frames = queues * 2 * RING_SIZE;
+    let area = UmemArea::new(frames).map_err(text)?;
+    let mut sockets = Sockets::open(&area, &ifaces).map_err(text)?;
+    let mut pool = FramePool::new(frames);
+    for socket in &sockets.queues {
+        classifier.register_socket(socket.port as u32, socket.queue, socket.fd()).map_err(text)?;
+    }
+    for (index, iface) in ifaces.iter().enumerate() {
+        let port =
+            PortClassification { port_index: index as u32, default_priority: Pcp::from_low_bits(0), dscp_map: None };
+        classifier.attach(iface, &port).map_err(text)?;
+    }
+    let queue_0 = |port| sockets.queues.iter().position(|q| q.port == port && q.queue == 0).expect("queue 0 exists");
+    let tx_queue = [queue_0(0), queue_0(1)];
+    eprintln!("pfcswitch-bench: xsk-forward ready on {} <-> {}", ifaces[0], ifaces[1]);
+
+    let mut housekeeping = Instant::now();
+    loop {
+        let busy = forward(&mut sockets.queues, tx_queue);
+        recycle(&mut sockets.queues, &mut pool);
+        let now = Instant::now();
+        if now >= housekeeping {
+            housekeeping = now + Duration::from_millis(1);
+            if stop.read().is_some() {
+                break;
+            }
+        }
+        if !busy {
+            // Idle: sleep until a frame or a signal arrives, as pfcswitchd does.
+            let mut fds: Vec<libc::pollfd> =
+                sockets.queues.iter().map(|q| q.fd()).chain([stop.raw()]).map(pfcswitchd::timer::readable).collect();
+            // SAFETY: a valid array of pollfd.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 100) };
+            housekeeping = now;
+        }
+    }
+    Ok(())
+}
+
+// ---- xdp-redirect ----
+
+/// Blocks until SIGTERM or SIGINT.
+fn wait_for_stop() -> Result<(), String> {
+    signals::block_signals().map_err(text)?;
+    let stop = SignalFd::new().map_err(text)?;
+    let mut fds = [pfcswitchd::timer::readable(stop.raw())];
+    while stop.read().is_none() {
+        // SAFETY: a valid array of one pollfd.
+        unsafe { libc::poll(fds.as_mut_ptr(), 1, -1) };
+    }
+    Ok(())
+}
+
+fn xdp_program<'a>(ebpf: &'a mut Ebpf, name: &str) -> Result<&'a mut Xdp, String> {
+    let program = ebpf.program_mut(name).ok_or_else(|| format!("the object has no program `{name}`"))?;
+    let program: &mut Xdp = program.try_into().map_err(text)?;
+    program.load().map_err(text)?;
+    Ok(program)
+}
+
+fn attach(program: &mut Xdp, iface: &str) -> Result<(), String> {
+    program.attach(iface, XdpMode::Driver).map(drop).map_err(|e| format!("cannot attach XDP to `{iface}`: {e}"))
+}
+
+fn xdp_redirect(ports: &Ports) -> Result<(), String> {
+    let port_a = if_index(&ports.port_a).map_err(text)?;
+    let port_b = if_index(&ports.port_b).map_err(text)?;
+    let object = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/bench_redirect.o"));
+    let mut ebpf = EbpfLoader::new().override_global("port_a_ifindex", &port_a, true).load(object).map_err(text)?;
+    let mut out_port: DevMap<&mut MapData> =
+        ebpf.map_mut("out_port").ok_or("no map `out_port`")?.try_into().map_err(text)?;
+    out_port.set(0, port_b, None, 0).map_err(text)?;
+    out_port.set(1, port_a, None, 0).map_err(text)?;
+    let program = xdp_program(&mut ebpf, "bench_redirect")?;
+    attach(program, &ports.port_a)?;
+    attach(program, &ports.port_b)?;
+    eprintln!("pfcswitch-bench: xdp-redirect ready on {} <-> {}", ports.port_a, ports.port_b);
+    wait_for_stop()
+    // Dropping `ebpf` detaches the program from both ports.
+}
+
+// ---- sink ----
+
+/// `struct bench_count` of ebpf/bench_sink.c.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct Count {
+    frames: u64,
+    bytes: u64,
+}
+
+// SAFETY: two u64, no padding.
+unsafe impl Pod for Count {}
+
+fn sink(args: &SinkArgs) -> Result<(), String> {
+    let object = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/bench_sink.o"));
+    let mut ebpf = Ebpf::load(object).map_err(text)?;
+    attach(xdp_program(&mut ebpf, "bench_sink")?, &args.iface)?;
+    let counts: PerCpuArray<&MapData, Count> = ebpf.map("counts").ok_or("no map `counts`")?.try_into().map_err(text)?;
+    let total = || -> Result<(Instant, Count), String> {
+        let per_cpu = counts.get(&0, 0).map_err(text)?;
+        let sum = per_cpu
+            .iter()
+            .fold(Count::default(), |sum, c| Count { frames: sum.frames + c.frames, bytes: sum.bytes + c.bytes });
+        Ok((Instant::now(), sum))
+    };
+    eprintln!("pfcswitch-bench: sink ready on {}", args.iface);
+    let deadline = Instant::now() + seconds(args.first_frame_timeout);
+    while total()?.1.frames == 0 {
+        if Instant::now() > deadline {
+            return Err(format!("no frame reached `{}` within {} s", args.iface, args.first_frame_timeout));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(seconds(args.window.warmup));
+    let (start, first) = total()?;
+    std::thread::sleep(seconds(args.window.window));
+    let (end, last) = total()?;
+    let secs = (end - start).as_secs_f64();
+    let frames = last.frames - first.frames;
+    let json = serde_json::json!({
+        "iface": args.iface,
+        "frames": frames,
+        "bytes": last.bytes - first.bytes,
+        "seconds": secs,
+        "fps": frames as f64 / secs,
+    });
+    println!("{json}");
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! pfcswitchd's lifecycle: clean stop, SIGKILL and restart, startup errors, systemd
+//! readiness, configuration reload, and the operational interfaces (metrics, unit file).
+
+use pfcswitch_tests::topology::{Topology, binary, repo, serial};
+use pfcswitchd::classifier::{Classifier, PortClassification};
+use std::os::unix::net::UnixDatagram;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn default_config() -> std::path::PathBuf {
+    repo().join("configs/default.toml")
+}
+
+fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !condition() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn sigterm_stops_cleanly_and_leaves_no_xdp_program() {
+    let _serial = serial();
+    let topology = Topology::without_daemons("star3");
+    let daemon = topology.start_daemon("sw1", &default_config(), &[]);
+    topology.wait_ready("sw1");
+    assert!(topology.has_xdp("sw1"), "the classifier is attached while running");
+    topology.run("h1", "ping", &["-c", "2", "-i", "0.2", "-W", "2", "10.0.0.3"]);
+    daemon.signal(libc::SIGTERM);
+    let (status, stderr) = daemon.wait();
+    assert!(status.success(), "clean exit: {status}\n{stderr}");
+    assert!(stderr.contains("detaching XDP"), "{stderr}");
+    wait_until("no XDP program remains", || !topology.has_xdp("sw1"));
+    assert!(!topology.socket("sw1").exists(), "the control socket is removed");
+}
+
+#[test]
+fn after_kill_9_a_restart_forwards_again() {
+    let _serial = serial();
+    let topology = Topology::without_daemons("star3");
+    let first = topology.start_daemon("sw1", &default_config(), &[]);
+    topology.wait_ready("sw1");
+    topology.run("h1", "ping", &["-c", "2", "-i", "0.2", "-W", "2", "10.0.0.2"]);
+    first.signal(libc::SIGKILL);
+    let (status, _) = first.wait();
+    assert!(!status.success());
+    // The kernel releases the BPF link of a killed process by itself.
+    wait_until("the killed daemon's XDP program is gone", || !topology.has_xdp("sw1"));
+    let second = topology.start_daemon("sw1", &default_config(), &[]);
+    topology.wait_ready("sw1");
+    topology.run("h1", "ping", &["-c", "3", "-i", "0.2", "-W", "2", "10.0.0.2"]);
+    topology.run("h2", "ping", &["-6", "-c", "2", "-i", "0.2", "-W", "2", "fd00::3"]);
+    drop(second);
+    wait_until("XDP is detached after the restarted daemon stops", || !topology.has_xdp("sw1"));
+}
+
+/// Starts a daemon expected to fail and returns its stderr.
+fn failing_start(topology: &Topology, config: &std::path::Path, wrapper: &[&str]) -> String {
+    let mut command = topology.command("sw1", wrapper.first().copied().unwrap_or("env"));
+    command.args(wrapper.iter().skip(1)).arg(binary("pfcswitchd")).arg("--config").arg(config);
+    command.arg("--control-socket").arg(topology.socket("sw1"));
+    let output = command.stdout(Stdio::null()).output().expect("spawn");
+    assert!(!output.status.success(), "pfcswitchd should fail");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn startup_errors_say_what_is_wrong() {
+    let _serial = serial();
+    let topology = Topology::without_daemons("star3");
+    let dir = tempfile::tempdir().unwrap();
+
+    let missing = dir.path().join("missing.toml");
+    std::fs::write(
+        &missing,
+        std::fs::read_to_string(default_config()).unwrap().replace("name = \"p3\"", "name = \"nosuch0\""),
+    )
+    .unwrap();
+    let stderr = failing_start(&topology, &missing, &[]);
+    assert!(stderr.contains("interface `nosuch0` does not exist in this network namespace"), "{stderr}");
+
+    let stderr = failing_start(
+        &topology,
+        &default_config(),
+        &["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"],
+    );
+    assert!(stderr.contains("are you root, or do you have CAP_BPF and CAP_NET_ADMIN"), "{stderr}");
+
+    // Another XDP program on p1: pfcswitchd must refuse to take the slot, and say so.
+    let netns = format!("/run/netns/{}", topology.ns("sw1"));
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let file = std::fs::File::open(&netns).unwrap();
+        // SAFETY: entering the test's own namespace on this thread only.
+        assert_eq!(unsafe { libc::setns(std::os::fd::AsRawFd::as_raw_fd(&file), libc::CLONE_NEWNET) }, 0);
+        let mut foreign = Classifier::load().unwrap();
+        let port = PortClassification {
+            port_index: 0,
+            default_priority: pfcswitch_core::wire::Pcp::default(),
+            dscp_map: None,
+        };
+        foreign.attach("p1", &port).unwrap();
+        ready_tx.send(()).unwrap();
+        done_rx.recv().unwrap();
+    });
+    ready_rx.recv().unwrap();
+    let stderr = failing_start(&topology, &default_config(), &[]);
+    done_tx.send(()).unwrap();
+    holder.join().unwrap();
+    assert!(stderr.contains("cannot attach XDP to `p1`: another XDP program occupies the slot"), "{stderr}");
+    assert!(stderr.contains("ip link set dev p1 xdp off"), "{stderr}");
+    wait_until("no XDP program remains", || !topology.has_xdp("sw1"));
+}
+
+#[test]
+fn check_rejects_bad_configs_with_file_line_key_and_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    let text = std::fs::read_to_string(default_config()).unwrap();
+    std::fs::write(&bad, text.replace("xon = \"20KB\"", "xon = \"40KB\"")).unwrap();
+    let output = Command::new(binary("pfcswitchd")).arg("--config").arg(&bad).arg("--check").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let line = text.lines().position(|l| l.starts_with("xon")).unwrap() + 1;
+    let expected = format!("{}:{line}: key `pfc.xon`: xon (40KB) must be below xoff (30KB)", bad.display());
+    assert!(stderr.contains(&expected), "{stderr}");
+
+    std::fs::write(&bad, text.replace("[policy]", "[policy]\ncolour = \"blue\"")).unwrap();
+    let output = Command::new(binary("pfcswitchd")).arg("--config").arg(&bad).arg("--check").output().unwrap();
+    assert!(String::from_utf8_lossy(&output.stderr).contains("key `policy.colour`: unknown field `colour`"));
+
+    let output =
+        Command::new(binary("pfcswitchd")).arg("--config").arg(default_config()).arg("--check").output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+}
+
+/// The sd_notify protocol as systemd's Type=notify sees it: READY=1 once forwarding,
+/// RELOADING=1 then READY=1 around a SIGHUP, STOPPING=1 on SIGTERM.
+#[test]
+fn notifies_systemd_of_readiness_reload_and_stop() {
+    let _serial = serial();
+    let topology = Topology::without_daemons("star3");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notify.sock");
+    let socket = UnixDatagram::bind(&path).unwrap();
+    socket.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let receive = || {
+        let mut buffer = [0u8; 512];
+        let n = socket.recv(&mut buffer).expect("a notification within 10 s");
+        String::from_utf8_lossy(&buffer[..n]).into_owned()
+    };
+    let daemon = topology.start_daemon("sw1", &default_config(), &[("NOTIFY_SOCKET", path.to_str().unwrap())]);
+    assert_eq!(receive(), "READY=1");
+    topology.run("h1", "ping", &["-c", "1", "-W", "2", "10.0.0.2"]);
+    daemon.signal(libc::SIGHUP);
+    assert!(receive().starts_with("RELOADING=1\nMONOTONIC_USEC="));
+    assert_eq!(receive(), "READY=1");
+    daemon.signal(libc::SIGTERM);
+    assert_eq!(receive(), "STOPPING=1");
+    assert!(daemon.wait().0.success());
+}
+
+/// SIGHUP applies new thresholds in the middle of a lossless incast without losing a frame.
+#[test]
+fn sighup_reloads_thresholds_without_losing_frames() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("sw1.toml");
+    let text = std::fs::read_to_string(default_config()).unwrap();
+    std::fs::write(&config, &text).unwrap();
+    let topology = Topology::up("star3", Some(&config));
+    let receive = topology
+        .command("h3", binary("pfcswitch"))
+        .args(["-j", "traffic", "recv", "--iface", "eth0", "--duration", "60s", "--idle", "2s"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let senders: Vec<_> = [("h1", "1"), ("h2", "2")]
+        .iter()
+        .map(|(host, flow)| {
+            topology
+                .command(host, binary("pfcswitch"))
+                .args(["traffic", "send", "--iface", "eth0", "--speed", "100Mbps", "--dst", "02:00:00:00:00:03"])
+                .args(["--pcp", "3", "--frames", "8000", "--flow", flow])
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(700));
+    std::fs::write(
+        &config,
+        text.replace("xoff = \"30KB\"", "xoff = \"20KB\"").replace("xon = \"20KB\"", "xon = \"10KB\""),
+    )
+    .unwrap();
+    // SAFETY: signalling the daemon topology.sh started.
+    unsafe { libc::kill(topology.pid("sw1") as i32, libc::SIGHUP) };
+    for mut sender in senders {
+        assert!(sender.wait().unwrap().success());
+    }
+    let received: serde_json::Value = serde_json::from_slice(&receive.wait_with_output().unwrap().stdout).unwrap();
+    assert_eq!(received["receiver_drops"], 0, "the measuring receiver kept up");
+    for flow in received["flows"].as_array().unwrap() {
+        assert_eq!((flow["frames"].as_u64(), flow["lost"].as_u64()), (Some(8000), Some(0)), "{flow}");
+    }
+    let snapshot = topology.snapshot("sw1");
+    assert_eq!((snapshot.pfc.xoff_bytes, snapshot.pfc.xon_bytes), (20_000, 10_000), "the new thresholds are in force");
+    assert!(snapshot.ports.iter().all(|p| p.priorities[3].drops.values().sum::<u64>() == 0));
+    assert!(topology.log("sw1").contains("reloaded"), "{}", topology.log("sw1"));
+    let high_water = snapshot.port("p1").unwrap().priorities[3].ingress_high_water;
+    println!("reloaded xoff 30KB → 20KB mid-incast: 16000 frames, 0 lost, p1 ingress high water {high_water} B");
+}
+
+#[test]
+fn metrics_pass_promtool_and_the_unit_passes_systemd_analyze() {
+    let _serial = serial();
+    let topology = Topology::up("star3", None);
+    topology.run("h1", "ping", &["-c", "2", "-i", "0.2", "-W", "2", "10.0.0.2"]);
+    let metrics = topology.metrics("sw1");
+    for family in [
+        "pfcswitch_rx_frames_total",
+        "pfcswitch_tx_frames_total",
+        "pfcswitch_rx_bytes_total",
+        "pfcswitch_tx_bytes_total",
+        "pfcswitch_drops_total",
+        "pfcswitch_pfc_tx_frames_total",
+        "pfcswitch_pfc_rx_frames_total",
+        "pfcswitch_ingress_bytes",
+        "pfcswitch_egress_queue_bytes",
+        "pfcswitch_peer_paused",
+        "pfcswitch_pausing_peer",
+        "pfcswitch_paused_seconds_total",
+    ] {
+        assert!(metrics.contains(&format!("# TYPE {family} ")), "{family} is exported");
+    }
+    assert!(metrics.contains("pfcswitch_rx_frames_total{port=\"p1\",priority=\"0\"}"));
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (scripts/setup.sh installs it)");
+    std::io::Write::write_all(promtool.stdin.as_mut().unwrap(), metrics.as_bytes()).unwrap();
+    let output = promtool.wait_with_output().unwrap();
+    let complaints = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success() && complaints.trim().is_empty(), "promtool: {complaints}");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(repo().join("configs/pfcswitchd@.service"), dir.path().join("pfcswitchd@.service")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("pfcswitchd@.service"), dir.path().join("pfcswitchd@sw1.service"))
+        .unwrap();
+    assert!(
+        std::path::Path::new("/usr/local/bin/pfcswitchd").exists(),
+        "scripts/setup.sh installs /usr/local/bin/pfcswitchd"
+    );
+    let output =
+        Command::new("systemd-analyze").arg("verify").arg(dir.path().join("pfcswitchd@sw1.service")).output().unwrap();
+    let complaints = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success() && complaints.trim().is_empty(), "systemd-analyze verify: {complaints}");
+}
+
+/// The OFC paper's Fig. 1: traffic crosses three switches, each learning every address.
+#[test]
+fn ofc_fig1_carries_traffic_across_three_switches() {
+    let _serial = serial();
+    let topology = Topology::up("ofc-fig1", None);
+    topology.run("h1", "ping", &["-c", "2", "-i", "0.2", "-W", "2", "10.0.0.9"]);
+    topology.run("h2", "ping", &["-c", "2", "-i", "0.2", "-W", "2", "10.0.0.10"]);
+    topology.run("h3", "ping", &["-6", "-c", "2", "-i", "0.2", "-W", "2", "fd00::8"]);
+    for switch in ["sw1", "sw2", "sw3"] {
+        let fdb = topology.snapshot(switch).fdb;
+        assert!(fdb.iter().any(|e| e.mac == "02:00:00:00:00:01"), "{switch} learned h1: {fdb:?}");
+    }
+}
