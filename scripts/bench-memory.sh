@@ -20,12 +20,16 @@ trap cleanup EXIT
 
 PFCSWITCHD=/usr/local/bin/pfcswitchd $topology up star8 --prefix $prefix
 pid=$(cat /run/pfcswitch/${prefix}sw1.pid)
+# A switch owns its CPU: the datapath on the last core, the eight hosts on the others.
+last_cpu=$(($(nproc) - 1))
+taskset -a -p -c "$last_cpu" "$pid" >/dev/null
+hosts_cpus=0-$((last_cpu > 0 ? last_cpu - 1 : 0))
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$pid/status"; }
 
-ip netns exec ${prefix}h8 $pfcswitch traffic recv --iface eth0 --duration "$((seconds + 20))s" --idle 5s >/tmp/bench-memory-recv.txt &
+ip netns exec ${prefix}h8 taskset -c "$hosts_cpus" $pfcswitch traffic recv --iface eth0 --duration "$((seconds + 20))s" --idle 5s >/tmp/bench-memory-recv.txt &
 sleep 1
 for h in 1 2 3 4 5 6 7; do
-  ip netns exec ${prefix}h$h $pfcswitch traffic send --iface eth0 --speed 100Mbps --dst 02:00:00:00:00:08 \
+  ip netns exec ${prefix}h$h taskset -c "$hosts_cpus" $pfcswitch traffic send --iface eth0 --speed 100Mbps --dst 02:00:00:00:00:08 \
     --pcp 3 --duration "${seconds}s" --flow "$h" >/dev/null &
 done
 
@@ -42,4 +46,7 @@ sort -n <<<"$(printf '%s\n' "${samples[@]}")" | awk -v first="${samples[0]}" -v 
   NR == 1 { min = $1 } { max = $1 }
   END { printf "first %d KiB, last %d KiB, min %d KiB, max %d KiB, max/min %.4f\n", first, last, min, max, max / min }'
 echo "receiver:"; cat /tmp/bench-memory-recv.txt
-/usr/local/bin/pfcswitch -s /run/pfcswitch/${prefix}sw1.sock pfcstat | head -11
+control=(-s /run/pfcswitch/${prefix}sw1.sock)
+$pfcswitch "${control[@]}" ports
+$pfcswitch "${control[@]}" pfcstat
+$pfcswitch "${control[@]}" status

@@ -41,7 +41,7 @@ in_ns h2 $pfcswitch traffic send --iface eth0 --speed 100Mbps --dst 02:00:00:00:
 wait $sender
 wait $receiver
 sleep 0.3
-kill -INT $capture; wait $capture || true
+kill -TERM $capture; wait $capture || true
 echo "receiver h3:"
 cat "$work/recv.txt"
 
@@ -51,8 +51,12 @@ $pfcswitch "${control[@]}" pfcstat
 step "pfcswitch queues (occupancy, high-water marks, pause times)"
 $pfcswitch "${control[@]}" queues
 
-step "PFC frames captured on h1's link, decoded by tshark (first 8 of $(tshark -r "$work/h1-pfc.pcap" 2>/dev/null | wc -l))"
-tshark -r "$work/h1-pfc.pcap" -T fields -E header=y -e frame.time_relative -e eth.src -e macc.opcode \
-  -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 2>/dev/null | head -9
+step "pfcswitch status (datapath health, timer accuracy)"
+$pfcswitch "${control[@]}" status
+
+decoded=$(tshark -r "$work/h1-pfc.pcap" -T fields -E header=y -e frame.time_relative -e eth.src -e macc.opcode \
+  -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 2>/dev/null)
+step "PFC frames captured on h1's link, decoded by tshark (first 8 of $(($(wc -l <<<"$decoded") - 1)))"
+head -9 <<<"$decoded"
 echo "... and as pfcswitch reads them:"
 $pfcswitch frame decode --speed 100Mbps "$work/h1-pfc.pcap" | head -4

@@ -104,6 +104,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
+    // Like any Unix tool: `pfcswitch ... | head` ends quietly when the reader goes away.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

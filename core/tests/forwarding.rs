@@ -6,8 +6,8 @@ use pfcswitch_core::counters::DropReason;
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::{BitRate, ByteSize};
 use pfcswitch_core::wire::{
-    DataFrameSpec, Error, ErrorKind, EthernetAddress, Ipv4Addr, Layer, MacControlRepr, PAUSE_MULTICAST, Pcp, PfcRepr,
-    TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame, build_mac_control_frame,
+    DataFrameSpec, Error, ErrorKind, EthernetAddress, Layer, MacControlRepr, PAUSE_MULTICAST, Pcp, PfcRepr, VlanRepr,
+    build_mac_control_frame,
 };
 use pfcswitch_core::{RxVerdict, Switch, Tx};
 
@@ -16,29 +16,8 @@ fn mac(n: u8) -> EthernetAddress {
 }
 
 fn frame(src: EthernetAddress, dst: EthernetAddress, pcp: Option<u8>, dscp: u8) -> Vec<u8> {
-    let spec = DataFrameSpec {
-        src_mac: src,
-        dst_mac: dst,
-        vlan: pcp.map(|p| VlanRepr { pcp: Pcp::new(p).unwrap(), dei: false, vid: 1 }),
-        src_ip: Ipv4Addr::new(10, 0, 0, 1),
-        dst_ip: Ipv4Addr::new(10, 0, 0, 2),
-        dscp,
-        src_port: TRAFFIC_UDP_PORT,
-        dst_port: TRAFFIC_UDP_PORT,
-        traffic: TrafficRepr {
-            kind: TrafficKind::Data,
-            flow_id: 0,
-            sequence: 0,
-            message_id: 0,
-            message_len: 0,
-            offset: 0,
-            timestamp_ns: 0,
-        },
-        frame_len: 100,
-    };
-    let mut bytes = vec![0u8; spec.len()];
-    build_data_frame(&mut bytes, &spec);
-    bytes
+    let vlan = pcp.map(|p| VlanRepr { pcp: Pcp::new(p).unwrap(), dei: false, vid: 1 });
+    DataFrameSpec { dscp, ..DataFrameSpec::between(src, dst, vlan, 100) }.to_bytes()
 }
 
 fn switch(ports: usize) -> Switch {

@@ -155,7 +155,8 @@ impl Datapath {
         timer::tighten_timer_slack();
         self.refill();
         notify::notify("READY=1");
-        log::info!("forwarding on {} ports", self.config.ports.len());
+        let mode = if self.sockets.zero_copy { "zero-copy" } else { "copy mode" };
+        log::info!("forwarding on {} ports (AF_XDP {mode})", self.config.ports.len());
         let mut housekeeping = Instant::ZERO;
         loop {
             self.loops += 1;

@@ -1,9 +1,10 @@
 //! AF_XDP sockets: one per (port, RX queue), all on one shared UMEM so a frame received on
 //! one port is sent on another by its address, without a copy in userspace.
 //!
-//! The first socket owns the UMEM and binds in copy mode (veth has no zero-copy); every other
-//! socket joins with `XDP_SHARED_UMEM` and no other flag, as the kernel requires, and brings
-//! its own fill and completion rings for its device queue.
+//! The first socket owns the UMEM and binds in zero-copy mode where the driver supports it,
+//! else in copy mode (veth never does); every other socket joins with `XDP_SHARED_UMEM` and
+//! no other flag, as the kernel requires, inherits the mode, and brings its own fill and
+//! completion rings for its device queue.
 
 use crate::umem::{FRAME_SIZE, FramePool, UmemArea};
 use std::ffi::CString;
@@ -105,6 +106,8 @@ impl QueueSocket {
 pub struct Sockets {
     pub umem: Umem,
     pub queues: Vec<QueueSocket>,
+    /// Whether the sockets run zero-copy (else copy mode).
+    pub zero_copy: bool,
 }
 
 impl std::fmt::Debug for Sockets {
@@ -122,8 +125,14 @@ pub fn rx_queue_count(iface: &str) -> u32 {
 }
 
 impl Sockets {
-    /// Opens a socket on every queue of every interface in `ifaces` (port order).
+    /// Opens a socket on every queue of every interface in `ifaces` (port order): zero-copy
+    /// if the drivers allow it, else (veth, or any failure) copy mode on a fresh UMEM.
     pub fn open(area: &UmemArea, ifaces: &[String]) -> Result<Sockets, XskError> {
+        Self::open_in(area, ifaces, SocketConfig::XDP_BIND_ZEROCOPY)
+            .or_else(|_| Self::open_in(area, ifaces, SocketConfig::XDP_BIND_COPY))
+    }
+
+    fn open_in(area: &UmemArea, ifaces: &[String], mode: u16) -> Result<Sockets, XskError> {
         let config = UmemConfig {
             fill_size: RING_SIZE,
             complete_size: RING_SIZE,
@@ -137,15 +146,16 @@ impl Sockets {
         let mut queues = Vec::new();
         for (port, iface) in ifaces.iter().enumerate() {
             for queue in 0..rx_queue_count(iface) {
-                let first = queues.is_empty();
-                queues.push(open_queue(&umem, port, iface, queue, first)?);
+                let bind_flags = if queues.is_empty() { mode } else { 0 };
+                queues.push(open_queue(&umem, port, iface, queue, bind_flags)?);
             }
         }
-        Ok(Sockets { umem, queues })
+        Ok(Sockets { umem, queues, zero_copy: mode == SocketConfig::XDP_BIND_ZEROCOPY })
     }
 }
 
-fn open_queue(umem: &Umem, port: usize, iface: &str, queue: u32, first: bool) -> Result<QueueSocket, XskError> {
+/// Opens one socket; `bind_flags` is the mode for the UMEM's first socket, 0 for the others.
+fn open_queue(umem: &Umem, port: usize, iface: &str, queue: u32, bind_flags: u16) -> Result<QueueSocket, XskError> {
     let fail = |call: &'static str| {
         move |errno: Errno| XskError::Socket {
             call,
@@ -159,9 +169,9 @@ fn open_queue(umem: &Umem, port: usize, iface: &str, queue: u32, first: bool) ->
     let mut info = IfInfo::invalid();
     info.from_name(&name).map_err(|_| XskError::NoSuchInterface(iface.to_string()))?;
     info.set_queue(queue);
+    let first = bind_flags != 0;
     let socket = if first { Socket::with_shared(&info, umem) } else { Socket::new(&info) }.map_err(fail("create"))?;
     let device = umem.fq_cq(&socket).map_err(fail("set up the fill and completion rings of"))?;
-    let bind_flags = if first { SocketConfig::XDP_BIND_COPY } else { 0 };
     let rings = SocketConfig { rx_size: NonZeroU32::new(RING_SIZE), tx_size: NonZeroU32::new(RING_SIZE), bind_flags };
     let user = umem.rx_tx(&socket, &rings).map_err(fail("set up the RX and TX rings of"))?;
     let rx = user.map_rx().map_err(fail("map the RX ring of"))?;

@@ -2,8 +2,7 @@
 //! real frames sent through AF_PACKET are counted at the priority the classifier computes.
 
 use pfcswitch_core::wire::{
-    DataFrameSpec, EthernetAddress, Ipv4Addr, MacControlRepr, PAUSE_MULTICAST, Pcp, PfcRepr, TRAFFIC_UDP_PORT,
-    TrafficKind, TrafficRepr, VlanRepr, build_data_frame, build_mac_control_frame,
+    DataFrameSpec, EthernetAddress, MacControlRepr, PAUSE_MULTICAST, Pcp, PfcRepr, VlanRepr, build_mac_control_frame,
 };
 use pfcswitch_tests::netns::Netns;
 use pfcswitch_tests::require_root;
@@ -13,29 +12,9 @@ use pfcswitchd::packet::RawSocket;
 const PORT: u32 = 5;
 
 fn data_frame(pcp: Option<u8>, dscp: u8) -> Vec<u8> {
-    let spec = DataFrameSpec {
-        src_mac: EthernetAddress([2, 0, 0, 0, 0, 1]),
-        dst_mac: EthernetAddress([2, 0, 0, 0, 0, 2]),
-        vlan: pcp.map(|pcp| VlanRepr { pcp: Pcp::new(pcp).unwrap(), dei: false, vid: 10 }),
-        src_ip: Ipv4Addr::new(10, 0, 0, 1),
-        dst_ip: Ipv4Addr::new(10, 0, 0, 2),
-        dscp,
-        src_port: TRAFFIC_UDP_PORT,
-        dst_port: TRAFFIC_UDP_PORT,
-        traffic: TrafficRepr {
-            kind: TrafficKind::Data,
-            flow_id: 1,
-            sequence: 0,
-            message_id: 0,
-            message_len: 0,
-            offset: 0,
-            timestamp_ns: 0,
-        },
-        frame_len: 100,
-    };
-    let mut frame = vec![0u8; spec.len()];
-    build_data_frame(&mut frame, &spec);
-    frame
+    let vlan = pcp.map(|pcp| VlanRepr { pcp: Pcp::new(pcp).unwrap(), dei: false, vid: 10 });
+    let (src, dst) = (EthernetAddress([2, 0, 0, 0, 0, 1]), EthernetAddress([2, 0, 0, 0, 0, 2]));
+    DataFrameSpec { dscp, ..DataFrameSpec::between(src, dst, vlan, 100) }.to_bytes()
 }
 
 fn pfc_frame() -> Vec<u8> {

@@ -193,6 +193,43 @@ pub struct DataFrameSpec {
 }
 
 impl DataFrameSpec {
+    /// A data frame from `src_mac` to `dst_mac` with the endpoints' defaults for the rest:
+    /// 10.0.0.1 → 10.0.0.2, UDP port 39000 both ways, DSCP 0, flow 0, sequence 0.
+    pub fn between(
+        src_mac: EthernetAddress,
+        dst_mac: EthernetAddress,
+        vlan: Option<VlanRepr>,
+        frame_len: usize,
+    ) -> DataFrameSpec {
+        DataFrameSpec {
+            src_mac,
+            dst_mac,
+            vlan,
+            src_ip: Ipv4Addr::new(10, 0, 0, 1),
+            dst_ip: Ipv4Addr::new(10, 0, 0, 2),
+            dscp: 0,
+            src_port: super::TRAFFIC_UDP_PORT,
+            dst_port: super::TRAFFIC_UDP_PORT,
+            traffic: TrafficRepr {
+                kind: super::TrafficKind::Data,
+                flow_id: 0,
+                sequence: 0,
+                message_id: 0,
+                message_len: 0,
+                offset: 0,
+                timestamp_ns: 0,
+            },
+            frame_len,
+        }
+    }
+
+    /// The frame as a new byte vector (for tools and tests; the datapath builds in place).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut frame = vec![0u8; self.len()];
+        build_data_frame(&mut frame, self);
+        frame
+    }
+
     /// The smallest frame this spec can produce.
     pub fn min_len(&self) -> usize {
         let l2 = if self.vlan.is_some() { ETHERNET_HEADER_LEN + VLAN_HEADER_LEN } else { ETHERNET_HEADER_LEN };
