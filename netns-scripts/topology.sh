@@ -97,8 +97,7 @@ up() {
   local binary; binary=$(daemon_binary)
   for sw in $SWITCHES; do
     local name="$PREFIX$sw"
-    # Like a switch's own CPU: the datapath runs ahead of the hosts' endpoints (nice -10).
-    ip netns exec "$name" nice -n -10 "$binary" --config "$(config_for "$sw")" \
+    ip netns exec "$name" "$binary" --config "$(config_for "$sw")" \
       --control-socket "$rundir/$name.sock" >"$rundir/$name.log" 2>&1 &
     echo $! >"$rundir/$name.pid"
   done

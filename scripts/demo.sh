@@ -59,4 +59,4 @@ decoded=$(tshark -r "$work/h1-pfc.pcap" -T fields -E header=y -e frame.time_rela
 step "PFC frames captured on h1's link, decoded by tshark (first 8 of $(($(wc -l <<<"$decoded") - 1)))"
 head -9 <<<"$decoded"
 echo "... and as pfcswitch reads them:"
-$pfcswitch frame decode --speed 100Mbps "$work/h1-pfc.pcap" | head -4
+$pfcswitch frame decode --speed 100Mbps "$work/h1-pfc.pcap" | sed -n 1,4p

@@ -16,6 +16,5 @@ echo "== fuzz targets compile"
 cargo check --locked --manifest-path core/fuzz/Cargo.toml --quiet
 
 echo "== tests (unit, property, oracle, namespace integration)"
-# The namespace tests run the workspace's binaries (pfcswitchd, pfcswitch) from target/debug.
-cargo build --locked --workspace --bins
+# The namespace tests run the release binaries setup.sh just built (target/release).
 cargo test --locked --workspace --all-targets

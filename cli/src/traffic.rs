@@ -45,6 +45,10 @@ pub struct SendArgs {
     duration: Option<Duration>,
     #[arg(long, default_value_t = 1)]
     flow: u32,
+    /// After the last frame, keep receiving (and counting PAUSE/PFC) for this long, so the
+    /// switch's final XON is not lost on an endpoint that already left.
+    #[arg(long, value_parser = parse_duration, default_value = "0s")]
+    linger: Duration,
 }
 
 #[derive(Debug, Args)]
@@ -104,12 +108,15 @@ fn iface_ipv4(iface: &str) -> Ipv4Addr {
 pub fn send(args: &SendArgs, json: bool) -> Result<()> {
     let socket =
         RawSocket::open(&args.iface).with_context(|| format!("cannot open a raw socket on `{}`", args.iface))?;
+    socket.set_receive_buffer(4 << 20).context("cannot grow the receive buffer")?;
+    socket.take_drops()?;
     let (mac, ip) = (iface_mac(&args.iface)?, iface_ipv4(&args.iface));
     timer::tighten_timer_slack();
     let clock = Clock::new();
     let mut nic = HostNic::new(args.speed, 0xFF);
-    // A userspace sender wakes tens of microseconds late; credit it so it keeps line rate.
-    nic.set_burst(Duration::from_micros(200));
+    // A userspace sender wakes tens of microseconds late; credit it so it keeps its rate.
+    let jitter_credit = Duration::from_micros(200);
+    nic.set_burst(jitter_credit);
     let frames = args.frames.unwrap_or(u64::MAX);
     let end = args.duration.map(|d| clock.now() + d);
     let spec = FlowSpec {
@@ -124,6 +131,7 @@ pub fn send(args: &SendArgs, json: bool) -> Result<()> {
         rate: args.rate,
     };
     let mut flow = FlowSender::new(spec);
+    flow.set_burst(jitter_credit);
     let (mut frame, mut incoming) = (vec![0u8; 9216], vec![0u8; 9216]);
     let mut lateness = Lateness::new();
     let started = clock.now();
@@ -133,6 +141,14 @@ pub fn send(args: &SendArgs, json: bool) -> Result<()> {
             nic.handle_rx(now, received);
         }
         if flow.is_done() || end.is_some_and(|end| now >= end) {
+            let quiet_until = clock.now() + args.linger;
+            while clock.now() < quiet_until {
+                let mut fds = [timer::readable(socket.fd())];
+                timer::wait(&clock, Some(quiet_until), Duration::ZERO, &mut fds, || false, &mut lateness);
+                while let Some(received) = socket.try_recv(&mut incoming)? {
+                    nic.handle_rx(clock.now(), received);
+                }
+            }
             break;
         }
         if nic.can_send(now, args.pcp) && flow.ready_at() <= now {
@@ -151,15 +167,22 @@ pub fn send(args: &SendArgs, json: bool) -> Result<()> {
     let seconds = (now - started).as_secs_f64();
     let (pfc_rx, pause_rx) = nic.control_frames_rx();
     let paused = nic.paused_time(now, args.pcp).as_secs_f64();
+    // Frames this endpoint's socket could not keep up with: PFC frames among them were missed.
+    let receive_drops = socket.take_drops()?;
     if json {
         println!(
             "{}",
             json!({
                 "flow": args.flow, "frames": flow.sent(), "bytes": flow.sent() * args.size as u64, "seconds": seconds,
-                "pfc_rx": pfc_rx, "pause_rx": pause_rx, "paused_seconds": paused,
+                "pfc_rx": pfc_rx, "pause_rx": pause_rx, "paused_seconds": paused, "receive_drops": receive_drops,
             })
         );
     } else {
+        if receive_drops > 0 {
+            println!(
+                "warning: this sender's socket dropped {receive_drops} incoming frames; it may have missed PFC frames"
+            );
+        }
         println!(
             "flow {}: sent {} frames of {} B in {seconds:.3} s; received {pfc_rx} PFC and {pause_rx} PAUSE frames; priority {} paused {paused:.3} s",
             args.flow,
@@ -174,6 +197,10 @@ pub fn send(args: &SendArgs, json: bool) -> Result<()> {
 pub fn recv(args: &RecvArgs, json: bool) -> Result<()> {
     let socket =
         RawSocket::open(&args.iface).with_context(|| format!("cannot open a raw socket on `{}`", args.iface))?;
+    // The default ~200 KiB holds 17 ms at 100 Mbit/s; a receiver sharing two cores with a
+    // switch and senders can be off the CPU longer than that.
+    socket.set_receive_buffer(8 << 20).context("cannot grow the receive buffer")?;
+    socket.take_drops()?;
     let mac = iface_mac(&args.iface)?;
     let clock = Clock::new();
     let end = clock.now() + args.duration;

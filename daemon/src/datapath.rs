@@ -28,6 +28,9 @@ const CONTROL_RESERVE: usize = 64;
 const FILL_TARGET: u32 = RING_SIZE / 2;
 /// How often signals and control requests are looked at while the loop is busy.
 const HOUSEKEEPING: Duration = Duration::from_millis(1);
+/// When the kernel leaves descriptors in a TX ring (its send buffer is full), kick again after
+/// this long rather than spinning on sendto and starving the kernel work that drains it.
+const TX_RETRY: Duration = Duration::from_micros(20);
 
 #[derive(Debug, thiserror::Error)]
 pub enum DatapathError {
@@ -165,7 +168,7 @@ impl Datapath {
             if self.switch.poll_timeout().is_some_and(|at| at <= now) {
                 self.switch.handle_timeout(now);
             }
-            let sent = self.transmit(now);
+            let (sent, tx_waiting) = self.transmit(now);
             self.reclaim();
             self.refill();
             if now >= housekeeping {
@@ -182,7 +185,8 @@ impl Datapath {
             fds.push(timer::readable(self.wake.raw()));
             let queues = &self.sockets.queues;
             let has_rx = || queues.iter().any(|q| q.rx.available() > 0);
-            let deadline = self.switch.poll_timeout();
+            let retry = tx_waiting.then(|| now + TX_RETRY);
+            let deadline = self.switch.poll_timeout().into_iter().chain(retry).min();
             if timer::wait(&self.clock, deadline, self.options.spin, &mut fds, has_rx, &mut self.lateness) == Woken::Io
             {
                 housekeeping = Instant::ZERO;
@@ -216,9 +220,10 @@ impl Datapath {
         any
     }
 
-    /// Hands the core's transmissions to the TX rings. Returns whether any went out.
-    fn transmit(&mut self, now: Instant) -> bool {
-        let mut any = false;
+    /// Hands the core's transmissions to the TX rings. Returns whether any went out, and
+    /// whether some ring still holds descriptors the kernel has not taken.
+    fn transmit(&mut self, now: Instant) -> (bool, bool) {
+        let (mut any, mut waiting) = (false, false);
         let Datapath { sockets, area, pool, switch, tx_queue, .. } = self;
         for (port, &index) in tx_queue.iter().enumerate() {
             let queue = &mut sockets.queues[index];
@@ -246,10 +251,10 @@ impl Datapath {
             }
             writer.commit();
             drop(writer);
-            let pending = queue.flush_tx();
-            any |= sent > 0 || pending;
+            waiting |= queue.flush_tx();
+            any |= sent > 0;
         }
-        any
+        (any, waiting)
     }
 
     /// Takes back transmitted frames and frames the core dropped.

@@ -42,6 +42,20 @@ impl RawSocket {
             if rc != 0 {
                 return Err(io::Error::last_os_error());
             }
+            // Our own transmissions would otherwise be looped back into the receive queue,
+            // crowding out what arrives (a sender could miss the PFC frames it must obey).
+            let one: libc::c_int = 1;
+            let size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            if libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_IGNORE_OUTGOING,
+                (&raw const one).cast(),
+                size,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
             Ok(RawSocket { fd })
         }
     }

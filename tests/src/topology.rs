@@ -25,13 +25,15 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the repository").to_path_buf()
 }
 
-/// A binary built from this workspace (`cargo build --workspace --bins` first; scripts/test.sh does).
+/// A release binary of this workspace. The namespace tests run the datapath as users do:
+/// optimised (a debug build is CPU-bound at 100 Mbit/s). scripts/test.sh builds it first;
+/// after a change, `cargo build --release --workspace --bins` before `cargo test`.
 pub fn binary(name: &str) -> PathBuf {
-    let dir = std::env::var_os("PFCSWITCH_BIN_DIR").map_or_else(|| repo().join("target/debug"), PathBuf::from);
+    let dir = std::env::var_os("PFCSWITCH_BIN_DIR").map_or_else(|| repo().join("target/release"), PathBuf::from);
     let path = dir.join(name);
     assert!(
         path.exists(),
-        "{} is missing: run `cargo build --workspace --bins` (scripts/test.sh does)",
+        "{} is missing: run `cargo build --release --workspace --bins` (scripts/test.sh does)",
         path.display()
     );
     path
@@ -225,6 +227,10 @@ impl Drop for Topology {
         match self.script("down").output() {
             Ok(output) if output.status.success() => {}
             other => eprintln!("warning: topology.sh down {} {}: {other:?}", self.name, self.prefix),
+        }
+        // topology.sh keeps daemon logs after `down` for users; a test run leaves none behind.
+        for switch in ["sw1", "sw2", "sw3"] {
+            let _ = std::fs::remove_file(format!("/run/pfcswitch/{}.log", self.ns(switch)));
         }
     }
 }

@@ -46,6 +46,14 @@ impl FlowSender {
         FlowSender { spec, sent: 0, pacer: spec.rate.map(|rate| Shaper::new(rate, Duration::ZERO)) }
     }
 
+    /// Lets the pacer send up to `burst` early after a late wake-up (a userspace sender's
+    /// timer jitter), keeping the flow's long-run rate exact.
+    pub fn set_burst(&mut self, burst: Duration) {
+        if let Some(rate) = self.spec.rate {
+            self.pacer = Some(Shaper::new(rate, burst));
+        }
+    }
+
     pub fn sent(&self) -> u64 {
         self.sent
     }
