@@ -2,9 +2,10 @@
 # Named topologies of network namespaces joined by veth pairs, with one pfcswitchd per
 # switch namespace.
 #
-#   topology.sh up NAME [--prefix P] [--config-dir DIR] [--no-daemon] [--speed-mtu...]
+#   topology.sh up NAME [--prefix P] [--config-dir DIR] [--mtu BYTES] [--no-daemon]
 #   topology.sh down NAME [--prefix P]
 #   topology.sh list
+#   topology.sh describe NAME      (its switches and hosts, for programs)
 #
 # Namespaces are named ${P}sw1.., ${P}h1.. (default prefix "pfc-"). A host's interface is
 # eth0 with MAC 02:00:00:00:00:NN, 10.0.0.N/24 and fd00::N/64, and VLAN, checksum and
@@ -21,7 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 rundir=/run/pfcswitch
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 # Topology tables: "switch:port host" for host links, "switch:port switch:port" for trunks.
 topology_star3() {
@@ -90,14 +91,16 @@ up() {
       # Frames must leave the host as they are on a real wire: tags inline, checksums
       # computed, no TSO super-frames (the switch forwards bytes, it does not finish them).
       ip netns exec "$PREFIX$b" ethtool -K eth0 txvlan off tx off tso off gso off >/dev/null
-      ip -n "$PREFIX$b" link set eth0 up
+      ip -n "$PREFIX$b" link set eth0 mtu "$MTU" up
     fi
   done
   [ -n "$NO_DAEMON" ] && return 0
   local binary; binary=$(daemon_binary)
   for sw in $SWITCHES; do
     local name="$PREFIX$sw"
-    ip netns exec "$name" "$binary" --config "$(config_for "$sw")" \
+    # --spin 0us: the switches of a topology share the machine's cores with each other and
+    # with the endpoints; spinning for timer precision would starve them.
+    ip netns exec "$name" "$binary" --config "$(config_for "$sw")" --spin 0us \
       --control-socket "$rundir/$name.sock" >"$rundir/$name.log" 2>&1 &
     echo $! >"$rundir/$name.pid"
   done
@@ -106,7 +109,7 @@ up() {
 
 switch_port() { # switch port
   ip netns exec "$PREFIX$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
-  ip -n "$PREFIX$1" link set "$2" up
+  ip -n "$PREFIX$1" link set "$2" mtu "$MTU" up
 }
 
 wait_ready() { # namespace
@@ -142,12 +145,15 @@ command=$1; shift
 [ "$command" = list ] && { echo "star3 star8 ofc-fig1"; exit 0; }
 [ $# -ge 1 ] || usage
 select_topology "$1"; shift
-PREFIX=pfc- CONFIGS=$DEFAULT_CONFIGS NO_DAEMON=
+# For programs that drive a topology (pfcswitch scenario run): its nodes, one kind per line.
+[ "$command" = describe ] && { echo "switches $SWITCHES"; echo "hosts $HOSTS"; exit 0; }
+PREFIX=pfc- CONFIGS=$DEFAULT_CONFIGS NO_DAEMON= MTU=1500
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) PREFIX=$2; shift 2 ;;
     --config-dir|--config) CONFIGS=$2; shift 2 ;;
     --no-daemon) NO_DAEMON=1; shift ;;
+    --mtu) MTU=$2; shift 2 ;;
     *) usage ;;
   esac
 done

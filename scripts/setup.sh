@@ -14,7 +14,7 @@ PACKAGES=(
   tcpdump tshark                                    # captures and the Wireshark oracle
   python3 python3-scapy                             # the scapy oracle
   prometheus                                        # promtool, to lint the metrics endpoint
-  jq
+  jq fonts-dejavu-core
 )
 
 missing=()

@@ -3,7 +3,7 @@
 
 use crate::table::Table;
 use anyhow::{Context, Result, bail};
-use pfcswitch_core::report::{ControlRequest, ControlResponse, PortReport, Snapshot};
+use pfcswitch_core::report::{ControlRequest, ControlResponse, PortReport, QueueDepths, Snapshot};
 use pfcswitch_core::units::{BitRate, ByteSize};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -47,6 +47,14 @@ pub fn request(socket: &Path, request: &ControlRequest) -> Result<ControlRespons
 pub fn snapshot(socket: &Path) -> Result<Snapshot> {
     match request(socket, &ControlRequest::Snapshot)? {
         ControlResponse::Snapshot(snapshot) => Ok(*snapshot),
+        ControlResponse::Error { message } => bail!("{message}"),
+        other => bail!("unexpected answer {other:?}"),
+    }
+}
+
+pub fn queue_depths(socket: &Path) -> Result<Vec<QueueDepths>> {
+    match request(socket, &ControlRequest::Queues)? {
+        ControlResponse::Queues { ports } => Ok(ports),
         ControlResponse::Error { message } => bail!("{message}"),
         other => bail!("unexpected answer {other:?}"),
     }

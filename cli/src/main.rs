@@ -3,7 +3,10 @@
 mod capture;
 mod control;
 mod decode;
+mod endpoint;
 mod frame;
+mod plot;
+mod scenario;
 mod table;
 mod traffic;
 
@@ -60,6 +63,9 @@ enum Command {
     /// Traffic endpoints for host namespaces (PFC-obeying sender, counting receiver).
     #[command(subcommand)]
     Traffic(TrafficCommand),
+    /// Reproducible experiments in network namespaces: run, compare, list.
+    #[command(subcommand)]
+    Scenario(scenario::ScenarioCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -68,6 +74,8 @@ enum TrafficCommand {
     Send(traffic::SendArgs),
     /// Count the flows arriving, with loss and reordering.
     Recv(traffic::RecvArgs),
+    /// One host of a scenario over AF_XDP (started by `pfcswitch scenario run`).
+    Endpoint(endpoint::EndpointArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -87,6 +95,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Frame(command) => frame::run(command, json),
         Command::Traffic(TrafficCommand::Send(args)) => traffic::send(&args, json),
         Command::Traffic(TrafficCommand::Recv(args)) => traffic::recv(&args, json),
+        Command::Traffic(TrafficCommand::Endpoint(args)) => endpoint::run(&args),
+        Command::Scenario(scenario::ScenarioCommand::List) => scenario::list(),
+        Command::Scenario(scenario::ScenarioCommand::Run(args)) => scenario::run(&args).map(drop),
+        Command::Scenario(scenario::ScenarioCommand::Compare(args)) => scenario::compare(&args),
         Command::Status => view(control::status),
         Command::Ports => view(control::ports),
         Command::Pfc { command: PfcCommand::Show { port } } => {

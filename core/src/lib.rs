@@ -19,5 +19,6 @@ pub mod switch;
 pub mod time;
 pub mod units;
 pub mod wire;
+pub mod workload;
 
 pub use switch::{ControlFrame, QueueState, RxVerdict, Switch, Tx};

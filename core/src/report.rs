@@ -20,6 +20,8 @@ pub enum ControlRequest {
     ResetCounters,
     /// Re-read the configuration file (as SIGHUP does).
     Reload,
+    /// Queue occupancy only: cheap enough to ask for every few milliseconds.
+    Queues,
 }
 
 /// The answer to a [`ControlRequest`].
@@ -27,6 +29,7 @@ pub enum ControlRequest {
 #[serde(tag = "result", rename_all = "snake_case")]
 pub enum ControlResponse {
     Snapshot(Box<Snapshot>),
+    Queues { ports: Vec<QueueDepths> },
     Done { message: String },
     Error { message: String },
 }
@@ -132,6 +135,29 @@ pub struct DatapathReport {
     /// Frames the kernel could not deliver to the AF_XDP sockets (no fill buffer, ring full).
     pub xsk_rx_dropped: u64,
     pub resident_bytes: u64,
+}
+
+/// One port's occupancy per priority, in bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueDepths {
+    pub port: String,
+    pub ingress_bytes: [u64; 8],
+    pub egress_bytes: [u64; 8],
+}
+
+impl QueueDepths {
+    pub fn of(switch: &Switch, config: &SwitchConfig, now: Instant) -> Vec<QueueDepths> {
+        (config.ports.iter().enumerate())
+            .map(|(index, port)| {
+                let state = Pcp::ALL.map(|priority| switch.queue_state(now, index, priority));
+                QueueDepths {
+                    port: port.name.clone(),
+                    ingress_bytes: state.map(|q| q.ingress.bytes),
+                    egress_bytes: state.map(|q| q.egress.bytes),
+                }
+            })
+            .collect()
+    }
 }
 
 impl Snapshot {

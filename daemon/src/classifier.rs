@@ -6,6 +6,7 @@
 //! left on an interface.
 
 use aya::maps::{HashMap, MapData, PerCpuArray, XskMap};
+use aya::programs::xdp::XdpLinkId;
 use aya::programs::{ProgramError, Xdp, XdpMode};
 use aya::{Ebpf, EbpfError, Pod};
 use pfcswitch_core::wire::Pcp;
@@ -171,15 +172,7 @@ impl Classifier {
     pub fn attach(&mut self, iface: &str, port: &PortClassification) -> Result<(), ClassifierError> {
         let ifindex = self.configure_port(iface, port)?;
         let program: &mut Xdp = self.ebpf.program_mut(PROGRAM_NAME).expect("loaded").try_into().expect("is XDP");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-        loop {
-            match program.attach_to_if_index(ifindex, XdpMode::Driver).map_err(|source| attach_error(iface, source)) {
-                Err(ClassifierError::SlotOccupied { .. }) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                }
-                result => return result.map(drop),
-            }
-        }
+        attach_native(program, iface, ifindex).map(drop)
     }
 
     /// Frames and bytes received per priority on `port_index`, summed over CPUs.
@@ -226,6 +219,23 @@ impl Classifier {
     ) -> Result<M, ClassifierError> {
         let map = self.ebpf.map_mut(name).ok_or(ClassifierError::MissingMap(name))?;
         M::try_from(map).map_err(|source| ClassifierError::Map { action: "open", map: name, source })
+    }
+}
+
+/// Attaches a loaded XDP `program` to `iface` (index `ifindex`) in native (driver) mode
+/// through a BPF link.
+///
+/// A link released by a killed predecessor may take a moment to leave the interface, so an
+/// occupied slot is retried for up to two seconds before it is an error.
+pub fn attach_native(program: &mut Xdp, iface: &str, ifindex: u32) -> Result<XdpLinkId, ClassifierError> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match program.attach_to_if_index(ifindex, XdpMode::Driver).map_err(|source| attach_error(iface, source)) {
+            Err(ClassifierError::SlotOccupied { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            result => return result,
+        }
     }
 }
 

@@ -40,8 +40,22 @@ pub fn load(file: &Path) -> Result<(SwitchConfig, Vec<ConfigWarning>), ConfigFil
         let line = line_of_key(&text, &e.key);
         error(line, Some(e.key), e.reason)
     })?;
+    if let Some((index, port)) = config.ports.iter().enumerate().find(|(_, p)| u64::from(p.mtu) > MAX_MTU) {
+        let key = format!("port[{index}].mtu");
+        let reason = format!(
+            "{} does not fit the datapath: a frame lives in one {}-byte UMEM chunk after the kernel's \
+             XDP headroom, so the largest MTU is {MAX_MTU}",
+            port.mtu,
+            crate::umem::FRAME_SIZE
+        );
+        return Err(error(line_of_key(&text, &key), Some(key), reason));
+    }
     Ok((config, warnings))
 }
+
+/// The largest MTU whose frames (plus a VLAN-tagged L2 header) fit a UMEM chunk after the
+/// 256-byte XDP headroom.
+pub const MAX_MTU: u64 = crate::umem::FRAME_SIZE as u64 - 256 - pfcswitch_core::config::L2_HEADER_MAX;
 
 type ParseError = (Option<usize>, Option<String>, String);
 
@@ -95,6 +109,16 @@ mod tests {
         let (config, warnings) = load(&path).unwrap();
         assert_eq!(config.ports[0].name, "p1");
         assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn an_mtu_whose_frames_do_not_fit_a_umem_chunk_is_rejected() {
+        let (_guard, path) = write(&GOOD.replace("speed = \"1Gbps\"", "speed = \"1Gbps\"\nmtu = 9000"));
+        let error = load(&path).unwrap_err();
+        assert_eq!((error.key.as_deref(), error.line), (Some("port[0].mtu"), Some(7)), "{error}");
+        assert!(error.reason.contains("the largest MTU is 3822"), "{error}");
+        let (_guard, path) = write(&GOOD.replace("speed = \"1Gbps\"", "speed = \"1Gbps\"\nmtu = 3400"));
+        assert!(load(&path).is_ok());
     }
 
     #[test]

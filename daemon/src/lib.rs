@@ -4,6 +4,7 @@ pub mod classifier;
 pub mod config;
 pub mod control;
 pub mod datapath;
+pub mod host_port;
 pub mod metrics;
 pub mod notify;
 pub mod packet;

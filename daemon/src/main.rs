@@ -27,7 +27,8 @@ struct Args {
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
     /// Spin this long before each timer deadline instead of sleeping: tighter timers for a
-    /// busier CPU. 0 only sleeps.
+    /// switch with a core to itself. 0 only sleeps, leaving the CPU to the endpoints and other
+    /// switches of an experiment on the same machine (topology.sh starts daemons so).
     #[arg(long, default_value = "60us", value_parser = parse_duration)]
     spin: Duration,
 }

@@ -13,17 +13,32 @@ use std::time::Duration;
 /// CLOCK_MONOTONIC as core [`Instant`]s since the daemon started.
 #[derive(Debug)]
 pub struct Clock {
-    start: std::time::Instant,
+    /// CLOCK_MONOTONIC at this clock's zero.
+    origin: Duration,
 }
 
 impl Clock {
+    /// A clock that starts at zero now.
     pub fn new() -> Clock {
-        Clock { start: std::time::Instant::now() }
+        Clock { origin: monotonic() }
+    }
+
+    /// CLOCK_MONOTONIC itself: the same instants in every process and network namespace of
+    /// the machine, so endpoints can start a workload at one agreed time.
+    pub fn system() -> Clock {
+        Clock { origin: Duration::ZERO }
     }
 
     pub fn now(&self) -> Instant {
-        Instant::from_nanos(u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX))
+        Instant::from_nanos(u64::try_from((monotonic() - self.origin).as_nanos()).unwrap_or(u64::MAX))
     }
+}
+
+fn monotonic() -> Duration {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec we own (vDSO, no syscall).
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 impl Default for Clock {

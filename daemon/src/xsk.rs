@@ -33,7 +33,7 @@ fn errno_text(errno: &Errno) -> String {
 fn hint(errno: &Errno) -> &'static str {
     match errno.get_raw() {
         libc::EPERM | libc::EACCES => "; AF_XDP needs CAP_NET_RAW and CAP_NET_ADMIN (run as root or grant them)",
-        libc::EBUSY => "; another AF_XDP socket already uses this queue (is another pfcswitchd running?)",
+        libc::EBUSY => "; another AF_XDP socket already uses this queue (is another pfcswitchd or endpoint running?)",
         _ => "",
     }
 }
@@ -128,11 +128,21 @@ impl Sockets {
     /// Opens a socket on every queue of every interface in `ifaces` (port order): zero-copy
     /// if the drivers allow it, else (veth, or any failure) copy mode on a fresh UMEM.
     pub fn open(area: &UmemArea, ifaces: &[String]) -> Result<Sockets, XskError> {
-        Self::open_in(area, ifaces, SocketConfig::XDP_BIND_ZEROCOPY)
-            .or_else(|_| Self::open_in(area, ifaces, SocketConfig::XDP_BIND_COPY))
+        Self::open_queues(area, ifaces, rx_queue_count)
     }
 
-    fn open_in(area: &UmemArea, ifaces: &[String], mode: u16) -> Result<Sockets, XskError> {
+    /// Like [`Sockets::open`], on RX queues `0..queue_count(iface)` of each interface.
+    pub fn open_queues(area: &UmemArea, ifaces: &[String], queue_count: fn(&str) -> u32) -> Result<Sockets, XskError> {
+        Self::open_in(area, ifaces, queue_count, SocketConfig::XDP_BIND_ZEROCOPY)
+            .or_else(|_| Self::open_in(area, ifaces, queue_count, SocketConfig::XDP_BIND_COPY))
+    }
+
+    fn open_in(
+        area: &UmemArea,
+        ifaces: &[String],
+        queue_count: fn(&str) -> u32,
+        mode: u16,
+    ) -> Result<Sockets, XskError> {
         let config = UmemConfig {
             fill_size: RING_SIZE,
             complete_size: RING_SIZE,
@@ -145,7 +155,7 @@ impl Sockets {
         let umem = unsafe { Umem::new(config, area.as_non_null()) }.map_err(|e| XskError::Umem(errno_text(&e)))?;
         let mut queues = Vec::new();
         for (port, iface) in ifaces.iter().enumerate() {
-            for queue in 0..rx_queue_count(iface) {
+            for queue in 0..queue_count(iface) {
                 let bind_flags = if queues.is_empty() { mode } else { 0 };
                 queues.push(open_queue(&umem, port, iface, queue, bind_flags)?);
             }
@@ -172,12 +182,21 @@ fn open_queue(umem: &Umem, port: usize, iface: &str, queue: u32, bind_flags: u16
     let first = bind_flags != 0;
     let socket = if first { Socket::with_shared(&info, umem) } else { Socket::new(&info) }.map_err(fail("create"))?;
     let device = umem.fq_cq(&socket).map_err(fail("set up the fill and completion rings of"))?;
+    set_cloexec(device.as_raw_fd());
     let rings = SocketConfig { rx_size: NonZeroU32::new(RING_SIZE), tx_size: NonZeroU32::new(RING_SIZE), bind_flags };
     let user = umem.rx_tx(&socket, &rings).map_err(fail("set up the RX and TX rings of"))?;
     let rx = user.map_rx().map_err(fail("map the RX ring of"))?;
     let tx = user.map_tx().map_err(fail("map the TX ring of"))?;
     umem.bind(&user).map_err(fail("bind"))?;
     Ok(QueueSocket { port, queue, device, rx, tx, user, _socket: socket })
+}
+
+/// Marks an AF_XDP socket (for a UMEM's first socket, the UMEM's descriptor too) close-on-exec.
+/// xdpilone creates them without SOCK_CLOEXEC: a child process (an endpoint's iperf3, say)
+/// would inherit them and keep the queue bound, and the UMEM pinned, after its parent died.
+fn set_cloexec(fd: RawFd) {
+    // SAFETY: F_SETFD on a descriptor we own; FD_CLOEXEC is the only descriptor flag.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
 }
 
 /// A TX descriptor for `len` bytes at UMEM address `addr`.

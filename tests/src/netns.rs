@@ -59,16 +59,22 @@ impl Netns {
         std::thread::scope(|scope| {
             scope
                 .spawn(|| {
-                    let path = format!("/run/netns/{}", self.name);
-                    let file = File::open(&path).unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
-                    // SAFETY: a valid namespace fd; setns only changes this thread's namespace.
-                    let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-                    assert_eq!(rc, 0, "setns({path}): {}", std::io::Error::last_os_error());
+                    self.move_current_thread();
                     f()
                 })
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })
+    }
+
+    /// Moves the calling thread into this namespace (for objects that must stay on the
+    /// thread that made them; spawn a thread for it).
+    pub fn move_current_thread(&self) {
+        let path = format!("/run/netns/{}", self.name);
+        let file = File::open(&path).unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
+        // SAFETY: a valid namespace fd; setns only changes this thread's namespace.
+        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+        assert_eq!(rc, 0, "setns({path}): {}", std::io::Error::last_os_error());
     }
 }
 
@@ -81,7 +87,8 @@ impl Drop for Netns {
     }
 }
 
-fn run_checked(command: &mut Command) -> Output {
+/// Runs a command and returns its output, failing the test on a non-zero exit.
+pub fn run_checked(command: &mut Command) -> Output {
     let output = command.output().unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
     assert!(
         output.status.success(),

@@ -4,8 +4,13 @@
 //! [`FlowSender`]s and a [`FlowReceiver`].
 
 mod flow;
+mod transport;
 
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};
+pub use transport::{
+    ConnectionSpec, MessageRecord, MessageSpec, ReceiverStats, SEGMENT_OVERHEAD, SenderStats, Transport,
+    TransportConfig,
+};
 
 use crate::pause::PeerPause;
 use crate::sched::Shaper;

@@ -1,7 +1,7 @@
 //! Simulated hosts: [`FlowSender`]s that obey PFC through [`HostNic`], and a
 //! [`FlowReceiver`] that checks sequence numbers per flow.
 
-use crate::host::{FlowReceiver, FlowSender, FlowSpec, FlowStats, HostNic};
+use crate::host::{FlowReceiver, FlowSender, FlowSpec, FlowStats, HostNic, Transport};
 use crate::time::Instant;
 use crate::units::BitRate;
 use crate::wire::{
@@ -24,6 +24,8 @@ pub struct SimHost {
     announce: bool,
     /// MAC control frames to send at given times, ahead of data and regardless of pauses.
     injections: Vec<(Instant, MacControlRepr)>,
+    /// Messages over go-back-N connections, sent before the plain flows.
+    pub transport: Option<Transport>,
 }
 
 impl SimHost {
@@ -38,6 +40,7 @@ impl SimHost {
             foreign_frames: 0,
             announce: false,
             injections: Vec::new(),
+            transport: None,
         }
     }
 
@@ -87,6 +90,11 @@ impl SimHost {
             buffer[offset..60].fill(0);
             return Some(self.book_wire(now, 60));
         }
+        if let Some(transport) = &mut self.transport
+            && let Some(len) = transport.poll_transmit(now, &mut self.nic, buffer)
+        {
+            return Some(len);
+        }
         let n = self.flows.len();
         let chosen = (0..n).map(|i| (self.next_flow + i) % n).find(|&i| {
             let flow = &self.flows[i];
@@ -108,11 +116,22 @@ impl SimHost {
         let announce = self.announce.then(|| self.nic.ready_at(Pcp::default()));
         let flows =
             self.flows.iter().filter(|f| !f.is_done()).map(|f| f.ready_at().max(self.nic.ready_at(f.spec.priority)));
-        injection.into_iter().chain(announce).chain(flows).min()
+        let transport = self.transport.as_ref().and_then(|t| t.poll_timeout(&self.nic));
+        injection.into_iter().chain(announce).chain(flows).chain(transport).min()
+    }
+
+    /// Fires the transport's retransmission timers.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(transport) = &mut self.transport {
+            transport.handle_timeout(now);
+        }
     }
 
     pub fn handle_rx(&mut self, now: Instant, frame: &[u8]) {
         if self.nic.handle_rx(now, frame) {
+            return;
+        }
+        if self.transport.as_mut().is_some_and(|t| t.handle_rx(now, frame)) {
             return;
         }
         let Ok(view) = FrameView::parse(frame) else { return };

@@ -262,6 +262,9 @@ impl Network {
                     switch.handle_timeout(self.now);
                 }
             }
+            for host in &mut self.hosts {
+                host.handle_timeout(self.now);
+            }
         }
         self.now = self.now.max(end);
     }

@@ -4,9 +4,9 @@
 //! |--------|-----------------------------------------------------------|
 //! | 0–1    | magic 0x5046 ("PF")                                       |
 //! | 2      | version (1)                                               |
-//! | 3      | kind: 0 data, 1 acknowledgement                           |
+//! | 3      | kind: 0 data, 1 acknowledgement, 2 negative acknowledgement |
 //! | 4–7    | flow id                                                   |
-//! | 8–11   | sequence number (per flow; cumulative in an ACK)          |
+//! | 8–11   | sequence number (per flow; next expected in an ACK or NAK) |
 //! | 12–15  | message id (per flow)                                     |
 //! | 16–19  | message length in bytes                                   |
 //! | 20–23  | offset of this segment in the message                     |
@@ -28,7 +28,10 @@ pub const TRAFFIC_UDP_PORT: u16 = 39000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TrafficKind {
     Data,
+    /// Cumulative: every segment below `sequence` arrived.
     Ack,
+    /// Segment `sequence` is missing (a later one arrived): go back to it.
+    Nak,
 }
 
 /// A view of a traffic header and its payload.
@@ -113,6 +116,7 @@ impl TrafficRepr {
         let kind = match header.kind_byte() {
             0 => TrafficKind::Data,
             1 => TrafficKind::Ack,
+            2 => TrafficKind::Nak,
             _ => return error(ErrorKind::BadValue),
         };
         Ok(TrafficRepr {
@@ -137,6 +141,7 @@ impl TrafficRepr {
         data[3] = match self.kind {
             TrafficKind::Data => 0,
             TrafficKind::Ack => 1,
+            TrafficKind::Nak => 2,
         };
         data[4..8].copy_from_slice(&self.flow_id.to_be_bytes());
         data[8..12].copy_from_slice(&self.sequence.to_be_bytes());
@@ -164,8 +169,8 @@ mod tests {
 
     proptest! {
         #[test]
-        fn round_trip(ack: bool, flow_id: u32, sequence: u32, message_id: u32, message_len: u32, offset: u32, timestamp_ns: u64) {
-            let kind = if ack { TrafficKind::Ack } else { TrafficKind::Data };
+        fn round_trip(kind in 0u8..3, flow_id: u32, sequence: u32, message_id: u32, message_len: u32, offset: u32, timestamp_ns: u64) {
+            let kind = [TrafficKind::Data, TrafficKind::Ack, TrafficKind::Nak][usize::from(kind)];
             let repr = TrafficRepr { kind, flow_id, sequence, message_id, message_len, offset, timestamp_ns };
             let mut bytes = [0u8; 32];
             repr.emit(&mut TrafficHeader::new_unchecked(&mut bytes[..]));

@@ -1,0 +1,281 @@
+//! `pfcswitch traffic endpoint`: one host of an experiment. It runs core's [`Transport`]
+//! (messages over go-back-N connections) and [`HostNic`] (line rate, PFC/PAUSE obedience)
+//! on the host's interface over AF_XDP, from a plan the scenario runner wrote, and writes
+//! what happened as JSON when it is told to stop (SIGTERM/SIGINT).
+//!
+//! Protocol with the runner, on stdout: `ready` once the port is open and the host has
+//! announced itself (one broadcast frame, so switches learn its address before the
+//! workload starts); `done` once the workload's time is over and every sized message this
+//! host sends is acknowledged. The host keeps receiving and acknowledging until stopped.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use pfcswitch_core::host::{ConnectionSpec, HostNic, MessageSpec, Transport, TransportConfig};
+use pfcswitch_core::time::Instant;
+use pfcswitch_core::units::{BitRate, duration};
+use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, L2Repr, Pcp, ethertype};
+use pfcswitchd::host_port::HostPort;
+use pfcswitchd::signals::{self, SignalFd};
+use pfcswitchd::timer::{self, Clock, Lateness};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct EndpointArgs {
+    /// The host's interface.
+    #[arg(long, default_value = "eth0")]
+    iface: String,
+    /// The plan (JSON) the scenario runner wrote for this host.
+    #[arg(long)]
+    plan: PathBuf,
+    /// Where to write the results (JSON).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// What one host does in a run. Times are CLOCK_MONOTONIC nanoseconds, shared by every
+/// namespace of the machine.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EndpointPlan {
+    pub host: String,
+    pub mac: String,
+    pub ip: String,
+    pub speed: BitRate,
+    pub frame_len: usize,
+    pub window: u32,
+    #[serde(with = "duration")]
+    pub rto: Duration,
+    pub ack_every: u32,
+    #[serde(with = "duration")]
+    pub bin: Duration,
+    pub epoch_ns: u64,
+    pub end_ns: u64,
+    pub connections: Vec<PlanConnection>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PlanConnection {
+    pub id: u32,
+    pub dst_mac: String,
+    pub dst_ip: String,
+    pub priority: u8,
+    pub vid: u16,
+    pub rate: Option<BitRate>,
+    /// (message id, size in bytes or null for long-lived, start in ns).
+    pub messages: Vec<(u32, Option<u32>, u64)>,
+}
+
+/// What one host reports.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct EndpointResult {
+    pub host: String,
+    pub messages: Vec<MessageResult>,
+    pub senders: Vec<SenderResult>,
+    pub receivers: Vec<ReceiverResult>,
+    pub pfc_rx: u64,
+    pub pause_rx: u64,
+    /// Seconds each priority was paused by the switch.
+    pub paused_seconds: [f64; 8],
+    /// Frames that were neither ours nor PAUSE/PFC (flooded before the switch learned).
+    pub foreign_frames: u64,
+    /// Frames the AF_XDP socket dropped (the endpoint fell behind): not the network's loss.
+    pub socket_drops: u64,
+    pub timer_late_p99_us: u64,
+}
+
+/// One message this host sent; times in CLOCK_MONOTONIC nanoseconds.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct MessageResult {
+    pub connection: u32,
+    pub id: u32,
+    /// `None` for a long-lived flow.
+    pub size: Option<u32>,
+    pub start_ns: u64,
+    pub finish_ns: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SenderResult {
+    pub connection: u32,
+    pub segments: u64,
+    pub retransmitted: u64,
+    pub naks: u64,
+    pub timeouts: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ReceiverResult {
+    pub connection: u32,
+    pub segments: u64,
+    pub bytes: u64,
+    pub frame_bytes: u64,
+    pub out_of_order: u64,
+    pub duplicates: u64,
+    pub messages: u64,
+    pub first_rx_ns: Option<u64>,
+    pub last_rx_ns: Option<u64>,
+    pub goodput_bins: Vec<u64>,
+}
+
+fn transport_for(plan: &EndpointPlan) -> Result<(Transport, EthernetAddress, Ipv4Addr)> {
+    let mac: EthernetAddress = plan.mac.parse().map_err(|e| anyhow::anyhow!("plan: mac `{}`: {e:?}", plan.mac))?;
+    let ip: Ipv4Addr = plan.ip.parse().map_err(|e| anyhow::anyhow!("plan: ip `{}`: {e:?}", plan.ip))?;
+    let mut config = TransportConfig::new(mac, ip);
+    config.frame_len = plan.frame_len;
+    config.window = plan.window;
+    config.rto = plan.rto;
+    config.ack_every = plan.ack_every;
+    config.bin = plan.bin;
+    config.epoch = Instant::from_nanos(plan.epoch_ns);
+    config.long_lived_until = Instant::from_nanos(plan.end_ns);
+    let mut transport = Transport::new(config);
+    for c in &plan.connections {
+        let spec = ConnectionSpec {
+            id: c.id,
+            dst: c.dst_mac.parse().map_err(|e| anyhow::anyhow!("plan: dst_mac `{}`: {e:?}", c.dst_mac))?,
+            dst_ip: c.dst_ip.parse().map_err(|e| anyhow::anyhow!("plan: dst_ip `{}`: {e:?}", c.dst_ip))?,
+            priority: Pcp::new(c.priority).context("plan: priority")?,
+            vid: c.vid,
+            rate: c.rate,
+        };
+        let messages = c
+            .messages
+            .iter()
+            .map(|&(id, size, start)| MessageSpec { id, size, start: Instant::from_nanos(start) })
+            .collect();
+        transport.add_connection(spec, messages);
+    }
+    Ok((transport, mac, ip))
+}
+
+/// A broadcast frame that teaches the switches where this host is.
+fn announcement(mac: EthernetAddress, buffer: &mut [u8]) -> usize {
+    let l2 = L2Repr {
+        dst: EthernetAddress::BROADCAST,
+        src: mac,
+        vlan: None,
+        cn_tag: None,
+        ethertype: ethertype::LOCAL_EXPERIMENTAL_1,
+    };
+    let offset = l2.emit(buffer);
+    buffer[offset..60].fill(0);
+    60
+}
+
+pub fn run(args: &EndpointArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&args.plan).with_context(|| format!("cannot read {}", args.plan.display()))?;
+    let plan: EndpointPlan =
+        serde_json::from_str(&text).with_context(|| format!("{}: not an endpoint plan", args.plan.display()))?;
+    let (mut transport, mac, _) = transport_for(&plan)?;
+    signals::block_signals().context("cannot block signals")?;
+    let signal_fd = SignalFd::new().context("cannot open a signalfd")?;
+    let mut port = HostPort::open(&args.iface)?;
+    timer::tighten_timer_slack();
+    let clock = Clock::system();
+    let mut nic = HostNic::new(plan.speed, 0xFF);
+    // A userspace sender wakes late when the CPU is busy; credit it so it keeps its rate.
+    let jitter_credit = Duration::from_millis(1);
+    nic.set_burst(jitter_credit);
+    transport.set_pacer_burst(jitter_credit);
+    let mut buffer = vec![0u8; 9216];
+    let len = announcement(mac, &mut buffer);
+    while !port.send(&buffer[..len])? {
+        port.flush();
+    }
+    port.flush();
+    println!("ready");
+    std::io::stdout().flush()?;
+
+    let end = Instant::from_nanos(plan.end_ns);
+    let (mut foreign, mut done_said, mut lateness) = (0u64, false, Lateness::new());
+    // A frame the transport built that the TX ring had no room for yet.
+    let mut unsent: Option<usize> = None;
+    loop {
+        let now = clock.now();
+        port.recv(|frame| {
+            if !nic.handle_rx(now, frame) && !transport.handle_rx(now, frame) {
+                foreign += 1;
+            }
+        });
+        transport.handle_timeout(now);
+        loop {
+            let len = match unsent.take() {
+                Some(len) => len,
+                None => match transport.poll_transmit(now, &mut nic, &mut buffer) {
+                    Some(len) => len,
+                    None => break,
+                },
+            };
+            if !port.send(&buffer[..len])? {
+                unsent = Some(len);
+                break;
+            }
+        }
+        port.flush();
+        if !done_said && now >= end && transport.is_done() {
+            done_said = true;
+            println!("done");
+            std::io::stdout().flush()?;
+        }
+        if signal_fd.read().is_some() {
+            break;
+        }
+        let deadline =
+            if unsent.is_some() { Some(now + Duration::from_micros(20)) } else { transport.poll_timeout(&nic) };
+        let deadline = if done_said { deadline } else { deadline.map_or(Some(end), |d| Some(d.min(end.max(now)))) };
+        let mut fds = [timer::readable(port.fd()), timer::readable(signal_fd.raw())];
+        timer::wait(&clock, deadline, Duration::ZERO, &mut fds, || false, &mut lateness);
+    }
+    let now = clock.now();
+    let drops = port.drops();
+    let (pfc_rx, pause_rx) = nic.control_frames_rx();
+    let result = EndpointResult {
+        host: plan.host.clone(),
+        messages: transport
+            .messages()
+            .map(|m| MessageResult {
+                connection: m.connection,
+                id: m.spec.id,
+                size: m.spec.size,
+                start_ns: m.spec.start.as_nanos(),
+                finish_ns: m.finish.map(Instant::as_nanos),
+            })
+            .collect(),
+        senders: transport
+            .sender_stats()
+            .map(|(spec, s)| SenderResult {
+                connection: spec.id,
+                segments: s.segments,
+                retransmitted: s.retransmitted,
+                naks: s.naks,
+                timeouts: s.timeouts,
+            })
+            .collect(),
+        receivers: transport
+            .receiver_stats()
+            .map(|(id, s)| ReceiverResult {
+                connection: id,
+                segments: s.segments,
+                bytes: s.bytes,
+                frame_bytes: s.frame_bytes,
+                out_of_order: s.out_of_order,
+                duplicates: s.duplicates,
+                messages: s.messages,
+                first_rx_ns: s.first_rx.map(Instant::as_nanos),
+                last_rx_ns: s.last_rx.map(Instant::as_nanos),
+                goodput_bins: s.goodput_bins.clone(),
+            })
+            .collect(),
+        pfc_rx,
+        pause_rx,
+        paused_seconds: std::array::from_fn(|p| nic.paused_time(now, Pcp::new(p as u8).expect("0..8")).as_secs_f64()),
+        foreign_frames: foreign,
+        socket_drops: drops.rx_dropped + drops.rx_ring_full + drops.rx_fill_ring_empty_descs,
+        timer_late_p99_us: lateness.quantile_us(0.99) as u64,
+    };
+    std::fs::write(&args.out, serde_json::to_vec(&result)?)
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    Ok(())
+}

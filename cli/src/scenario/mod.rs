@@ -1,0 +1,206 @@
+//! `pfcswitch scenario`: reproducible experiments in network namespaces. A scenario file
+//! (TOML) names a topology of `netns-scripts/topology.sh`, the switches' configs, a policy,
+//! the hosts' NIC speed and transport, and a workload (`[[class]]` tables, see
+//! `pfcswitch_core::workload`). `run` brings the topology up with one pfcswitchd per switch,
+//! starts an endpoint in every host, samples the switches' queues, tears everything down
+//! (also on error or Ctrl-C) and writes `results.json`, a table and plots.
+
+mod report;
+mod runner;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use pfcswitch_core::config::PolicyKind;
+use pfcswitch_core::units::{BitRate, duration};
+use pfcswitch_core::workload::ClassSpec;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use runner::run;
+
+#[derive(Debug, Subcommand)]
+pub enum ScenarioCommand {
+    /// The built-in scenarios.
+    List,
+    /// Run a scenario (a built-in name or a file).
+    Run(RunArgs),
+    /// Run one seed of a scenario under several policies and compare them side by side.
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// A built-in scenario (`pfcswitch scenario list`) or a scenario file.
+    pub scenario: String,
+    /// Flow-control policy of every switch: pfc, pfc-wstop, none (default: the scenario's).
+    #[arg(long)]
+    pub policy: Option<String>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output directory (default: results/NAME/POLICY-seedN).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    pub scenario: String,
+    /// Comma-separated policies.
+    #[arg(long, value_delimiter = ',', default_value = "pfc,pfc-wstop,none")]
+    pub policies: Vec<String>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Parent of each policy's output directory (default: results/NAME).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// A scenario file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// A topology of netns-scripts/topology.sh.
+    pub topology: String,
+    /// Switch name → config file, relative to the scenario file.
+    pub switches: BTreeMap<String, PathBuf>,
+    #[serde(default)]
+    pub policy: PolicyKind,
+    /// The hosts' emulated NIC speed.
+    pub speed: BitRate,
+    /// IP MTU of every link and switch port (default 1500). Larger frames cost the copy-mode
+    /// datapath less per byte: the 1 Gbit/s scenarios use RoCE's 4096-class MTU of 3000.
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    /// How long the workload generates traffic; long-lived flows stop at its end.
+    #[serde(with = "duration")]
+    pub duration: Duration,
+    /// How long sized messages may take to finish after that before the run gives up.
+    #[serde(with = "duration", default = "default_drain")]
+    pub drain: Duration,
+    /// Period of the queue-depth samples.
+    #[serde(with = "duration", default = "default_sample")]
+    pub sample: Duration,
+    #[serde(default)]
+    pub transport: TransportSpec,
+    /// Merged into every switch's config (e.g. `pfc = { xoff = "100KB" }`); every port's
+    /// `speed` and `mtu` are the scenario's.
+    #[serde(default)]
+    pub overrides: toml::Table,
+    #[serde(rename = "class")]
+    pub classes: Vec<ClassSpec>,
+}
+
+fn default_mtu() -> u32 {
+    1500
+}
+
+fn default_drain() -> Duration {
+    Duration::from_secs(20)
+}
+
+fn default_sample() -> Duration {
+    Duration::from_millis(10)
+}
+
+/// `[transport]`: the endpoints' go-back-N transport (defaults: `TransportConfig::new`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TransportSpec {
+    /// Frame length of a full segment, without FCS (default: the MTU plus a tagged header).
+    pub frame_len: Option<usize>,
+    pub window: u32,
+    #[serde(with = "duration")]
+    pub rto: Duration,
+    pub ack_every: u32,
+    /// Width of the goodput bins of the throughput plot.
+    #[serde(with = "duration")]
+    pub bin: Duration,
+}
+
+impl Default for TransportSpec {
+    fn default() -> Self {
+        let defaults = pfcswitch_core::host::TransportConfig::new(
+            pfcswitch_core::wire::EthernetAddress([2, 0, 0, 0, 0, 1]),
+            pfcswitch_core::wire::Ipv4Addr::LOCALHOST,
+        );
+        TransportSpec {
+            frame_len: None,
+            window: defaults.window,
+            rto: defaults.rto,
+            ack_every: defaults.ack_every,
+            bin: defaults.bin,
+        }
+    }
+}
+
+/// The repository (scenarios, configs, topology.sh): `PFCSWITCH_ROOT`, or where this binary
+/// was built from.
+pub fn root() -> PathBuf {
+    std::env::var_os("PFCSWITCH_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("cli/ is in the repository").into())
+}
+
+fn builtin_dir() -> PathBuf {
+    root().join("scenarios")
+}
+
+/// Reads a scenario by built-in name or path; returns it with its file.
+pub fn load(name_or_file: &str) -> Result<(Scenario, PathBuf)> {
+    let builtin = builtin_dir().join(format!("{name_or_file}.toml"));
+    let path = if builtin.is_file() { builtin } else { PathBuf::from(name_or_file) };
+    if !path.is_file() {
+        bail!("no scenario `{name_or_file}`: not a built-in one (see `pfcswitch scenario list`) nor a file");
+    }
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let scenario: Scenario = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok((scenario, path))
+}
+
+pub fn parse_policy(name: &str) -> Result<PolicyKind> {
+    match name {
+        "pfc" | "pfc-wdrop" => Ok(PolicyKind::Pfc),
+        "pfc-wstop" => Ok(PolicyKind::PfcWstop),
+        "none" => Ok(PolicyKind::None),
+        other => bail!("unknown policy `{other}` (known: pfc, pfc-wstop, none)"),
+    }
+}
+
+pub fn list() -> Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(builtin_dir())
+        .with_context(|| format!("cannot list {}", builtin_dir().display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    entries.sort();
+    let mut table = crate::table::Table::new(&["NAME", "TOPOLOGY", "POLICY", "DESCRIPTION"]);
+    for path in entries {
+        let (scenario, _) = load(&path.to_string_lossy())?;
+        table.row(vec![scenario.name, scenario.topology, scenario.policy.name().into(), scenario.description]);
+    }
+    table.print();
+    Ok(())
+}
+
+pub fn compare(args: &CompareArgs) -> Result<()> {
+    let (scenario, _) = load(&args.scenario)?;
+    let parent = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
+    let mut outcomes = Vec::new();
+    for policy in &args.policies {
+        parse_policy(policy)?;
+        let run_args = RunArgs {
+            scenario: args.scenario.clone(),
+            policy: Some(policy.clone()),
+            seed: args.seed,
+            out: Some(parent.join(format!("{policy}-seed{}", args.seed))),
+        };
+        outcomes.push((policy.clone(), run(&run_args)?));
+    }
+    println!();
+    report::print_comparison(&scenario, args.seed, &outcomes);
+    Ok(())
+}

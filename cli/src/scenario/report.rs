@@ -1,0 +1,402 @@
+//! What a run measured: `results.json`, the summary table, and the plots.
+
+use super::Scenario;
+use crate::endpoint::{EndpointResult, ReceiverResult, SenderResult};
+use crate::plot::{self, Chart, Scale, Series};
+use crate::table::Table;
+use anyhow::{Context, Result};
+use pfcswitch_core::report::Snapshot;
+use pfcswitch_core::time::Instant;
+use pfcswitch_core::workload::{Pattern, PlannedConnection};
+use serde::Serialize;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One switch queue at one time (seconds from the workload's start).
+#[derive(Clone, Debug, Serialize)]
+pub struct QueueSample {
+    pub seconds: f64,
+    pub switch: String,
+    pub port: String,
+    pub priority: u8,
+    pub egress_bytes: u64,
+    pub ingress_bytes: u64,
+}
+
+/// Everything a run collected.
+pub struct RunRecord<'a> {
+    pub scenario: &'a Scenario,
+    pub policy: &'a str,
+    pub seed: u64,
+    pub hosts: &'a [String],
+    pub connections: &'a [PlannedConnection],
+    pub epoch: Instant,
+    /// From the workload's start to the last host finishing (or giving up).
+    pub seconds: f64,
+    pub gave_up: bool,
+    pub endpoints: &'a [EndpointResult],
+    pub samples: &'a [QueueSample],
+    pub snapshots: &'a [(String, Snapshot)],
+}
+
+/// FCT statistics of one traffic class, in milliseconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClassSummary {
+    pub class: String,
+    pub priority: u8,
+    pub messages: usize,
+    pub finished: usize,
+    pub fct_avg_ms: Option<f64>,
+    pub fct_p50_ms: Option<f64>,
+    pub fct_p99_ms: Option<f64>,
+    pub fct_max_ms: Option<f64>,
+    pub retransmitted: u64,
+    pub timeouts: u64,
+    /// Sum over the class's flows of their goodput while active.
+    pub goodput_mbps: f64,
+    pub long_lived: bool,
+}
+
+/// What `compare` puts side by side.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    pub classes: Vec<ClassSummary>,
+    pub pfc_frames: u64,
+    pub drops: u64,
+    pub max_egress_bytes: u64,
+    pub lost_at_receivers: u64,
+}
+
+/// The `q` quantile of sorted values (nearest rank).
+fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    let rank = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len().max(1));
+    sorted.get(rank - 1).copied()
+}
+
+fn ms(value: Option<f64>) -> String {
+    value.map_or("-".into(), |v| format!("{v:.3}"))
+}
+
+struct Flow<'a> {
+    connection: &'a PlannedConnection,
+    sender: Option<&'a SenderResult>,
+    receiver: Option<&'a ReceiverResult>,
+}
+
+impl Flow<'_> {
+    fn goodput_mbps(&self) -> f64 {
+        let Some(r) = self.receiver else { return 0.0 };
+        match (r.first_rx_ns, r.last_rx_ns) {
+            (Some(first), Some(last)) if last > first => r.bytes as f64 * 8.0 / ((last - first) as f64 / 1e3),
+            _ => 0.0,
+        }
+    }
+
+    /// Share of the link the flow's frames used on the wire (preamble, gap and FCS included).
+    fn utilisation(&self, speed_bps: u64) -> f64 {
+        let Some(r) = self.receiver else { return 0.0 };
+        match (r.first_rx_ns, r.last_rx_ns) {
+            (Some(first), Some(last)) if last > first => {
+                (r.frame_bytes + 24 * r.segments) as f64 * 8.0 / ((last - first) as f64 / 1e9) / speed_bps as f64
+            }
+            _ => 0.0,
+        }
+    }
+}
+
+fn flows<'a>(record: &'a RunRecord) -> Vec<Flow<'a>> {
+    record
+        .connections
+        .iter()
+        .map(|c| Flow {
+            connection: c,
+            sender: record.endpoints[c.sender].senders.iter().find(|s| s.connection == c.id),
+            receiver: record.endpoints[c.receiver].receivers.iter().find(|r| r.connection == c.id),
+        })
+        .collect()
+}
+
+/// FCTs (ms) per class; unfinished messages are counted, not timed.
+fn fcts(record: &RunRecord) -> Vec<(Vec<f64>, usize)> {
+    let mut per_class = vec![(Vec::new(), 0usize); record.scenario.classes.len()];
+    for endpoint in record.endpoints {
+        for m in endpoint.messages.iter().filter(|m| m.size.is_some()) {
+            let class = record.connections[m.connection as usize].class;
+            per_class[class].1 += 1;
+            if let Some(finish) = m.finish_ns {
+                per_class[class].0.push((finish - m.start_ns) as f64 / 1e6);
+            }
+        }
+    }
+    for (values, _) in &mut per_class {
+        values.sort_by(f64::total_cmp);
+    }
+    per_class
+}
+
+fn summaries(record: &RunRecord, flows: &[Flow]) -> Vec<ClassSummary> {
+    fcts(record)
+        .into_iter()
+        .zip(&record.scenario.classes)
+        .enumerate()
+        .map(|(c, ((values, messages), class))| {
+            let class_flows = || flows.iter().filter(|f| f.connection.class == c);
+            let senders = class_flows().filter_map(|f| f.sender);
+            let (retransmitted, timeouts) = senders.fold((0, 0), |(r, t), s| (r + s.retransmitted, t + s.timeouts));
+            ClassSummary {
+                class: class.name.clone(),
+                priority: class.priority,
+                messages,
+                finished: values.len(),
+                fct_avg_ms: (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64),
+                fct_p50_ms: quantile(&values, 0.5),
+                fct_p99_ms: quantile(&values, 0.99),
+                fct_max_ms: values.last().copied(),
+                retransmitted,
+                timeouts,
+                goodput_mbps: class_flows().map(Flow::goodput_mbps).sum(),
+                long_lived: matches!(class.kind, Pattern::Long | Pattern::Constant),
+            }
+        })
+        .collect()
+}
+
+fn switch_table(snapshots: &[(String, Snapshot)]) -> (Table, u64, u64, u64) {
+    let mut table = Table::new(&["SWITCH", "PORT", "PFC-TX", "PFC-RX", "DROPS", "MAX-EGRESS", "MAX-INGRESS"]);
+    let (mut pfc, mut drops, mut max_egress) = (0, 0, 0);
+    for (switch, snapshot) in snapshots {
+        for port in &snapshot.ports {
+            let sum =
+                |f: fn(&pfcswitch_core::report::PriorityReport) -> u64| port.priorities.iter().map(f).sum::<u64>();
+            let port_drops = sum(|p| p.drops.values().sum());
+            let egress = port.priorities.iter().map(|p| p.egress_high_water).max().unwrap_or(0);
+            let ingress = port.priorities.iter().map(|p| p.ingress_high_water).max().unwrap_or(0);
+            pfc += sum(|p| p.pfc_tx);
+            drops += port_drops;
+            max_egress = max_egress.max(egress);
+            table.row(vec![
+                switch.clone(),
+                port.name.clone(),
+                sum(|p| p.pfc_tx).to_string(),
+                sum(|p| p.pfc_rx).to_string(),
+                port_drops.to_string(),
+                egress.to_string(),
+                ingress.to_string(),
+            ]);
+        }
+    }
+    (table, pfc, drops, max_egress)
+}
+
+fn plots(record: &RunRecord, flows: &[Flow], out: &Path) -> Result<Vec<String>> {
+    let mut written = Vec::new();
+    let name = &record.scenario.name;
+    let cdfs: Vec<Series> = fcts(record)
+        .into_iter()
+        .zip(&record.scenario.classes)
+        .filter(|((values, _), _)| !values.is_empty())
+        .map(|((values, _), class)| Series {
+            label: format!("{} (prio {})", class.name, class.priority),
+            points: plot::cdf(&values),
+        })
+        .collect();
+    let mut draw = |file: &str, what: &str, axes: [&str; 2], x_scale, series: &[Series]| -> Result<()> {
+        let title = format!("{name}: {what} ({}, seed {})", record.policy, record.seed);
+        let chart = Chart { title: &title, x_label: axes[0], y_label: axes[1], x_scale, series, step: true };
+        written.extend(plot::draw(&chart, &out.join(file))?);
+        Ok(())
+    };
+    draw("fct-cdf", "FCT per class", ["FCT (ms)", "fraction of messages"], Scale::Log10, &cdfs)?;
+
+    let mut queues: BTreeMap<(String, String), BTreeMap<u64, f64>> = BTreeMap::new();
+    for s in record.samples {
+        let at = queues.entry((s.switch.clone(), s.port.clone())).or_default();
+        *at.entry((s.seconds * 1e6) as u64).or_default() += s.egress_bytes as f64 / 1e3;
+    }
+    let queue_series: Vec<Series> = queues
+        .into_iter()
+        .filter(|(_, points)| points.values().any(|&v| v > 0.0))
+        .map(|((switch, port), points)| Series {
+            label: format!("{switch}:{port}"),
+            points: points.into_iter().map(|(us, kb)| (us as f64 / 1e6, kb)).collect(),
+        })
+        .collect();
+    draw("queues", "egress queue depth", ["time (s)", "egress queue (KB)"], Scale::Linear, &queue_series)?;
+
+    const SHOWN: usize = 16;
+    let mut by_bytes: Vec<&Flow> = flows.iter().filter(|f| f.receiver.is_some()).collect();
+    by_bytes.sort_by_key(|f| std::cmp::Reverse(f.receiver.map_or(0, |r| r.bytes)));
+    let bin = record.scenario.transport.bin.as_secs_f64();
+    let throughput: Vec<Series> = by_bytes
+        .iter()
+        .take(SHOWN)
+        .map(|f| {
+            let c = f.connection;
+            let bins = f.receiver.map_or(&[][..], |r| &r.goodput_bins[..]);
+            Series {
+                label: format!(
+                    "{} {}→{}",
+                    record.scenario.classes[c.class].name, record.hosts[c.sender], record.hosts[c.receiver]
+                ),
+                points: bins
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &b)| ((i as f64 + 0.5) * bin, b as f64 * 8.0 / bin / 1e6))
+                    .collect(),
+            }
+        })
+        .collect();
+    let what = if by_bytes.len() > SHOWN {
+        format!("goodput of the {SHOWN} largest of {} flows", by_bytes.len())
+    } else {
+        "goodput per flow".to_string()
+    };
+    draw("throughput", &what, ["time (s)", "goodput (Mbit/s)"], Scale::Linear, &throughput)?;
+    Ok(written.iter().map(|p| p.display().to_string()).collect())
+}
+
+/// Writes results.json and the plots into `out`, prints the table, returns the summary.
+pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
+    let flows = flows(record);
+    let classes = summaries(record, &flows);
+    let scenario = record.scenario;
+    println!(
+        "scenario {} ({}), policy {}, seed {}: {} hosts at {}, workload {:.2} s, finished after {:.3} s{}",
+        scenario.name,
+        scenario.topology,
+        record.policy,
+        record.seed,
+        record.hosts.len(),
+        scenario.speed,
+        scenario.duration.as_secs_f64(),
+        record.seconds,
+        if record.gave_up { " (GAVE UP: some messages did not finish)" } else { "" }
+    );
+    let mut table = Table::new(&[
+        "CLASS",
+        "PRIO",
+        "MESSAGES",
+        "DONE",
+        "FCT-AVG-MS",
+        "P50-MS",
+        "P99-MS",
+        "MAX-MS",
+        "RETX",
+        "TIMEOUTS",
+    ]);
+    for c in &classes {
+        let long_lived = c.long_lived;
+        table.row(vec![
+            c.class.clone(),
+            c.priority.to_string(),
+            if long_lived { "long-lived".into() } else { c.messages.to_string() },
+            if long_lived { "-".into() } else { c.finished.to_string() },
+            ms(c.fct_avg_ms),
+            ms(c.fct_p50_ms),
+            ms(c.fct_p99_ms),
+            ms(c.fct_max_ms),
+            c.retransmitted.to_string(),
+            c.timeouts.to_string(),
+        ]);
+    }
+    table.print();
+    println!();
+    let mut flow_table =
+        Table::new(&["FLOW", "CLASS", "FROM", "TO", "BYTES", "GOODPUT-MBPS", "LINK-USE", "OUT-OF-ORDER"]);
+    let speed = scenario.speed.bps();
+    for f in flows.iter().take(24) {
+        let c = f.connection;
+        flow_table.row(vec![
+            c.id.to_string(),
+            scenario.classes[c.class].name.clone(),
+            record.hosts[c.sender].clone(),
+            record.hosts[c.receiver].clone(),
+            f.receiver.map_or(0, |r| r.bytes).to_string(),
+            format!("{:.2}", f.goodput_mbps()),
+            format!("{:.1}%", 100.0 * f.utilisation(speed)),
+            f.receiver.map_or(0, |r| r.out_of_order).to_string(),
+        ]);
+    }
+    flow_table.print();
+    if flows.len() > 24 {
+        println!("... {} more flows in results.json", flows.len() - 24);
+    }
+    println!();
+    let (switch_table, pfc_frames, drops, max_egress_bytes) = switch_table(record.snapshots);
+    switch_table.print();
+    let lost_at_receivers = flows.iter().filter_map(|f| f.receiver).map(|r| r.out_of_order).sum();
+    let plot_files = plots(record, &flows, out)?;
+    let outcome = Outcome { classes, pfc_frames, drops, max_egress_bytes, lost_at_receivers };
+    let results = json!({
+        "scenario": scenario.name, "topology": scenario.topology, "policy": record.policy, "seed": record.seed,
+        "speed": scenario.speed, "duration_seconds": scenario.duration.as_secs_f64(),
+        "seconds": record.seconds, "gave_up": record.gave_up, "hosts": record.hosts,
+        "summary": outcome,
+        "flows": flows.iter().map(|f| json!({
+            "id": f.connection.id, "class": scenario.classes[f.connection.class].name,
+            "from": record.hosts[f.connection.sender], "to": record.hosts[f.connection.receiver],
+            "priority": f.connection.priority, "sender": f.sender, "receiver": f.receiver,
+            "goodput_mbps": f.goodput_mbps(), "link_use": f.utilisation(speed),
+        })).collect::<Vec<_>>(),
+        "messages": record.endpoints.iter().flat_map(|e| e.messages.iter().map(|m| json!({
+            "flow": m.connection, "class": scenario.classes[record.connections[m.connection as usize].class].name,
+            "id": m.id, "size": m.size,
+            "start_seconds": (m.start_ns - record.epoch.as_nanos()) as f64 / 1e9,
+            "fct_ms": m.finish_ns.map(|f| (f - m.start_ns) as f64 / 1e6),
+        }))).collect::<Vec<_>>(),
+        "endpoints": record.endpoints.iter().map(|e| json!({
+            "host": e.host, "pfc_rx": e.pfc_rx, "pause_rx": e.pause_rx, "paused_seconds": e.paused_seconds,
+            "foreign_frames": e.foreign_frames, "socket_drops": e.socket_drops, "timer_late_p99_us": e.timer_late_p99_us,
+        })).collect::<Vec<_>>(),
+        "switches": record.snapshots.iter().map(|(name, s)| json!({ "name": name, "snapshot": s })).collect::<Vec<_>>(),
+        "queue_samples": record.samples,
+        "plots": plot_files,
+    });
+    let path = out.join("results.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&results)?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    println!("\nresults: {}", path.display());
+    for file in &plot_files {
+        println!("plot:    {file}");
+    }
+    Ok(outcome)
+}
+
+/// One row per class, one column group per policy.
+pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Outcome)]) {
+    println!(
+        "scenario {}, seed {}: FCT in ms (p50 / p99 / max, finished/messages); long-lived classes: goodput",
+        scenario.name, seed
+    );
+    let mut headers = vec!["CLASS".to_string()];
+    headers.extend(outcomes.iter().map(|(policy, _)| policy.to_uppercase()));
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut table = Table::new(&headers);
+    for (c, class) in scenario.classes.iter().enumerate() {
+        let mut row = vec![class.name.clone()];
+        for (_, outcome) in outcomes {
+            let s = &outcome.classes[c];
+            row.push(format!(
+                "{} / {} / {} ({}/{})",
+                ms(s.fct_p50_ms),
+                ms(s.fct_p99_ms),
+                ms(s.fct_max_ms),
+                s.finished,
+                s.messages
+            ));
+        }
+        table.row(row);
+    }
+    for (label, value) in [
+        ("PFC frames", (|o: &Outcome| o.pfc_frames) as fn(&Outcome) -> u64),
+        ("switch drops", |o| o.drops),
+        ("max egress queue (B)", |o| o.max_egress_bytes),
+        ("out-of-order at receivers", |o| o.lost_at_receivers),
+    ] {
+        let mut row = vec![label.to_string()];
+        row.extend(outcomes.iter().map(|(_, o)| value(o).to_string()));
+        table.row(row);
+    }
+    table.print();
+}

@@ -1,0 +1,389 @@
+//! Runs one scenario: topology up, endpoints started at one agreed instant, queues sampled,
+//! everything torn down by guards whatever happens (error, panic, Ctrl-C).
+
+use super::report::{self, Outcome, QueueSample, RunRecord};
+use super::{RunArgs, Scenario, load, parse_policy, root};
+use crate::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
+use anyhow::{Context, Result, bail};
+use pfcswitch_core::report::Snapshot;
+use pfcswitch_core::time::Instant;
+use pfcswitch_core::workload::{self, PlannedConnection};
+use pfcswitchd::timer::Clock;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+/// Set by SIGINT/SIGTERM: the run stops, tears down and says so.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+fn catch_interrupts() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic (async-signal-safe); exec'd children
+        // get the default disposition back.
+        unsafe { libc::signal(signal, on_interrupt as *const () as libc::sighandler_t) };
+    }
+}
+
+fn check_interrupt() -> Result<()> {
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        bail!("interrupted; the topology was torn down");
+    }
+    Ok(())
+}
+
+/// A topology brought up by topology.sh; `down` on drop.
+struct Topology {
+    name: String,
+    prefix: String,
+}
+
+fn topology_script() -> PathBuf {
+    root().join("netns-scripts/topology.sh")
+}
+
+impl Topology {
+    fn up(name: &str, prefix: &str, configs: &Path, mtu: u32) -> Result<Topology> {
+        let topology = Topology { name: name.into(), prefix: prefix.into() };
+        let output = Command::new(topology_script())
+            .args(["up", name, "--prefix", prefix, "--mtu", &mtu.to_string(), "--config-dir"])
+            .arg(configs)
+            .output()
+            .context("cannot run topology.sh")?;
+        if !output.status.success() {
+            bail!("topology.sh up {name} failed: {}", String::from_utf8_lossy(&output.stderr).trim());
+        }
+        Ok(topology)
+    }
+
+    fn namespace(&self, node: &str) -> String {
+        format!("{}{node}", self.prefix)
+    }
+
+    fn socket(&self, switch: &str) -> PathBuf {
+        PathBuf::from(format!("/run/pfcswitch/{}.sock", self.namespace(switch)))
+    }
+}
+
+impl Drop for Topology {
+    fn drop(&mut self) {
+        let status = Command::new(topology_script()).args(["down", &self.name, "--prefix", &self.prefix]).status();
+        if !status.is_ok_and(|s| s.success()) {
+            eprintln!("warning: topology.sh down {} --prefix {} failed", self.name, self.prefix);
+        }
+    }
+}
+
+/// The switches and hosts of a topology, from `topology.sh describe`.
+fn describe(name: &str) -> Result<(Vec<String>, Vec<String>)> {
+    let output = Command::new(topology_script()).args(["describe", name]).output().context("cannot run topology.sh")?;
+    if !output.status.success() {
+        bail!("{}", String::from_utf8_lossy(&output.stderr).trim());
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let nodes = |kind: &str| -> Vec<String> {
+        text.lines()
+            .find_map(|line| line.strip_prefix(kind))
+            .map(|rest| rest.split_whitespace().map(String::from).collect())
+            .unwrap_or_default()
+    };
+    Ok((nodes("switches "), nodes("hosts ")))
+}
+
+/// Host `hN`'s addresses, as topology.sh assigns them.
+fn host_addresses(host: &str) -> Result<(String, String)> {
+    let n: u8 = host.strip_prefix('h').and_then(|n| n.parse().ok()).with_context(|| format!("host name `{host}`"))?;
+    Ok((format!("02:00:00:00:00:{n:02x}"), format!("10.0.0.{n}")))
+}
+
+/// Endpoint processes; killed on drop if still running.
+struct Endpoints {
+    children: Vec<Child>,
+}
+
+impl Endpoints {
+    fn stop(&mut self) -> Result<()> {
+        for child in &self.children {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        }
+        for child in &mut self.children {
+            let status = child.wait()?;
+            if !status.success() {
+                bail!("an endpoint failed ({status}); see its messages above");
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Endpoints {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Merges `overrides` into `table`, table by table.
+fn merge(table: &mut toml::Table, overrides: &toml::Table) {
+    for (key, value) in overrides {
+        match (table.get_mut(key), value) {
+            (Some(toml::Value::Table(inner)), toml::Value::Table(more)) => merge(inner, more),
+            _ => {
+                table.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+/// Writes each switch's config with the scenario's overrides, port speed and MTU, and the
+/// run's policy.
+fn write_configs(scenario: &Scenario, file: &Path, policy: &str, dir: &Path) -> Result<()> {
+    let base = file.parent().unwrap_or(Path::new("."));
+    for (switch, config) in &scenario.switches {
+        let path = base.join(config);
+        let text = std::fs::read_to_string(&path).with_context(|| format!("switch {switch}: {}", path.display()))?;
+        let mut table: toml::Table = text.parse().with_context(|| format!("{}", path.display()))?;
+        merge(&mut table, &scenario.overrides);
+        let mut policy_table = toml::Table::new();
+        policy_table.insert("kind".into(), toml::Value::String(policy.into()));
+        merge(&mut table, &toml::Table::from_iter([("policy".to_string(), toml::Value::Table(policy_table))]));
+        if let Some(ports) = table.get_mut("port").and_then(toml::Value::as_array_mut) {
+            for port in ports.iter_mut().filter_map(toml::Value::as_table_mut) {
+                port.insert("speed".into(), toml::Value::String(scenario.speed.to_string()));
+                port.insert("mtu".into(), toml::Value::Integer(scenario.mtu.into()));
+            }
+        }
+        std::fs::write(dir.join(format!("{switch}.toml")), toml::to_string(&table)?)?;
+    }
+    Ok(())
+}
+
+fn endpoint_plan(
+    scenario: &Scenario,
+    host: &str,
+    hosts: &[String],
+    connections: &[PlannedConnection],
+    epoch: Instant,
+) -> Result<EndpointPlan> {
+    let (mac, ip) = host_addresses(host)?;
+    let mut plan_connections = Vec::new();
+    for c in connections.iter().filter(|c| hosts[c.sender] == host) {
+        let (dst_mac, dst_ip) = host_addresses(&hosts[c.receiver])?;
+        plan_connections.push(PlanConnection {
+            id: c.id,
+            dst_mac,
+            dst_ip,
+            priority: c.priority,
+            vid: 1,
+            rate: c.rate,
+            messages: c.messages.iter().map(|m| (m.id, m.size, m.start.as_nanos())).collect(),
+        });
+    }
+    let t = &scenario.transport;
+    Ok(EndpointPlan {
+        host: host.into(),
+        mac,
+        ip,
+        speed: scenario.speed,
+        frame_len: t.frame_len.unwrap_or(scenario.mtu as usize + 18),
+        window: t.window,
+        rto: t.rto,
+        ack_every: t.ack_every,
+        bin: t.bin,
+        epoch_ns: epoch.as_nanos(),
+        end_ns: (epoch + scenario.duration).as_nanos(),
+        connections: plan_connections,
+    })
+}
+
+/// Samples every switch's queues until told to stop.
+fn sample_queues(
+    sockets: Vec<(String, PathBuf)>,
+    priorities: Vec<u8>,
+    epoch: Instant,
+    period: Duration,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Vec<QueueSample>> {
+    std::thread::spawn(move || {
+        let clock = Clock::system();
+        let mut samples = Vec::new();
+        let mut next = clock.now();
+        while !stop.load(Ordering::SeqCst) {
+            let now = clock.now();
+            if now < next {
+                std::thread::sleep(next - now);
+                continue;
+            }
+            next = next.max(now) + period;
+            for (switch, socket) in &sockets {
+                let Ok(ports) = crate::control::queue_depths(socket) else { continue };
+                let at = now.as_nanos() as f64 / 1e9 - epoch.as_nanos() as f64 / 1e9;
+                for port in ports {
+                    for &p in &priorities {
+                        samples.push(QueueSample {
+                            seconds: at,
+                            switch: switch.clone(),
+                            port: port.port.clone(),
+                            priority: p,
+                            egress_bytes: port.egress_bytes[usize::from(p)],
+                            ingress_bytes: port.ingress_bytes[usize::from(p)],
+                        });
+                    }
+                }
+            }
+        }
+        samples
+    })
+}
+
+pub fn run(args: &RunArgs) -> Result<Outcome> {
+    let (scenario, file) = load(&args.scenario)?;
+    let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("results").join(&scenario.name).join(format!("{}-seed{}", policy.name(), args.seed))
+    });
+    for dir in ["configs", "plans", "endpoints"] {
+        std::fs::create_dir_all(out.join(dir)).with_context(|| format!("cannot create {}", out.display()))?;
+    }
+    let (switches, hosts) = describe(&scenario.topology)?;
+    let configured: Vec<_> = scenario.switches.keys().cloned().collect();
+    if configured != switches {
+        bail!("{}: `switches` names {configured:?}, topology {} has {switches:?}", file.display(), scenario.topology);
+    }
+    write_configs(&scenario, &file, policy.name(), &out.join("configs"))?;
+    catch_interrupts();
+    eprintln!(
+        "scenario {} ({}), policy {}, seed {}: {} switches, {} hosts, {} at {}",
+        scenario.name,
+        scenario.topology,
+        policy.name(),
+        args.seed,
+        switches.len(),
+        hosts.len(),
+        pfcswitch_core::units::format_duration(scenario.duration),
+        scenario.speed
+    );
+    let topology =
+        Topology::up(&scenario.topology, &format!("sc{}-", std::process::id()), &out.join("configs"), scenario.mtu)?;
+    check_interrupt()?;
+
+    let clock = Clock::system();
+    // Endpoints open their ports and announce themselves well before the workload starts.
+    let epoch = clock.now() + Duration::from_secs(2);
+    let connections = workload::plan(&scenario.classes, &hosts, args.seed, epoch, scenario.duration)?;
+    let exe = std::env::current_exe().context("cannot find this executable")?;
+    let (lines_tx, lines) = mpsc::channel::<(usize, String)>();
+    let mut endpoints = Endpoints { children: Vec::new() };
+    for (index, host) in hosts.iter().enumerate() {
+        let plan = endpoint_plan(&scenario, host, &hosts, &connections, epoch)?;
+        let plan_file = out.join("plans").join(format!("{host}.json"));
+        std::fs::write(&plan_file, serde_json::to_vec_pretty(&plan)?)?;
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", &topology.namespace(host)])
+            .arg(&exe)
+            .args(["traffic", "endpoint", "--iface", "eth0", "--plan"])
+            .arg(&plan_file)
+            .arg("--out")
+            .arg(out.join("endpoints").join(format!("{host}.json")))
+            .stdout(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("cannot start the endpoint of {host}"))?;
+        let stdout = child.stdout.take().expect("piped");
+        let tx = lines_tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send((index, line));
+            }
+        });
+        endpoints.children.push(child);
+    }
+    let (mut ready, mut done) = (vec![false; hosts.len()], vec![false; hosts.len()]);
+    while !ready.iter().all(|&r| r) {
+        check_interrupt()?;
+        let Some(left) = epoch.as_nanos().checked_sub(clock.now().as_nanos() + 200_000_000) else {
+            let late: Vec<_> = hosts.iter().zip(&ready).filter(|(_, r)| !**r).map(|(h, _)| h.as_str()).collect();
+            bail!("endpoints of {late:?} did not start in time");
+        };
+        if let Ok((index, line)) = lines.recv_timeout(Duration::from_nanos(left)) {
+            ready[index] |= line == "ready";
+        }
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let priorities: Vec<u8> = scenario.classes.iter().map(|c| c.priority).collect();
+    let sockets = switches.iter().map(|s| (s.clone(), topology.socket(s))).collect();
+    let sampler = sample_queues(sockets, priorities, epoch, scenario.sample, stop.clone());
+    let give_up = epoch + scenario.duration + scenario.drain;
+    let mut gave_up = false;
+    // On a terminal one line rewritten in place; in a log, a line a second.
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut next_report = epoch;
+    while !done.iter().all(|&d| d) {
+        check_interrupt()?;
+        if let Ok((index, line)) = lines.recv_timeout(Duration::from_millis(250)) {
+            done[index] |= line == "done";
+        }
+        let now = clock.now();
+        if terminal || now >= next_report {
+            next_report = now + Duration::from_secs(1);
+            let elapsed = now.as_nanos().saturating_sub(epoch.as_nanos()) as f64 / 1e9;
+            let line = format!(
+                "  {elapsed:6.2} s of {:.2} s; hosts finished {}/{}",
+                scenario.duration.as_secs_f64(),
+                done.iter().filter(|&&d| d).count(),
+                hosts.len()
+            );
+            if terminal {
+                eprint!("\r{line}   ")
+            } else {
+                eprintln!("{line}")
+            }
+            let _ = std::io::stderr().flush();
+        }
+        if now >= give_up {
+            gave_up = true;
+            break;
+        }
+    }
+    if terminal {
+        eprintln!();
+    }
+    let finished = clock.now();
+    stop.store(true, Ordering::SeqCst);
+    let samples = sampler.join().map_err(|_| anyhow::anyhow!("the queue sampler panicked"))?;
+    let mut snapshots: Vec<(String, Snapshot)> = Vec::new();
+    for switch in &switches {
+        snapshots.push((switch.clone(), crate::control::snapshot(&topology.socket(switch))?));
+    }
+    endpoints.stop()?;
+    drop(topology);
+    let mut results = Vec::new();
+    for host in &hosts {
+        let path = out.join("endpoints").join(format!("{host}.json"));
+        let text = std::fs::read_to_string(&path).with_context(|| format!("endpoint {host} left no results"))?;
+        results.push(serde_json::from_str::<EndpointResult>(&text)?);
+    }
+    let record = RunRecord {
+        scenario: &scenario,
+        policy: policy.name(),
+        seed: args.seed,
+        hosts: &hosts,
+        connections: &connections,
+        epoch,
+        seconds: (finished.as_nanos() - epoch.as_nanos()) as f64 / 1e9,
+        gave_up,
+        endpoints: &results,
+        samples: &samples,
+        snapshots: &snapshots,
+    };
+    report::write(&record, &out)
+}

@@ -1,0 +1,647 @@
+//! Messages over go-back-N connections: the transport of a RoCE NIC's reliable connection,
+//! reduced to what flow-control experiments measure.
+//!
+//! A connection carries messages one after another as numbered segments (one frame each).
+//! The receiver accepts only the next expected segment: on a gap it sends one NAK for the
+//! missing sequence number and the sender goes back to it, as an InfiniBand RC requester
+//! does on a PSN sequence error NAK (InfiniBand Architecture Specification vol. 1, reliable
+//! connection service); a retransmission timer
+//! (local ACK timeout) covers a lost tail or a lost NAK. ACKs are cumulative and coalesced.
+//! On a lossless fabric none of this triggers; on a lossy one (PFC off, PFC_wdrop) every
+//! message still completes and its FCT includes the recovery, as in the CaPFC paper §IV.
+//!
+//! The FCT of a message runs from its arrival at the sender (the workload's start time, so
+//! queueing behind earlier messages of the connection counts) to the acknowledgement of its
+//! last byte, all on the sender's clock. Sequence numbers are 32-bit and do not wrap in an
+//! experiment (6 TB per connection at 1422-byte segments).
+
+use super::HostNic;
+use crate::sched::Shaper;
+use crate::time::Instant;
+use crate::units::BitRate;
+use crate::wire::{
+    DataFrameSpec, EthernetAddress, FrameView, Ipv4Addr, Pcp, TRAFFIC_HEADER_LEN, TRAFFIC_UDP_PORT, TrafficKind,
+    TrafficRepr, VlanRepr, build_data_frame,
+};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Headers in front of a segment's payload: Ethernet, 802.1Q, IPv4, UDP, traffic header.
+pub const SEGMENT_OVERHEAD: usize = 14 + 4 + 20 + 8 + TRAFFIC_HEADER_LEN;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransportConfig {
+    pub mac: EthernetAddress,
+    pub ip: Ipv4Addr,
+    /// Frame length of a full segment, without FCS.
+    pub frame_len: usize,
+    /// Segments a connection may have unacknowledged.
+    pub window: u32,
+    /// Retransmission timeout (local ACK timeout).
+    pub rto: Duration,
+    /// The receiver acknowledges every this many in-order segments, and every message's last.
+    pub ack_every: u32,
+    /// Width of the receiver's goodput bins, counted from `epoch`.
+    pub bin: Duration,
+    pub epoch: Instant,
+    /// Long-lived flows send no segment from this time on (the end of the workload).
+    pub long_lived_until: Instant,
+}
+
+impl TransportConfig {
+    /// Defaults: MTU-sized 1500-byte frames, 128 segments in flight, the 67 ms retransmission
+    /// timeout of a ConnectX NIC's default local ACK timeout (4.096 µs × 2^14), an ACK every
+    /// 4 segments, 10 ms goodput bins.
+    pub fn new(mac: EthernetAddress, ip: Ipv4Addr) -> TransportConfig {
+        TransportConfig {
+            mac,
+            ip,
+            frame_len: 1500,
+            window: 128,
+            rto: Duration::from_micros(67_109),
+            ack_every: 4,
+            bin: Duration::from_millis(10),
+            epoch: Instant::ZERO,
+            long_lived_until: Instant::from_nanos(u64::MAX),
+        }
+    }
+
+    pub fn payload_len(&self) -> usize {
+        self.frame_len - SEGMENT_OVERHEAD
+    }
+}
+
+/// One sending connection: where its messages go and on which priority.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnectionSpec {
+    /// Unique in the experiment: receivers key their state by it.
+    pub id: u32,
+    pub dst: EthernetAddress,
+    pub dst_ip: Ipv4Addr,
+    pub priority: Pcp,
+    pub vid: u16,
+    /// Offered rate on the wire; `None` sends as fast as the NIC, window and pauses allow.
+    pub rate: Option<BitRate>,
+}
+
+/// A message to send: `size` bytes, or `None` for a long-lived flow that sends until the
+/// experiment ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessageSpec {
+    pub id: u32,
+    pub size: Option<u32>,
+    pub start: Instant,
+}
+
+/// What happened to a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessageRecord {
+    pub connection: u32,
+    pub spec: MessageSpec,
+    /// When its last byte was acknowledged.
+    pub finish: Option<Instant>,
+}
+
+impl MessageRecord {
+    pub fn fct(&self) -> Option<Duration> {
+        self.finish.map(|finish| finish - self.spec.start)
+    }
+}
+
+/// A connection's sender-side counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    pub segments: u64,
+    pub retransmitted: u64,
+    pub naks: u64,
+    pub timeouts: u64,
+    pub bytes_acked: u64,
+}
+
+/// A connection's receiver-side counters and goodput over time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    pub segments: u64,
+    /// In-order payload bytes.
+    pub bytes: u64,
+    /// Bytes of every segment frame received (without FCS), in order or not.
+    pub frame_bytes: u64,
+    pub first_rx: Option<Instant>,
+    pub last_rx: Option<Instant>,
+    pub out_of_order: u64,
+    pub duplicates: u64,
+    pub messages: u64,
+    /// In-order payload bytes per bin of `TransportConfig::bin` since the epoch.
+    pub goodput_bins: Vec<u64>,
+}
+
+#[derive(Clone, Debug)]
+struct Message {
+    spec: MessageSpec,
+    /// The connection's sequence number of its first segment, once it is being sent.
+    first_seq: Option<u32>,
+    finish: Option<Instant>,
+}
+
+impl Message {
+    fn segments(&self, payload: usize) -> u32 {
+        self.spec.size.map_or(u32::MAX, |size| (size as usize).div_ceil(payload).max(1) as u32)
+    }
+
+    fn end_seq(&self, payload: usize) -> Option<u32> {
+        self.first_seq.map(|first| first.saturating_add(self.segments(payload)))
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Connection {
+    spec: ConnectionSpec,
+    pacer: Option<Shaper>,
+    /// In start order.
+    messages: Vec<Message>,
+    /// Messages before this index are acknowledged.
+    first_unacked: usize,
+    /// Messages before this index have a first sequence number.
+    assigned: usize,
+    base: u32,
+    next: u32,
+    /// Highest sequence number ever sent, plus one: below it, a send is a retransmission.
+    sent_through: u32,
+    rto_deadline: Option<Instant>,
+    stats: SenderStats,
+}
+
+impl Connection {
+    fn end_of_assigned(&self, payload: usize) -> u32 {
+        self.assigned.checked_sub(1).and_then(|last| self.messages[last].end_seq(payload)).unwrap_or(0)
+    }
+
+    /// The message that segment `seq` belongs to, and the segment's offset in it.
+    fn locate(&self, seq: u32, payload: usize) -> (usize, u32) {
+        let index = self.messages[..self.assigned].partition_point(|m| m.first_seq.is_some_and(|f| f <= seq)) - 1;
+        let first = self.messages[index].first_seq.expect("assigned");
+        // Offsets of an unbounded message wrap; only sized messages (< 4 GiB) use them.
+        (index, ((seq - first) as usize * payload) as u32)
+    }
+
+    /// When the connection may send its next segment, if it has one before `until` (the end
+    /// of long-lived flows).
+    fn ready_at(&self, payload: usize, until: Instant) -> Option<Instant> {
+        let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Shaper::ready_at);
+        if self.next < self.end_of_assigned(payload) {
+            return Some(pacer).filter(|_| !self.sends_long_lived(payload) || pacer < until);
+        }
+        self.messages.get(self.assigned).map(|m| m.spec.start.max(pacer))
+    }
+
+    /// Whether the segment at `next` belongs (or would belong) to a long-lived flow.
+    fn sends_long_lived(&self, payload: usize) -> bool {
+        let index = if self.next < self.end_of_assigned(payload) { self.assigned - 1 } else { self.assigned };
+        self.messages.get(index).is_some_and(|m| m.spec.size.is_none())
+    }
+
+    fn acknowledge(&mut self, now: Instant, ack: u32, payload: usize, rto: Duration) {
+        if ack <= self.base {
+            return;
+        }
+        let ack = ack.min(self.sent_through);
+        self.stats.bytes_acked += u64::from(ack - self.base) * payload as u64;
+        self.base = ack;
+        self.next = self.next.max(ack);
+        while let Some(message) = self.messages.get_mut(self.first_unacked)
+            && message.end_seq(payload).is_some_and(|end| end <= ack)
+        {
+            message.finish = Some(now);
+            self.first_unacked += 1;
+        }
+        self.rto_deadline = (self.base < self.next).then_some(now + rto);
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Inbound {
+    src: EthernetAddress,
+    src_ip: Ipv4Addr,
+    vlan: Option<VlanRepr>,
+    expected: u32,
+    /// The sequence number a NAK was last sent for: one NAK per gap.
+    nak_sent_for: Option<u32>,
+    since_ack: u32,
+    pending: Option<TrafficKind>,
+    stats: ReceiverStats,
+}
+
+/// A host's transport: sending connections and receiving state per peer connection. It sends
+/// through the host's [`HostNic`] (line rate, PFC obedience), which the caller owns and
+/// hands in, so that other senders on the host share the same wire.
+#[derive(Clone, Debug)]
+pub struct Transport {
+    config: TransportConfig,
+    connections: Vec<Connection>,
+    next_connection: usize,
+    /// Receiver state by connection id (dense: the runner numbers connections from 0).
+    inbound: Vec<Option<Inbound>>,
+    /// Connection ids with an ACK or NAK to send, in order.
+    control: VecDeque<u32>,
+}
+
+impl Transport {
+    pub fn new(config: TransportConfig) -> Transport {
+        assert!(config.frame_len > SEGMENT_OVERHEAD, "segments carry payload");
+        Transport { config, connections: Vec::new(), next_connection: 0, inbound: Vec::new(), control: VecDeque::new() }
+    }
+
+    pub fn config(&self) -> &TransportConfig {
+        &self.config
+    }
+
+    /// Adds a connection with its messages (sent in start order).
+    pub fn add_connection(&mut self, spec: ConnectionSpec, mut messages: Vec<MessageSpec>) {
+        messages.sort_by_key(|m| (m.start, m.id));
+        self.connections.push(Connection {
+            spec,
+            pacer: spec.rate.map(|rate| Shaper::new(rate, Duration::ZERO)),
+            messages: messages.into_iter().map(|spec| Message { spec, first_seq: None, finish: None }).collect(),
+            first_unacked: 0,
+            assigned: 0,
+            base: 0,
+            next: 0,
+            sent_through: 0,
+            rto_deadline: None,
+            stats: SenderStats::default(),
+        });
+    }
+
+    /// Lets pacers send up to `burst` early after a late wake-up (userspace timer jitter).
+    pub fn set_pacer_burst(&mut self, burst: Duration) {
+        for connection in &mut self.connections {
+            if let Some(rate) = connection.spec.rate {
+                connection.pacer = Some(Shaper::new(rate, burst));
+            }
+        }
+    }
+
+    /// Whether every sized message is acknowledged (long-lived flows never are).
+    pub fn is_done(&self) -> bool {
+        self.connections.iter().flat_map(|c| &c.messages).all(|m| m.spec.size.is_none() || m.finish.is_some())
+    }
+
+    pub fn messages(&self) -> impl Iterator<Item = MessageRecord> + '_ {
+        self.connections.iter().flat_map(|c| {
+            c.messages.iter().map(|m| MessageRecord { connection: c.spec.id, spec: m.spec, finish: m.finish })
+        })
+    }
+
+    pub fn sender_stats(&self) -> impl Iterator<Item = (ConnectionSpec, SenderStats)> + '_ {
+        self.connections.iter().map(|c| (c.spec, c.stats))
+    }
+
+    /// Receiver state per connection id that sent here.
+    pub fn receiver_stats(&self) -> impl Iterator<Item = (u32, &ReceiverStats)> + '_ {
+        self.inbound.iter().enumerate().filter_map(|(id, inbound)| inbound.as_ref().map(|i| (id as u32, &i.stats)))
+    }
+
+    /// Consumes a received data, ACK or NAK frame (the NIC takes PAUSE/PFC first). Returns
+    /// whether it was ours: foreign and malformed frames are for the caller to count.
+    pub fn handle_rx(&mut self, now: Instant, frame: &[u8]) -> bool {
+        let Ok(view) = FrameView::parse(frame) else { return false };
+        if view.l2.dst != self.config.mac {
+            return false;
+        }
+        let Ok((ip, _, traffic)) = view.traffic() else { return false };
+        match traffic.kind {
+            TrafficKind::Data => self.receive_segment(now, &view, frame.len(), ip.src, &traffic),
+            TrafficKind::Ack | TrafficKind::Nak => self.receive_acknowledgement(now, &traffic),
+        }
+        true
+    }
+
+    fn receive_segment(
+        &mut self,
+        now: Instant,
+        view: &FrameView<'_>,
+        frame_len: usize,
+        src_ip: Ipv4Addr,
+        traffic: &TrafficRepr,
+    ) {
+        let id = traffic.flow_id as usize;
+        if id >= self.inbound.len() {
+            self.inbound.resize(id + 1, None);
+        }
+        let inbound = self.inbound[id].get_or_insert_with(|| Inbound {
+            src: view.l2.src,
+            src_ip,
+            vlan: view.l2.vlan,
+            expected: 0,
+            nak_sent_for: None,
+            since_ack: 0,
+            pending: None,
+            stats: ReceiverStats::default(),
+        });
+        inbound.stats.segments += 1;
+        inbound.stats.frame_bytes += frame_len as u64;
+        inbound.stats.first_rx.get_or_insert(now);
+        inbound.stats.last_rx = Some(now);
+        let response = if traffic.sequence == inbound.expected {
+            let unbounded = traffic.message_len == u32::MAX;
+            let remaining = traffic.message_len.wrapping_sub(traffic.offset) as usize;
+            let payload = if unbounded { self.config.payload_len() } else { remaining.min(self.config.payload_len()) };
+            inbound.expected += 1;
+            inbound.nak_sent_for = None;
+            inbound.since_ack += 1;
+            inbound.stats.bytes += payload as u64;
+            let bin = ((now - self.config.epoch).as_nanos() / self.config.bin.as_nanos().max(1)) as usize;
+            if bin >= inbound.stats.goodput_bins.len() {
+                inbound.stats.goodput_bins.resize(bin + 1, 0);
+            }
+            inbound.stats.goodput_bins[bin] += payload as u64;
+            let last_of_message = !unbounded && traffic.offset as usize + payload == traffic.message_len as usize;
+            inbound.stats.messages += u64::from(last_of_message);
+            (last_of_message || inbound.since_ack >= self.config.ack_every).then_some(TrafficKind::Ack)
+        } else if traffic.sequence > inbound.expected {
+            inbound.stats.out_of_order += 1;
+            (inbound.nak_sent_for != Some(inbound.expected)).then(|| {
+                inbound.nak_sent_for = Some(inbound.expected);
+                TrafficKind::Nak
+            })
+        } else {
+            // The sender went back further than needed (its ACK was lost): tell it where we are.
+            inbound.stats.duplicates += 1;
+            Some(TrafficKind::Ack)
+        };
+        if let Some(kind) = response {
+            inbound.since_ack = 0;
+            // A NAK outranks an ACK waiting in the same slot: both carry `expected`.
+            let was_idle = inbound.pending.is_none();
+            if inbound.pending != Some(TrafficKind::Nak) {
+                inbound.pending = Some(kind);
+            }
+            if was_idle {
+                self.control.push_back(traffic.flow_id);
+            }
+        }
+    }
+
+    fn receive_acknowledgement(&mut self, now: Instant, traffic: &TrafficRepr) {
+        let payload = self.config.payload_len();
+        let rto = self.config.rto;
+        let Some(connection) = self.connections.iter_mut().find(|c| c.spec.id == traffic.flow_id) else { return };
+        connection.acknowledge(now, traffic.sequence, payload, rto);
+        if traffic.kind == TrafficKind::Nak && traffic.sequence < connection.next {
+            connection.stats.naks += 1;
+            connection.next = traffic.sequence.max(connection.base);
+        }
+    }
+
+    /// Writes the next frame to send at `now` into `buffer` (at least `frame_len` bytes) and
+    /// returns its length: an ACK or NAK first, then data from the connections in turn.
+    pub fn poll_transmit(&mut self, now: Instant, nic: &mut HostNic, buffer: &mut [u8]) -> Option<usize> {
+        let len = self.next_control(now, nic, buffer).or_else(|| self.next_segment(now, nic, buffer))?;
+        nic.sent(now, len);
+        Some(len)
+    }
+
+    fn next_control(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
+        let &id = self.control.front()?;
+        let inbound = self.inbound[id as usize].as_mut().expect("queued by its receiver");
+        let priority = inbound.vlan.map_or(Pcp::default(), |v| v.pcp);
+        if !nic.can_send(now, priority) {
+            return None;
+        }
+        self.control.pop_front();
+        let kind = inbound.pending.take().expect("queued with a pending kind");
+        let mut spec = DataFrameSpec::between(self.config.mac, inbound.src, inbound.vlan, 0);
+        spec.src_ip = self.config.ip;
+        spec.dst_ip = inbound.src_ip;
+        spec.traffic = TrafficRepr {
+            kind,
+            flow_id: id,
+            sequence: inbound.expected,
+            message_id: 0,
+            message_len: 0,
+            offset: 0,
+            timestamp_ns: now.as_nanos(),
+        };
+        Some(build_data_frame(buffer, &spec))
+    }
+
+    fn next_segment(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
+        let payload = self.config.payload_len();
+        let n = self.connections.len();
+        let chosen = (0..n).map(|i| (self.next_connection + i) % n).find(|&i| {
+            let c = &self.connections[i];
+            c.ready_at(payload, self.config.long_lived_until).is_some_and(|at| at <= now)
+                && (now < self.config.long_lived_until || !c.sends_long_lived(payload))
+                && c.next - c.base < self.config.window
+                && nic.can_send(now, c.spec.priority)
+        })?;
+        self.next_connection = (chosen + 1) % n;
+        let connection = &mut self.connections[chosen];
+        if connection.next == connection.end_of_assigned(payload) {
+            let seq = connection.next;
+            connection.messages[connection.assigned].first_seq = Some(seq);
+            connection.assigned += 1;
+        }
+        let seq = connection.next;
+        let (index, offset) = connection.locate(seq, payload);
+        let message = &connection.messages[index].spec;
+        // A long-lived flow's message is unbounded (length u32::MAX): full segments forever.
+        let message_len = message.size.unwrap_or(u32::MAX);
+        let segment_payload = message.size.map_or(payload, |size| (size - offset).min(payload as u32) as usize);
+        let spec = DataFrameSpec {
+            src_mac: self.config.mac,
+            dst_mac: connection.spec.dst,
+            vlan: Some(VlanRepr { pcp: connection.spec.priority, dei: false, vid: connection.spec.vid }),
+            src_ip: self.config.ip,
+            dst_ip: connection.spec.dst_ip,
+            dscp: 0,
+            src_port: TRAFFIC_UDP_PORT,
+            dst_port: TRAFFIC_UDP_PORT,
+            traffic: TrafficRepr {
+                kind: TrafficKind::Data,
+                flow_id: connection.spec.id,
+                sequence: seq,
+                message_id: message.id,
+                message_len,
+                offset,
+                timestamp_ns: now.as_nanos(),
+            },
+            frame_len: SEGMENT_OVERHEAD + segment_payload,
+        };
+        let len = build_data_frame(buffer, &spec);
+        connection.stats.segments += 1;
+        connection.stats.retransmitted += u64::from(seq < connection.sent_through);
+        connection.next += 1;
+        connection.sent_through = connection.sent_through.max(connection.next);
+        connection.rto_deadline.get_or_insert(now + self.config.rto);
+        if let Some(pacer) = &mut connection.pacer {
+            pacer.send(now, len);
+        }
+        Some(len)
+    }
+
+    /// When this transport next needs `poll_transmit` or `handle_timeout`, if ever. A
+    /// connection with a full window waits for an ACK, not a time.
+    pub fn poll_timeout(&self, nic: &HostNic) -> Option<Instant> {
+        let payload = self.config.payload_len();
+        let control = self.control.front().map(|&id| {
+            let vlan = self.inbound[id as usize].as_ref().and_then(|i| i.vlan);
+            nic.ready_at(vlan.map_or(Pcp::default(), |v| v.pcp))
+        });
+        let segments = self.connections.iter().filter(|c| c.next - c.base < self.config.window).filter_map(|c| {
+            let until = self.config.long_lived_until;
+            let at = c.ready_at(payload, until)?.max(nic.ready_at(c.spec.priority));
+            (at < until || !c.sends_long_lived(payload)).then_some(at)
+        });
+        let timers = self.connections.iter().filter_map(|c| c.rto_deadline);
+        control.into_iter().chain(segments).chain(timers).min()
+    }
+
+    /// Fires retransmission timers: a connection with unacknowledged segments goes back.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for connection in &mut self.connections {
+            if connection.rto_deadline.is_some_and(|at| at <= now) {
+                connection.rto_deadline = None;
+                if connection.base < connection.next {
+                    connection.stats.timeouts += 1;
+                    connection.next = connection.base;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: EthernetAddress = EthernetAddress([2, 0, 0, 0, 0, 1]);
+    const B: EthernetAddress = EthernetAddress([2, 0, 0, 0, 0, 2]);
+
+    fn transport(mac: EthernetAddress) -> (Transport, HostNic) {
+        let ip = Ipv4Addr::new(10, 0, 0, mac.0[5]);
+        (Transport::new(TransportConfig::new(mac, ip)), HostNic::new(BitRate::gbps(1), 0xFF))
+    }
+
+    fn connection(id: u32) -> ConnectionSpec {
+        ConnectionSpec {
+            id,
+            dst: B,
+            dst_ip: Ipv4Addr::new(10, 0, 0, 2),
+            priority: Pcp::new(3).unwrap(),
+            vid: 1,
+            rate: None,
+        }
+    }
+
+    /// Runs A → B back to back (no delay) until both are idle, dropping the data frames
+    /// for which `drop(sequence)` says so. Returns A and B.
+    fn run(messages: Vec<MessageSpec>, mut drop: impl FnMut(TrafficRepr) -> bool) -> (Transport, Transport) {
+        let (mut a, mut a_nic) = transport(A);
+        let (mut b, mut b_nic) = transport(B);
+        a.add_connection(connection(0), messages);
+        let mut now = Instant::ZERO;
+        let mut buffer = [0u8; 2048];
+        for _ in 0..1_000_000 {
+            while let Some(len) = a.poll_transmit(now, &mut a_nic, &mut buffer) {
+                let traffic = FrameView::parse(&buffer[..len]).unwrap().traffic().unwrap().2;
+                if !drop(traffic) {
+                    assert!(b.handle_rx(now, &buffer[..len]));
+                }
+            }
+            while let Some(len) = b.poll_transmit(now, &mut b_nic, &mut buffer) {
+                assert!(a.handle_rx(now, &buffer[..len]));
+            }
+            a.handle_timeout(now);
+            match a.poll_timeout(&a_nic).into_iter().chain(b.poll_timeout(&b_nic)).min() {
+                Some(next) => now = now.max(next),
+                None => return (a, b),
+            }
+        }
+        panic!("no progress at {now}");
+    }
+
+    fn message(id: u32, size: u32) -> MessageSpec {
+        MessageSpec { id, size: Some(size), start: Instant::ZERO }
+    }
+
+    #[test]
+    fn messages_complete_in_order_without_retransmission_when_nothing_is_lost() {
+        let (a, b) = run(vec![message(0, 100_000), message(1, 1), message(2, 5_000)], |_| false);
+        let records: Vec<_> = a.messages().collect();
+        assert!(records.iter().all(|r| r.finish.is_some()), "{records:?}");
+        assert!(records.windows(2).all(|w| w[0].finish <= w[1].finish));
+        let (_, sender) = a.sender_stats().next().unwrap();
+        let segments = 100_000u64.div_ceil(1422) + 1 + 5_000u64.div_ceil(1422);
+        assert_eq!((sender.segments, sender.retransmitted, sender.naks, sender.timeouts), (segments, 0, 0, 0));
+        let (_, receiver) = b.receiver_stats().next().unwrap();
+        assert_eq!((receiver.bytes, receiver.messages, receiver.out_of_order), (105_001, 3, 0));
+        assert!(a.is_done());
+    }
+
+    #[test]
+    fn a_gap_draws_one_nak_and_the_sender_goes_back_to_it() {
+        let mut dropped = false;
+        let (a, b) = run(vec![message(0, 50 * 1422)], |t| {
+            let drop = t.sequence == 10 && !dropped;
+            dropped |= drop;
+            drop
+        });
+        let (_, sender) = a.sender_stats().next().unwrap();
+        let (_, receiver) = b.receiver_stats().next().unwrap();
+        assert_eq!((sender.naks, sender.timeouts), (1, 0));
+        // Everything from 10 up to what was in flight when the NAK came is sent again.
+        assert_eq!(sender.retransmitted, receiver.out_of_order + 1);
+        assert_eq!((receiver.bytes, receiver.messages), (50 * 1422, 1));
+        assert!(a.is_done());
+    }
+
+    #[test]
+    fn a_lost_tail_is_recovered_by_the_retransmission_timer() {
+        let mut dropped = false;
+        let (a, b) = run(vec![message(0, 3 * 1422)], |t| {
+            let drop = t.sequence == 2 && !dropped;
+            dropped |= drop;
+            drop
+        });
+        let (_, sender) = a.sender_stats().next().unwrap();
+        assert_eq!((sender.naks, sender.timeouts), (0, 1));
+        // Segments 0 and 1 arrived but were not yet acknowledged (ACKs are coalesced): the
+        // sender goes back to 0 and the duplicate draws the ACK that skips it to 2.
+        assert_eq!(sender.retransmitted, 2);
+        let record = a.messages().next().unwrap();
+        assert!(record.fct().unwrap() >= a.config().rto, "the FCT includes the timeout: {record:?}");
+        assert_eq!(b.receiver_stats().next().unwrap().1.messages, 1);
+    }
+
+    #[test]
+    fn lost_acknowledgements_are_covered_by_later_ones_or_the_timer() {
+        // Drop every data frame once with a fixed pattern: go-back-N still delivers in order.
+        let mut seen = std::collections::HashSet::new();
+        let (a, b) =
+            run(vec![message(0, 200 * 1422), message(1, 700)], |t| t.sequence % 7 == 3 && seen.insert(t.sequence));
+        assert!(a.is_done());
+        let (_, receiver) = b.receiver_stats().next().unwrap();
+        assert_eq!((receiver.bytes, receiver.messages), (200 * 1422 + 700, 2));
+    }
+
+    #[test]
+    fn a_long_lived_flow_sends_full_segments_until_the_end_of_the_workload() {
+        let (mut a, mut a_nic) = transport(A);
+        a.add_connection(connection(0), vec![MessageSpec { id: 0, size: None, start: Instant::ZERO }]);
+        let mut buffer = [0u8; 2048];
+        let len = a.poll_transmit(Instant::ZERO, &mut a_nic, &mut buffer).unwrap();
+        assert_eq!(len, 1500);
+        let header = FrameView::parse(&buffer[..len]).unwrap().traffic().unwrap().2;
+        assert_eq!((header.message_len, header.offset), (u32::MAX, 0));
+        // At the end of the workload it stops, while its sized messages would go on.
+        a.config.long_lived_until = Instant::from_nanos(1_000_000);
+        let end = Instant::from_nanos(1_000_000);
+        let mut sent = 1;
+        while let Some(at) = a.poll_timeout(&a_nic).filter(|&at| at < end + Duration::from_millis(1)) {
+            sent += usize::from(a.poll_transmit(at, &mut a_nic, &mut buffer).is_some());
+        }
+        assert_eq!(sent, 1_000_000 / 12_192 + 1, "1500-byte frames at 1 Gbit/s for 1 ms");
+        assert!(a.is_done(), "no sized message is waiting");
+    }
+}

@@ -1,0 +1,381 @@
+//! Workloads: traffic classes as the papers describe them, turned into connections and
+//! messages for [`Transport`](crate::host::Transport)s, reproducibly from a seed.
+//!
+//! A class is one `[[class]]` table of a scenario file:
+//!
+//! | `kind`     | what it generates                                                        |
+//! |------------|--------------------------------------------------------------------------|
+//! | `long`     | one long-lived flow per (sender, receiver) pair, sending until the end   |
+//! | `constant` | the same, paced at `bandwidth`                                           |
+//! | `poisson`  | messages of `size` with Poisson arrivals at `rate` per second per sender, each to a receiver drawn uniformly |
+//! | `query`    | queries at `rate` per second (Poisson); each makes every sender answer `size` bytes to a receiver drawn uniformly, at once (incast) |
+//! | `burst`    | at each time in `at`, every sender sends `size` to every receiver         |
+//!
+//! Every (class, sender, receiver) pair is one connection (a queue pair): its messages are
+//! sent in arrival order. Each class and sender draws from its own stream derived from the
+//! seed, so editing one class leaves the others' arrivals unchanged.
+
+use crate::host::MessageSpec;
+use crate::time::Instant;
+use crate::units::{BitRate, ByteSize, duration};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Long,
+    Constant,
+    Poisson,
+    Query,
+    Burst,
+}
+
+/// One `[[class]]` of a scenario.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassSpec {
+    pub name: String,
+    pub kind: Pattern,
+    /// 802.1Q priority (PCP) of its frames.
+    pub priority: u8,
+    /// Host names.
+    pub senders: Vec<String>,
+    pub receivers: Vec<String>,
+    /// Message size (poisson, query: per sender's answer, burst).
+    #[serde(default)]
+    pub size: Option<ByteSize>,
+    /// Arrivals per second (poisson: per sender; query: queries).
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// Pacing of `constant` flows.
+    #[serde(default)]
+    pub bandwidth: Option<BitRate>,
+    /// Burst times.
+    #[serde(default, with = "durations")]
+    pub at: Vec<Duration>,
+    /// When the class starts and stops generating, from the run's start.
+    #[serde(default, with = "duration")]
+    pub start: Duration,
+    #[serde(default, with = "optional_duration")]
+    pub stop: Option<Duration>,
+}
+
+/// A connection of the plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedConnection {
+    /// Unique in the plan, numbered from 0.
+    pub id: u32,
+    /// Index into the classes.
+    pub class: usize,
+    /// Indices into the hosts.
+    pub sender: usize,
+    pub receiver: usize,
+    pub priority: u8,
+    pub rate: Option<BitRate>,
+    pub messages: Vec<MessageSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum WorkloadError {
+    #[error("class `{class}`: unknown host `{host}` (hosts: {known})")]
+    UnknownHost { class: String, host: String, known: String },
+    #[error("class `{class}`: `{key}` is required for kind {kind:?}")]
+    Missing { class: String, key: &'static str, kind: Pattern },
+    #[error("class `{class}`: {reason}")]
+    Invalid { class: String, reason: String },
+}
+
+/// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and stable across versions, so a seed
+/// means the same flows forever.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in (0, 1].
+    fn unit(&mut self) -> f64 {
+        ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in 0..n.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// An exponential variate with mean `1/rate` seconds.
+    pub fn exponential(&mut self, rate: f64) -> Duration {
+        Duration::from_secs_f64(-self.unit().ln() / rate)
+    }
+}
+
+fn stream(seed: u64, class: usize, sender: usize) -> Rng {
+    let mut mix = Rng::new(seed ^ ((class as u64) << 32) ^ sender as u64);
+    Rng::new(mix.next_u64())
+}
+
+/// The connections and messages of `classes` over `hosts` for a run of `length` starting at
+/// `epoch`, drawn from `seed`.
+pub fn plan(
+    classes: &[ClassSpec],
+    hosts: &[String],
+    seed: u64,
+    epoch: Instant,
+    length: Duration,
+) -> Result<Vec<PlannedConnection>, WorkloadError> {
+    let mut connections: Vec<PlannedConnection> = Vec::new();
+    for (c, class) in classes.iter().enumerate() {
+        let index = |name: &String| {
+            hosts.iter().position(|h| h == name).ok_or_else(|| WorkloadError::UnknownHost {
+                class: class.name.clone(),
+                host: name.clone(),
+                known: hosts.join(", "),
+            })
+        };
+        let senders = class.senders.iter().map(index).collect::<Result<Vec<_>, _>>()?;
+        let receivers = class.receivers.iter().map(index).collect::<Result<Vec<_>, _>>()?;
+        validate(class, &senders, &receivers)?;
+        let stop = class.stop.unwrap_or(length).min(length);
+        let mut add = |sender: usize, receiver: usize, message: MessageSpec| {
+            let found = connections.iter().position(|k| (k.class, k.sender, k.receiver) == (c, sender, receiver));
+            let k = found.unwrap_or_else(|| {
+                connections.push(PlannedConnection {
+                    id: connections.len() as u32,
+                    class: c,
+                    sender,
+                    receiver,
+                    priority: class.priority,
+                    rate: (class.kind == Pattern::Constant).then_some(class.bandwidth).flatten(),
+                    messages: Vec::new(),
+                });
+                connections.len() - 1
+            });
+            let messages = &mut connections[k].messages;
+            messages.push(MessageSpec { id: messages.len() as u32, ..message });
+        };
+        let size = class.size.map(|s| s.bytes() as u32);
+        let at = |offset: Duration| epoch + offset;
+        match class.kind {
+            Pattern::Long | Pattern::Constant => {
+                for &s in &senders {
+                    for &r in receivers.iter().filter(|&&r| r != s) {
+                        add(s, r, MessageSpec { id: 0, size: None, start: at(class.start) });
+                    }
+                }
+            }
+            Pattern::Poisson => {
+                let rate = class.rate.expect("validated");
+                for &s in &senders {
+                    let mut rng = stream(seed, c, s);
+                    let targets: Vec<usize> = receivers.iter().copied().filter(|&r| r != s).collect();
+                    let mut t = class.start + rng.exponential(rate);
+                    while t < stop {
+                        let r = targets[rng.below(targets.len())];
+                        add(s, r, MessageSpec { id: 0, size, start: at(t) });
+                        t += rng.exponential(rate);
+                    }
+                }
+            }
+            Pattern::Query => {
+                let rate = class.rate.expect("validated");
+                let mut rng = stream(seed, c, usize::MAX);
+                let mut t = class.start + rng.exponential(rate);
+                while t < stop {
+                    let aggregator = receivers[rng.below(receivers.len())];
+                    for &s in senders.iter().filter(|&&s| s != aggregator) {
+                        add(s, aggregator, MessageSpec { id: 0, size, start: at(t) });
+                    }
+                    t += rng.exponential(rate);
+                }
+            }
+            Pattern::Burst => {
+                for &t in class.at.iter().filter(|&&t| t < stop) {
+                    for &s in &senders {
+                        for &r in receivers.iter().filter(|&&r| r != s) {
+                            add(s, r, MessageSpec { id: 0, size, start: at(t) });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(connections)
+}
+
+fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result<(), WorkloadError> {
+    let invalid = |reason: String| Err(WorkloadError::Invalid { class: class.name.clone(), reason });
+    let missing = |key| Err(WorkloadError::Missing { class: class.name.clone(), key, kind: class.kind });
+    if class.priority > 7 {
+        return invalid(format!("priority {} is not a PCP (0..=7)", class.priority));
+    }
+    if senders.is_empty() || receivers.is_empty() {
+        return invalid("needs at least one sender and one receiver".into());
+    }
+    if receivers.iter().all(|r| senders == [*r]) {
+        return invalid("its only sender is its only receiver".into());
+    }
+    let needs_size = matches!(class.kind, Pattern::Poisson | Pattern::Query | Pattern::Burst);
+    if needs_size && class.size.is_none() {
+        return missing("size");
+    }
+    if class.size.is_some_and(|s| s.bytes() >= u64::from(u32::MAX)) {
+        return invalid("a message must be smaller than 4 GiB".into());
+    }
+    match class.kind {
+        Pattern::Poisson | Pattern::Query => match class.rate {
+            None => return missing("rate"),
+            Some(rate) if !(rate > 0.0 && rate.is_finite()) => {
+                return invalid(format!("rate {rate} must be a positive number of arrivals per second"));
+            }
+            Some(_) => {}
+        },
+        Pattern::Constant if class.bandwidth.is_none() => return missing("bandwidth"),
+        Pattern::Burst if class.at.is_empty() => return missing("at"),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Serde for a list of spans ("100ms").
+mod durations {
+    use crate::units::parse_duration;
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(spans: &[Duration], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(spans.iter().map(|d| crate::units::format_duration(*d)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Duration>, D::Error> {
+        Vec::<String>::deserialize(deserializer)?.iter().map(|t| parse_duration(t).map_err(D::Error::custom)).collect()
+    }
+}
+
+mod optional_duration {
+    use crate::units::parse_duration;
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(span: &Option<Duration>, serializer: S) -> Result<S::Ok, S::Error> {
+        match span {
+            Some(d) => serializer.serialize_str(&crate::units::format_duration(*d)),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Duration>, D::Error> {
+        Option::<String>::deserialize(deserializer)?.map(|t| parse_duration(&t).map_err(D::Error::custom)).transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts() -> Vec<String> {
+        (1..=9).map(|i| format!("h{i}")).collect()
+    }
+
+    fn class(text: &str) -> ClassSpec {
+        toml::from_str(text).unwrap()
+    }
+
+    fn names(range: std::ops::RangeInclusive<u32>) -> String {
+        range.map(|i| format!("\"h{i}\"")).collect::<Vec<_>>().join(", ")
+    }
+
+    #[test]
+    fn poisson_arrivals_have_the_configured_rate_and_are_reproducible() {
+        let short = class(&format!(
+            "name = \"short\"\nkind = \"poisson\"\npriority = 5\nsize = \"64KB\"\nrate = 200.0\nsenders = [{}]\nreceivers = [{}]",
+            names(1..=8),
+            names(1..=8)
+        ));
+        let first = plan(std::slice::from_ref(&short), &hosts(), 7, Instant::ZERO, Duration::from_secs(10)).unwrap();
+        let again = plan(std::slice::from_ref(&short), &hosts(), 7, Instant::ZERO, Duration::from_secs(10)).unwrap();
+        let other = plan(std::slice::from_ref(&short), &hosts(), 8, Instant::ZERO, Duration::from_secs(10)).unwrap();
+        assert_eq!(first, again);
+        assert_ne!(first, other);
+        let messages: usize = first.iter().map(|c| c.messages.len()).sum();
+        // 8 senders × 200/s × 10 s = 16000 expected; Poisson's σ is 126.
+        assert!((15_500..16_500).contains(&messages), "{messages}");
+        assert!(first.iter().all(|c| c.sender != c.receiver && c.priority == 5));
+        assert!(first.iter().flat_map(|c| &c.messages).all(|m| m.size == Some(64_000)));
+        for connection in &first {
+            assert!(connection.messages.windows(2).all(|w| w[0].start <= w[1].start && w[1].id == w[0].id + 1));
+        }
+    }
+
+    #[test]
+    fn a_query_makes_every_other_sender_answer_at_once() {
+        let query = class(&format!(
+            "name = \"query\"\nkind = \"query\"\npriority = 3\nsize = \"16KB\"\nrate = 50.0\nsenders = [{}]\nreceivers = [\"h9\"]",
+            names(1..=8)
+        ));
+        let connections = plan(&[query], &hosts(), 1, Instant::ZERO, Duration::from_secs(2)).unwrap();
+        assert_eq!(connections.len(), 8);
+        let starts: Vec<Vec<Instant>> =
+            connections.iter().map(|c| c.messages.iter().map(|m| m.start).collect()).collect();
+        assert!(starts.windows(2).all(|w| w[0] == w[1]), "every responder answers every query");
+        assert!((60..140).contains(&starts[0].len()), "{}", starts[0].len());
+    }
+
+    #[test]
+    fn long_constant_and_burst_classes() {
+        let classes = [
+            class("name = \"bg\"\nkind = \"long\"\npriority = 0\nsenders = [\"h1\", \"h2\"]\nreceivers = [\"h3\"]"),
+            class(
+                "name = \"cbr\"\nkind = \"constant\"\npriority = 1\nbandwidth = \"30Mbps\"\nsenders = [\"h4\"]\nreceivers = [\"h3\"]",
+            ),
+            class(
+                "name = \"b\"\nkind = \"burst\"\npriority = 3\nsize = \"1MB\"\nat = [\"100ms\", \"5s\"]\nsenders = [\"h5\", \"h6\"]\nreceivers = [\"h3\"]",
+            ),
+        ];
+        let connections = plan(&classes, &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap();
+        let summary: Vec<_> =
+            connections.iter().map(|c| (c.class, c.sender, c.receiver, c.rate, c.messages.len())).collect();
+        assert_eq!(
+            summary,
+            [
+                (0, 0, 2, None, 1),
+                (0, 1, 2, None, 1),
+                (1, 3, 2, Some(BitRate::mbps(30)), 1),
+                (2, 4, 2, None, 1),
+                (2, 5, 2, None, 1)
+            ]
+        );
+        assert_eq!(connections[0].messages[0].size, None);
+        assert_eq!(connections[3].messages[0].start, Instant::ZERO + Duration::from_millis(100));
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let unknown = class("name = \"x\"\nkind = \"long\"\npriority = 0\nsenders = [\"h1\"]\nreceivers = [\"nope\"]");
+        let error = plan(&[unknown], &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap_err();
+        assert!(error.to_string().starts_with("class `x`: unknown host `nope` (hosts: h1, h2"), "{error}");
+        let sizeless = class(
+            "name = \"y\"\nkind = \"poisson\"\npriority = 0\nrate = 1.0\nsenders = [\"h1\"]\nreceivers = [\"h2\"]",
+        );
+        let error = plan(&[sizeless], &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap_err();
+        assert_eq!(error.to_string(), "class `y`: `size` is required for kind Poisson");
+        assert!(
+            toml::from_str::<ClassSpec>(
+                "name = \"z\"\nkind = \"long\"\npriority = 0\nsenders = []\nreceivers = []\ncolour = 1"
+            )
+            .is_err()
+        );
+    }
+}

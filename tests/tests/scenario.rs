@@ -1,0 +1,169 @@
+//! `pfcswitch scenario run` end to end: namespaces, one pfcswitchd per switch, AF_XDP
+//! endpoints with go-back-N, results.json and plots.
+
+use pfcswitch_tests::require_root;
+use pfcswitch_tests::topology::{binary, repo, serial};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+/// Runs a scenario (name or file) into `out` and returns its results.json.
+fn run(scenario: &str, out: &Path, extra: &[&str]) -> Value {
+    require_root();
+    let output = Command::new(binary("pfcswitch"))
+        .args(["scenario", "run", scenario, "--out"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("pfcswitch runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    println!("{stdout}");
+    serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap()
+}
+
+fn class<'a>(results: &'a Value, name: &str) -> &'a Value {
+    results["summary"]["classes"].as_array().unwrap().iter().find(|c| c["class"] == name).unwrap()
+}
+
+fn total(results: &Value, field: &str) -> u64 {
+    results["summary"]["classes"].as_array().unwrap().iter().map(|c| c[field].as_u64().unwrap()).sum()
+}
+
+/// Every (flow, message, size, start offset) of a run: what the seed decides.
+fn flow_set(out: &Path) -> Vec<(u64, u64, Option<u64>, u64)> {
+    let mut set = Vec::new();
+    for entry in std::fs::read_dir(out.join("plans")).unwrap() {
+        let plan: Value = serde_json::from_slice(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap();
+        let epoch = plan["epoch_ns"].as_u64().unwrap();
+        for c in plan["connections"].as_array().unwrap() {
+            for m in c["messages"].as_array().unwrap() {
+                let start = m[2].as_u64().unwrap() - epoch;
+                set.push((c["id"].as_u64().unwrap(), m[0].as_u64().unwrap(), m[1].as_u64(), start));
+            }
+        }
+    }
+    set.sort();
+    set
+}
+
+fn scenario_file(dir: &Path, text: &str) -> String {
+    let path = dir.join("scenario.toml");
+    std::fs::write(&path, text.replace("@CONFIGS@", &repo().join("configs").display().to_string())).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn incast_under_pfc_is_lossless_reproducible_and_plotted() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let first = run("incast", &dir.path().join("a"), &["--seed", "1"]);
+    let second = run("incast", &dir.path().join("b"), &["--seed", "1"]);
+    assert_eq!(flow_set(&dir.path().join("a")), flow_set(&dir.path().join("b")), "one seed, one flow set");
+    let other = tempfile::tempdir().unwrap();
+    run("incast", other.path(), &["--seed", "2"]);
+    assert_ne!(flow_set(&dir.path().join("a")), flow_set(other.path()), "another seed, other flows");
+    for results in [&first, &second] {
+        let query = class(results, "query");
+        assert!(query["messages"].as_u64().unwrap() > 50, "{query}");
+        assert_eq!(query["finished"], query["messages"], "every FCT is finite: {query}");
+        assert_eq!((query["retransmitted"].as_u64(), query["timeouts"].as_u64()), (Some(0), Some(0)));
+        assert_eq!(results["summary"]["lost_at_receivers"], 0, "receivers saw every segment in order");
+        assert_eq!(results["summary"]["drops"], 0);
+        assert!(results["summary"]["pfc_frames"].as_u64().unwrap() > 0, "the incast triggered PFC");
+        let background = results["flows"].as_array().unwrap().iter().find(|f| f["class"] == "background").unwrap();
+        assert!(background["goodput_mbps"].as_f64().unwrap() > 40.0, "PFC on priority 3 leaves priority 0 running");
+    }
+    for plot in ["fct-cdf", "queues", "throughput"] {
+        for extension in ["svg", "png"] {
+            let path = dir.path().join("a").join(format!("{plot}.{extension}"));
+            assert!(std::fs::metadata(&path).is_ok_and(|m| m.len() > 1000), "{} exists", path.display());
+        }
+    }
+    let spread = |stat: &str| {
+        let (a, b) = (class(&first, "query")[stat].as_f64().unwrap(), class(&second, "query")[stat].as_f64().unwrap());
+        (a - b).abs() / a.max(b)
+    };
+    println!(
+        "FCT spread between two runs of seed 1: p50 {:.1}%, p99 {:.1}%",
+        100.0 * spread("fct_p50_ms"),
+        100.0 * spread("fct_p99_ms")
+    );
+}
+
+#[test]
+fn without_pfc_losses_are_counted_and_go_back_n_completes_every_message() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario_file(
+        dir.path(),
+        r#"
+name = "lossy-incast"
+description = "2:1 incast into a 20 KB egress queue without PFC"
+topology = "star3"
+switches = { sw1 = "@CONFIGS@/default.toml" }
+policy = "none"
+speed = "100Mbps"
+duration = "2s"
+[overrides]
+buffer = { egress_max = "20KB" }
+[transport]
+rto = "20ms"
+[[class]]
+name = "query"
+kind = "query"
+priority = 3
+size = "64KB"
+rate = 40.0
+senders = ["h1", "h2"]
+receivers = ["h3"]
+"#,
+    );
+    let results = run(&file, &dir.path().join("out"), &[]);
+    let query = class(&results, "query");
+    assert!(results["summary"]["drops"].as_u64().unwrap() > 0, "the small queue dropped");
+    assert!(total(&results, "retransmitted") > 0);
+    assert!(results["summary"]["lost_at_receivers"].as_u64().unwrap() > 0, "receivers saw the gaps");
+    assert_eq!(query["finished"], query["messages"], "go-back-N completed every message: {query}");
+    assert_eq!(results["summary"]["pfc_frames"], 0);
+}
+
+#[test]
+fn a_long_flow_fills_the_link_through_one_and_three_switches() {
+    let _serial = serial();
+    for (topology, switches, to) in [
+        ("star3", r#"{ sw1 = "@CONFIGS@/default.toml" }"#, "h3"),
+        (
+            "ofc-fig1",
+            r#"{ sw1 = "@CONFIGS@/ofc-fig1/sw1.toml", sw2 = "@CONFIGS@/ofc-fig1/sw2.toml", sw3 = "@CONFIGS@/ofc-fig1/sw3.toml" }"#,
+            "h9",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = scenario_file(
+            dir.path(),
+            &format!(
+                r#"
+name = "long"
+description = "one long-lived flow"
+topology = "{topology}"
+switches = {switches}
+speed = "100Mbps"
+duration = "3s"
+[[class]]
+name = "long"
+kind = "long"
+priority = 3
+senders = ["h1"]
+receivers = ["{to}"]
+"#
+            ),
+        );
+        let results = run(&file, &dir.path().join("out"), &[]);
+        let flow = &results["flows"][0];
+        let link_use = flow["link_use"].as_f64().unwrap();
+        println!("{topology}: h1 -> {to} used {:.1}% of 100 Mbit/s", 100.0 * link_use);
+        assert!(link_use >= 0.97, "{topology}: {flow}");
+        assert_eq!(flow["receiver"]["out_of_order"], 0);
+    }
+}
