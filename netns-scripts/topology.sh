@@ -48,12 +48,23 @@ topology_ofc_fig1() {
 sw3:p2-h6 sw3:p3-h7 sw3:p4-h8 sw3:p5-h9 sw3:p6-h10"
 }
 
+# A small leaf-spine for the CaPFC paper's scenario 1: leaves sw1 (h1-h5) and sw2 (h6-h10),
+# each with an uplink p6 to the spine sw3. One spine: learning L2 switches cannot use
+# multipath without loops (the paper's fat-tree uses ECMP), so uplinks are 5:1 oversubscribed.
+topology_leaf_spine() {
+  SWITCHES="sw1 sw2 sw3"
+  HOSTS="h1 h2 h3 h4 h5 h6 h7 h8 h9 h10"
+  LINKS="sw1:p1-h1 sw1:p2-h2 sw1:p3-h3 sw1:p4-h4 sw1:p5-h5 sw1:p6-sw3:p1 \
+sw2:p1-h6 sw2:p2-h7 sw2:p3-h8 sw2:p4-h9 sw2:p5-h10 sw2:p6-sw3:p2"
+}
+
 select_topology() {
   case "$1" in
     star3) topology_star3; DEFAULT_CONFIGS="$repo/configs/default.toml" ;;
     star8) topology_star8; DEFAULT_CONFIGS="$repo/configs/star8.toml" ;;
     ofc-fig1) topology_ofc_fig1; DEFAULT_CONFIGS="$repo/configs/ofc-fig1" ;;
-    *) echo "topology.sh: unknown topology '$1' (known: star3, star8, ofc-fig1)" >&2; exit 2 ;;
+    leaf-spine) topology_leaf_spine; DEFAULT_CONFIGS="$repo/configs/leaf-spine" ;;
+    *) echo "topology.sh: unknown topology '$1' (known: star3, star8, ofc-fig1, leaf-spine)" >&2; exit 2 ;;
   esac
 }
 
@@ -142,7 +153,7 @@ down() {
 
 [ $# -ge 1 ] || usage
 command=$1; shift
-[ "$command" = list ] && { echo "star3 star8 ofc-fig1"; exit 0; }
+[ "$command" = list ] && { echo "star3 star8 ofc-fig1 leaf-spine"; exit 0; }
 [ $# -ge 1 ] || usage
 select_topology "$1"; shift
 # For programs that drive a topology (pfcswitch scenario run): its nodes, one kind per line.
