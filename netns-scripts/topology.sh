@@ -5,7 +5,7 @@
 #   topology.sh up NAME [--prefix P] [--config-dir DIR] [--mtu BYTES] [--no-daemon]
 #   topology.sh down NAME [--prefix P]
 #   topology.sh list
-#   topology.sh describe NAME      (its switches and hosts, for programs)
+#   topology.sh describe NAME      (its switches, hosts and links, for programs)
 #
 # Namespaces are named ${P}sw1.., ${P}h1.. (default prefix "pfc-"). A host's interface is
 # eth0 with MAC 02:00:00:00:00:NN, 10.0.0.N/24 and fd00::N/64, and VLAN, checksum and
@@ -157,7 +157,7 @@ command=$1; shift
 [ $# -ge 1 ] || usage
 select_topology "$1"; shift
 # For programs that drive a topology (pfcswitch scenario run): its nodes, one kind per line.
-[ "$command" = describe ] && { echo "switches $SWITCHES"; echo "hosts $HOSTS"; exit 0; }
+[ "$command" = describe ] && { echo "switches $SWITCHES"; echo "hosts $HOSTS"; echo "links $LINKS"; exit 0; }
 PREFIX=pfc- CONFIGS=$DEFAULT_CONFIGS NO_DAEMON= MTU=1500
 while [ $# -gt 0 ]; do
   case "$1" in

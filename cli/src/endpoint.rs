@@ -119,6 +119,59 @@ pub struct ReceiverResult {
     pub goodput_bins: Vec<u64>,
 }
 
+impl EndpointResult {
+    /// What a host's transport and NIC did up to `now` (the I/O counters are the caller's).
+    pub fn of(host: &str, transport: &Transport, nic: &HostNic, now: Instant) -> EndpointResult {
+        let (pfc_rx, pause_rx) = nic.control_frames_rx();
+        EndpointResult {
+            host: host.to_string(),
+            messages: transport
+                .messages()
+                .map(|m| MessageResult {
+                    connection: m.connection,
+                    id: m.spec.id,
+                    size: m.spec.size,
+                    start_ns: m.spec.start.as_nanos(),
+                    finish_ns: m.finish.map(Instant::as_nanos),
+                })
+                .collect(),
+            senders: transport
+                .sender_stats()
+                .map(|(spec, s)| SenderResult {
+                    connection: spec.id,
+                    segments: s.segments,
+                    retransmitted: s.retransmitted,
+                    naks: s.naks,
+                    timeouts: s.timeouts,
+                })
+                .collect(),
+            receivers: transport
+                .receiver_stats()
+                .map(|(id, s)| ReceiverResult {
+                    connection: id,
+                    segments: s.segments,
+                    bytes: s.bytes,
+                    frame_bytes: s.frame_bytes,
+                    out_of_order: s.out_of_order,
+                    duplicates: s.duplicates,
+                    messages: s.messages,
+                    first_rx_ns: s.first_rx.map(Instant::as_nanos),
+                    last_rx_ns: s.last_rx.map(Instant::as_nanos),
+                    goodput_bins: s.goodput_bins.clone(),
+                })
+                .collect(),
+            pfc_rx,
+            pause_rx,
+            paused_seconds: std::array::from_fn(|p| {
+                nic.paused_time(now, Pcp::new(p as u8).expect("0..8")).as_secs_f64()
+            }),
+            foreign_frames: 0,
+            socket_drops: 0,
+            timer_late_p99_us: 0,
+        }
+    }
+}
+
 fn transport_for(plan: &EndpointPlan) -> Result<(Transport, EthernetAddress, Ipv4Addr)> {
     let mac: EthernetAddress = plan.mac.parse().map_err(|e| anyhow::anyhow!("plan: mac `{}`: {e:?}", plan.mac))?;
     let ip: Ipv4Addr = plan.ip.parse().map_err(|e| anyhow::anyhow!("plan: ip `{}`: {e:?}", plan.ip))?;
@@ -230,50 +283,11 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
     }
     let now = clock.now();
     let drops = port.drops();
-    let (pfc_rx, pause_rx) = nic.control_frames_rx();
     let result = EndpointResult {
-        host: plan.host.clone(),
-        messages: transport
-            .messages()
-            .map(|m| MessageResult {
-                connection: m.connection,
-                id: m.spec.id,
-                size: m.spec.size,
-                start_ns: m.spec.start.as_nanos(),
-                finish_ns: m.finish.map(Instant::as_nanos),
-            })
-            .collect(),
-        senders: transport
-            .sender_stats()
-            .map(|(spec, s)| SenderResult {
-                connection: spec.id,
-                segments: s.segments,
-                retransmitted: s.retransmitted,
-                naks: s.naks,
-                timeouts: s.timeouts,
-            })
-            .collect(),
-        receivers: transport
-            .receiver_stats()
-            .map(|(id, s)| ReceiverResult {
-                connection: id,
-                segments: s.segments,
-                bytes: s.bytes,
-                frame_bytes: s.frame_bytes,
-                out_of_order: s.out_of_order,
-                duplicates: s.duplicates,
-                messages: s.messages,
-                first_rx_ns: s.first_rx.map(Instant::as_nanos),
-                last_rx_ns: s.last_rx.map(Instant::as_nanos),
-                goodput_bins: s.goodput_bins.clone(),
-            })
-            .collect(),
-        pfc_rx,
-        pause_rx,
-        paused_seconds: std::array::from_fn(|p| nic.paused_time(now, Pcp::new(p as u8).expect("0..8")).as_secs_f64()),
         foreign_frames: foreign,
         socket_drops: drops.rx_dropped + drops.rx_ring_full + drops.rx_fill_ring_empty_descs,
         timer_late_p99_us: lateness.quantile_us(0.99) as u64,
+        ..EndpointResult::of(&plan.host, &transport, &nic, now)
     };
     std::fs::write(&args.out, serde_json::to_vec(&result)?)
         .with_context(|| format!("cannot write {}", args.out.display()))?;

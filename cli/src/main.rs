@@ -6,6 +6,7 @@ mod decode;
 mod endpoint;
 mod frame;
 mod plot;
+mod policy;
 mod scenario;
 mod table;
 mod traffic;
@@ -57,6 +58,9 @@ enum Command {
     },
     /// Re-read pfcswitchd's configuration file (same as SIGHUP).
     Reload,
+    /// The flow-control policy: show its state, or switch it at run time.
+    #[command(subcommand)]
+    Policy(policy::PolicyCommand),
     /// Craft PAUSE, PFC, CNM and data frames into pcap files, or decode captures.
     #[command(subcommand)]
     Frame(frame::FrameCommand),
@@ -98,6 +102,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Traffic(TrafficCommand::Endpoint(args)) => endpoint::run(&args),
         Command::Scenario(scenario::ScenarioCommand::List) => scenario::list(),
         Command::Scenario(scenario::ScenarioCommand::Run(args)) => scenario::run(&args).map(drop),
+        Command::Scenario(scenario::ScenarioCommand::Simulate(args)) => scenario::simulate(&args).map(drop),
         Command::Scenario(scenario::ScenarioCommand::Compare(args)) => scenario::compare(&args),
         Command::Status => view(control::status),
         Command::Ports => view(control::ports),
@@ -112,6 +117,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Fdb => view(control::fdb),
         Command::Counters { .. } => control::command(&socket()?, ControlRequest::ResetCounters, json),
         Command::Reload => control::command(&socket()?, ControlRequest::Reload, json),
+        Command::Policy(command) => policy::run(command, &socket()?, json),
     }
 }
 

@@ -222,6 +222,9 @@ pub enum PolicyKind {
     /// No pause at all: lossless priorities behave as lossy ones.
     #[serde(rename = "none")]
     None,
+    /// Congestion-aware PFC (CaPFC paper §II): ingress state OR egress congestion signals.
+    #[serde(rename = "capfc")]
+    Capfc,
 }
 
 impl PolicyKind {
@@ -230,15 +233,47 @@ impl PolicyKind {
             PolicyKind::Pfc => "pfc",
             PolicyKind::PfcWstop => "pfc-wstop",
             PolicyKind::None => "none",
+            PolicyKind::Capfc => "capfc",
         }
     }
 }
 
-/// `[policy]`.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+/// CaPFC's choice of the inputs to pause for a congested egress queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CapfcAlgorithm {
+    /// Stop-Max (Algorithm 1): the heaviest contributor.
+    #[default]
+    Max,
+    /// Stop-Calibrate (Algorithm 2): the fewest inputs whose share passes `cut`.
+    Calibrate,
+}
+
+/// `[policy]`. The egress thresholds and `cut` apply to `capfc`; their defaults are the
+/// CaPFC paper's Table II (egress XOFF 25KB, XON 20KB, WARN 20KB, CUT 80%).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PolicyConfig {
     pub kind: PolicyKind,
+    pub algorithm: CapfcAlgorithm,
+    /// Stop-Calibrate: the share of the counted arrivals the paused inputs must cover, in (0, 1].
+    pub cut: f64,
+    pub egress_xoff: ByteSize,
+    pub egress_xon: ByteSize,
+    pub egress_warn: ByteSize,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            kind: PolicyKind::default(),
+            algorithm: CapfcAlgorithm::default(),
+            cut: 0.8,
+            egress_xoff: ByteSize(25_000),
+            egress_xon: ByteSize(20_000),
+            egress_warn: ByteSize(20_000),
+        }
+    }
 }
 
 /// `[fdb]`: MAC learning.
@@ -346,6 +381,7 @@ impl SwitchConfig {
         self.validate_ports()?;
         self.validate_pfc(&mut warnings)?;
         self.buffer_limits()?;
+        self.validate_capfc()?;
         if self.buffer.frames < 64 {
             return Err(error("buffer.frames", format!("{} is too few; at least 64", self.buffer.frames)));
         }
@@ -397,6 +433,37 @@ impl SwitchConfig {
                 return Err(error(key("dscp_map"), "only meaningful with trust = \"dscp\""));
             }
             self.dscp_map(index)?;
+        }
+        Ok(())
+    }
+
+    /// CaPFC §III: XON < XOFF ≤ egress MAX, XON ≤ WARN < XOFF (WARN below XON would keep
+    /// stale counters through persistent congestion), CUT in (0, 1].
+    fn validate_capfc(&self) -> Result<(), ConfigError> {
+        let policy = &self.policy;
+        if policy.kind != PolicyKind::Capfc {
+            return Ok(());
+        }
+        if !(policy.cut > 0.0 && policy.cut <= 1.0) {
+            return Err(error("policy.cut", format!("{} is not in (0, 1]", policy.cut)));
+        }
+        let (xoff, xon, warn) = (policy.egress_xoff, policy.egress_xon, policy.egress_warn);
+        if xon >= xoff {
+            return Err(error("policy.egress_xon", format!("egress_xon ({xon}) must be below egress_xoff ({xoff})")));
+        }
+        if warn < xon || warn >= xoff {
+            return Err(error(
+                "policy.egress_warn",
+                format!("egress_warn ({warn}) must be at least egress_xon ({xon}) and below egress_xoff ({xoff})"),
+            ));
+        }
+        if let BufferLimits::Dedicated { egress_max } = self.buffer_limits()?
+            && xoff.bytes() > egress_max
+        {
+            return Err(error(
+                "policy.egress_xoff",
+                format!("egress_xoff ({xoff}) is above the egress queues' capacity ({egress_max} B)"),
+            ));
         }
         Ok(())
     }
@@ -486,6 +553,10 @@ impl SwitchConfig {
                 Err(error("pipeline.egress_full", "\"drop\" contradicts policy kind \"pfc-wstop\" (which means stop)"))
             }
             (PolicyKind::PfcWstop, _) => Ok(EgressFull::Stop),
+            (PolicyKind::Capfc, Some(EgressFull::Stop)) => Err(error(
+                "pipeline.egress_full",
+                "\"stop\" contradicts policy kind \"capfc\" (§II-D: a full egress queue drops; CaPFC never stalls the pipeline)",
+            )),
             (_, Some(choice)) => Ok(choice),
             (_, None) => Ok(EgressFull::Drop),
         }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A request on the control socket (one JSON object per line).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case")]
 pub enum ControlRequest {
     /// Everything: status, ports, PFC, queues, FDB.
@@ -22,6 +22,9 @@ pub enum ControlRequest {
     Reload,
     /// Queue occupancy only: cheap enough to ask for every few milliseconds.
     Queues,
+    /// Switch the flow-control policy now, without losing a frame. Not written to the
+    /// configuration file: a reload returns to the file's policy.
+    SetPolicy { policy: crate::config::PolicyConfig },
 }
 
 /// The answer to a [`ControlRequest`].
@@ -46,6 +49,95 @@ pub struct Snapshot {
     pub fdb: Vec<FdbReport>,
     /// Filled by the datapath that runs the switch (absent under the simulator).
     pub datapath: Option<DatapathReport>,
+    /// CaPFC's state, under policy `capfc`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capfc: Option<CapfcReport>,
+}
+
+/// CaPFC (§II): per input and lossless priority the decision D = I ∨ ⋁E and the egress
+/// queues it pauses for; per egress queue its arrival counters and signals.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapfcReport {
+    pub algorithm: String,
+    pub cut: f64,
+    pub egress_xoff_bytes: u64,
+    pub egress_xon_bytes: u64,
+    pub egress_warn_bytes: u64,
+    pub inputs: Vec<CapfcInputReport>,
+    pub queues: Vec<CapfcQueueReport>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapfcInputReport {
+    pub port: String,
+    pub priority: u8,
+    /// I(i,p): the ingress queue is congested.
+    pub ingress_congested: bool,
+    /// D(i,p): XOFF is asserted towards the peer.
+    pub paused: bool,
+    /// The egress queues o with E(i,o,p) = 1: whom the input is paused on behalf of.
+    pub on_behalf_of: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapfcQueueReport {
+    pub port: String,
+    pub priority: u8,
+    /// At or above WARN: counting arrivals.
+    pub counting: bool,
+    pub warn_activations: u64,
+    /// C(i,o,p) per input port name.
+    pub arrivals: BTreeMap<String, u32>,
+    /// Inputs with E(i,o,p) = 1.
+    pub signalled: Vec<String>,
+}
+
+impl CapfcReport {
+    pub fn of(capfc: &crate::policy::Capfc, config: &SwitchConfig) -> CapfcReport {
+        let names: Vec<&str> = config.ports.iter().map(|p| p.name.as_str()).collect();
+        let lossless: Vec<Pcp> = Pcp::ALL.into_iter().filter(|p| config.lossless_mask() & p.mask() != 0).collect();
+        let mut queues = Vec::new();
+        for (o, name) in names.iter().enumerate() {
+            for &p in &lossless {
+                let state = capfc.queue_state(o, p).expect("a lossless priority");
+                queues.push(CapfcQueueReport {
+                    port: name.to_string(),
+                    priority: p.value(),
+                    counting: state.counting,
+                    warn_activations: state.warn_activations,
+                    arrivals: state.counters.iter().enumerate().map(|(i, &c)| (names[i].to_string(), c)).collect(),
+                    signalled: state.signalled.iter().map(|&i| names[i].to_string()).collect(),
+                });
+            }
+        }
+        let inputs = (names.iter().enumerate())
+            .flat_map(|(i, name)| lossless.iter().map(move |&p| (i, name, p)))
+            .map(|(i, name, p)| CapfcInputReport {
+                port: name.to_string(),
+                priority: p.value(),
+                ingress_congested: capfc.ingress_congested(i, p),
+                paused: capfc.decision(i, p),
+                on_behalf_of: queues
+                    .iter()
+                    .filter(|q| q.priority == p.value() && q.signalled.iter().any(|s| s == name))
+                    .map(|q| q.port.clone())
+                    .collect(),
+            })
+            .collect();
+        let policy = &config.policy;
+        CapfcReport {
+            algorithm: match policy.algorithm {
+                crate::config::CapfcAlgorithm::Max => "max".into(),
+                crate::config::CapfcAlgorithm::Calibrate => "calibrate".into(),
+            },
+            cut: policy.cut,
+            egress_xoff_bytes: policy.egress_xoff.bytes(),
+            egress_xon_bytes: policy.egress_xon.bytes(),
+            egress_warn_bytes: policy.egress_warn.bytes(),
+            inputs,
+            queues,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -246,6 +338,7 @@ impl Snapshot {
             ports,
             fdb,
             datapath: None,
+            capfc: switch.capfc().map(|capfc| CapfcReport::of(capfc, config)),
         }
     }
 

@@ -218,6 +218,7 @@ impl Switch {
                 if self.lossless & priority.mask() == 0 || matches!(self.policy, PolicyEngine::None) {
                     actions.set_xoff(port, priority, false);
                 } else {
+                    self.policy.adopt(port, priority, actions.is_asserted(port, priority));
                     self.policy.on_ingress(
                         port,
                         priority,
@@ -521,6 +522,14 @@ impl Switch {
             paused_time: self.ports[port].peer_pause.paused_time(now, priority),
             pausing_time: self.xoff.pausing_time(now, port, priority),
             xoff_to_xon: self.xoff.xoff_to_xon(port, priority),
+        }
+    }
+
+    /// The CaPFC engine's state, when the policy is CaPFC.
+    pub fn capfc(&self) -> Option<&crate::policy::Capfc> {
+        match &self.policy {
+            PolicyEngine::Capfc(capfc) => Some(capfc),
+            _ => None,
         }
     }
 

@@ -38,18 +38,20 @@ static GLOBAL: Counting = Counting;
 
 #[test]
 fn the_per_frame_path_does_not_allocate() {
-    let mut workload = Workload::new(PolicyKind::Pfc);
-    for _ in 0..100 {
-        workload.burst();
+    for policy in [PolicyKind::Pfc, PolicyKind::Capfc] {
+        let mut workload = Workload::new(policy);
+        for _ in 0..100 {
+            workload.burst();
+        }
+        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let mut frames = 0;
+        for _ in 0..10_000 {
+            frames += workload.burst();
+        }
+        let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+        assert!(frames >= 10_000 * BURST, "{policy:?}: the workload forwarded {frames} frames");
+        let pfc_frames: u64 = (0..8).map(|p| workload.switch.counters(p).priority[3].pfc_tx).sum();
+        assert!(pfc_frames > 0, "{policy:?}: PFC frames were sent");
+        assert_eq!(allocations, 0, "{policy:?}: {allocations} allocations for {frames} frames");
     }
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    let mut frames = 0;
-    for _ in 0..10_000 {
-        frames += workload.burst();
-    }
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
-    assert!(frames >= 10_000 * BURST, "the workload forwarded {frames} frames");
-    let pfc_frames: u64 = (0..8).map(|p| workload.switch.counters(p).priority[3].pfc_tx).sum();
-    assert!(pfc_frames > 0, "PFC was exercised");
-    assert_eq!(allocations, 0, "{allocations} allocations for {frames} frames");
 }

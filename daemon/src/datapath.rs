@@ -10,7 +10,7 @@ use crate::signals::{EventFd, SignalAction, SignalFd};
 use crate::timer::{self, Clock, Lateness, Woken};
 use crate::umem::{FramePool, UmemArea, chunk_base};
 use crate::xsk::{RING_SIZE, Sockets, XskError, tx_desc};
-use pfcswitch_core::config::SwitchConfig;
+use pfcswitch_core::config::{PolicyConfig, SwitchConfig};
 use pfcswitch_core::report::{ControlRequest, ControlResponse, DatapathReport, QueueDepths, Snapshot, XdpPortReport};
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::wire::{EthernetAddress, Pcp};
@@ -298,10 +298,31 @@ impl Datapath {
                     ControlResponse::Done { message: "counters reset".into() }
                 }
                 ControlRequest::Reload => self.reload(),
+                ControlRequest::SetPolicy { policy } => self.set_policy(policy),
             };
             let _ = call.reply.send(response);
         }
         None
+    }
+
+    /// Applies another policy to the running configuration without losing a frame.
+    fn set_policy(&mut self, policy: PolicyConfig) -> ControlResponse {
+        let mut new = self.config.clone();
+        new.policy = policy;
+        let result = new
+            .validate()
+            .map_err(|e| e.to_string())
+            .and_then(|_| self.switch.reconfigure(self.clock.now(), &self.config, &new).map_err(|e| e.to_string()));
+        match result {
+            Ok(_) => {
+                log::info!("policy set to {}", new.policy.kind.name());
+                let message =
+                    format!("policy {} in force (not saved: a reload returns to the file's)", new.policy.kind.name());
+                self.config = new;
+                ControlResponse::Done { message }
+            }
+            Err(message) => ControlResponse::Error { message },
+        }
     }
 
     /// Re-reads the configuration file and applies it without losing a frame.

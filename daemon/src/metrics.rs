@@ -3,7 +3,9 @@
 //! path never touches a shared counter.
 
 use crate::control::DatapathHandle;
-use pfcswitch_core::report::{ControlRequest, ControlResponse, PriorityReport, Snapshot};
+use pfcswitch_core::report::{
+    CapfcInputReport, CapfcReport, ControlRequest, ControlResponse, PriorityReport, Snapshot,
+};
 use std::fmt::Write as _;
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -54,6 +56,48 @@ impl Exposition {
 
 fn flag(value: bool) -> f64 {
     if value { 1.0 } else { 0.0 }
+}
+
+/// CaPFC's state (§II): D and I per input, E per (input, egress), C and WARN activations per
+/// egress queue; lossless priorities only.
+fn render_capfc(out: &mut Exposition, capfc: &CapfcReport) {
+    let input_flag = |out: &mut Exposition, name: &str, help: &str, value: fn(&CapfcInputReport) -> bool| {
+        out.family(name, "gauge", help);
+        for input in &capfc.inputs {
+            let priority = input.priority.to_string();
+            out.sample(name, &[("port", &input.port), ("priority", &priority)], flag(value(input)));
+        }
+    };
+    input_flag(out, "pfcswitch_capfc_paused", "CaPFC D(i,p): 1 while the input asks its peer to pause.", |i| i.paused);
+    input_flag(out, "pfcswitch_capfc_ingress_congested", "CaPFC I(i,p): the ingress queue is above XOFF.", |i| {
+        i.ingress_congested
+    });
+    out.family(
+        "pfcswitch_capfc_egress_signal",
+        "gauge",
+        "CaPFC E(i,o,p): 1 while egress queue `egress` holds input `port` responsible for its congestion.",
+    );
+    for queue in &capfc.queues {
+        let priority = queue.priority.to_string();
+        for input in queue.arrivals.keys() {
+            let value = flag(queue.signalled.contains(input));
+            let labels = [("port", input.as_str()), ("egress", queue.port.as_str()), ("priority", &priority)];
+            out.sample("pfcswitch_capfc_egress_signal", &labels, value);
+        }
+    }
+    out.family("pfcswitch_capfc_arrivals", "gauge", "CaPFC C(i,o,p): frames counted from input `port` since WARN.");
+    for queue in &capfc.queues {
+        let priority = queue.priority.to_string();
+        for (input, &count) in &queue.arrivals {
+            let labels = [("port", input.as_str()), ("egress", queue.port.as_str()), ("priority", &priority)];
+            out.sample("pfcswitch_capfc_arrivals", &labels, f64::from(count));
+        }
+    }
+    out.family("pfcswitch_capfc_warn_activations_total", "counter", "Times the egress queue crossed WARN.");
+    for queue in &capfc.queues {
+        let labels = [("port", queue.port.as_str()), ("priority", &queue.priority.to_string())];
+        out.sample("pfcswitch_capfc_warn_activations_total", &labels, queue.warn_activations as f64);
+    }
 }
 
 /// Renders every metric family of a snapshot.
@@ -169,6 +213,9 @@ pub fn render(snapshot: &Snapshot) -> String {
         |p| p.pausing_seconds,
     );
 
+    if let Some(capfc) = &snapshot.capfc {
+        render_capfc(&mut out, capfc);
+    }
     out.family("pfcswitch_pause_rx_frames_total", "counter", "802.3x PAUSE frames received.");
     for port in &snapshot.ports {
         out.sample("pfcswitch_pause_rx_frames_total", &[("port", &port.name)], port.pause_rx as f64);

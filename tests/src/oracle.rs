@@ -79,3 +79,18 @@ pub fn scapy(args: &[&str]) -> Vec<serde_json::Value> {
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("scapy printed `{line}`: {e}")))
         .collect()
 }
+
+/// `promtool check metrics` on an exposition: fails the test on any complaint.
+pub fn assert_promtool_clean(metrics: &str) {
+    let mut promtool = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("promtool (scripts/setup.sh installs it)");
+    std::io::Write::write_all(promtool.stdin.as_mut().unwrap(), metrics.as_bytes()).unwrap();
+    let output = promtool.wait_with_output().unwrap();
+    let complaints = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success() && complaints.trim().is_empty(), "promtool: {complaints}");
+}

@@ -234,3 +234,50 @@ impl Drop for Topology {
         }
     }
 }
+
+/// A lossless 2:1 incast on star3: h1 and h2 each send `frames` 1500-byte frames on priority 3
+/// at 100 Mbit/s (obeying PFC) to h3, which counts them.
+#[derive(Debug)]
+pub struct Incast {
+    receiver: Child,
+    senders: Vec<Child>,
+    frames: u64,
+}
+
+impl Incast {
+    pub fn start(topology: &Topology, frames: u64) -> Incast {
+        let receiver = topology
+            .command("h3", binary("pfcswitch"))
+            .args(["-j", "traffic", "recv", "--iface", "eth0", "--duration", "60s", "--idle", "2s"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let senders = [("h1", "1"), ("h2", "2")]
+            .iter()
+            .map(|(host, flow)| {
+                topology
+                    .command(host, binary("pfcswitch"))
+                    .args(["traffic", "send", "--iface", "eth0", "--speed", "100Mbps", "--dst", "02:00:00:00:00:03"])
+                    .args(["--pcp", "3", "--frames", &frames.to_string(), "--flow", flow, "--linger", "500ms"])
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        Incast { receiver, senders, frames }
+    }
+
+    /// Waits for the senders and the receiver; asserts the receiver kept up and lost nothing.
+    pub fn assert_lossless(self) {
+        for mut sender in self.senders {
+            assert!(sender.wait().unwrap().success());
+        }
+        let output = self.receiver.wait_with_output().unwrap();
+        let received: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(received["receiver_drops"], 0, "the measuring receiver kept up");
+        for flow in received["flows"].as_array().unwrap() {
+            assert_eq!((flow["frames"].as_u64(), flow["lost"].as_u64()), (Some(self.frames), Some(0)), "{flow}");
+        }
+    }
+}

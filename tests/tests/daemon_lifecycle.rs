@@ -1,7 +1,7 @@
 //! pfcswitchd's lifecycle: clean stop, SIGKILL and restart, startup errors, systemd
 //! readiness, configuration reload, and the operational interfaces (metrics, unit file).
 
-use pfcswitch_tests::topology::{Topology, binary, repo, serial};
+use pfcswitch_tests::topology::{Incast, Topology, binary, repo, serial};
 use pfcswitchd::classifier::{Classifier, PortClassification};
 use std::os::unix::net::UnixDatagram;
 use std::process::{Command, Stdio};
@@ -171,25 +171,7 @@ fn sighup_reloads_thresholds_without_losing_frames() {
     let text = std::fs::read_to_string(default_config()).unwrap();
     std::fs::write(&config, &text).unwrap();
     let topology = Topology::up("star3", Some(&config));
-    let receive = topology
-        .command("h3", binary("pfcswitch"))
-        .args(["-j", "traffic", "recv", "--iface", "eth0", "--duration", "60s", "--idle", "2s"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let senders: Vec<_> = [("h1", "1"), ("h2", "2")]
-        .iter()
-        .map(|(host, flow)| {
-            topology
-                .command(host, binary("pfcswitch"))
-                .args(["traffic", "send", "--iface", "eth0", "--speed", "100Mbps", "--dst", "02:00:00:00:00:03"])
-                .args(["--pcp", "3", "--frames", "8000", "--flow", flow])
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let incast = Incast::start(&topology, 8000);
     std::thread::sleep(Duration::from_millis(700));
     std::fs::write(
         &config,
@@ -198,14 +180,7 @@ fn sighup_reloads_thresholds_without_losing_frames() {
     .unwrap();
     // SAFETY: signalling the daemon topology.sh started.
     unsafe { libc::kill(topology.pid("sw1") as i32, libc::SIGHUP) };
-    for mut sender in senders {
-        assert!(sender.wait().unwrap().success());
-    }
-    let received: serde_json::Value = serde_json::from_slice(&receive.wait_with_output().unwrap().stdout).unwrap();
-    assert_eq!(received["receiver_drops"], 0, "the measuring receiver kept up");
-    for flow in received["flows"].as_array().unwrap() {
-        assert_eq!((flow["frames"].as_u64(), flow["lost"].as_u64()), (Some(8000), Some(0)), "{flow}");
-    }
+    incast.assert_lossless();
     let snapshot = topology.snapshot("sw1");
     assert_eq!((snapshot.pfc.xoff_bytes, snapshot.pfc.xon_bytes), (20_000, 10_000), "the new thresholds are in force");
     assert!(snapshot.ports.iter().all(|p| p.priorities[3].drops.values().sum::<u64>() == 0));
@@ -237,17 +212,7 @@ fn metrics_pass_promtool_and_the_unit_passes_systemd_analyze() {
         assert!(metrics.contains(&format!("# TYPE {family} ")), "{family} is exported");
     }
     assert!(metrics.contains("pfcswitch_rx_frames_total{port=\"p1\",priority=\"0\"}"));
-    let mut promtool = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool (scripts/setup.sh installs it)");
-    std::io::Write::write_all(promtool.stdin.as_mut().unwrap(), metrics.as_bytes()).unwrap();
-    let output = promtool.wait_with_output().unwrap();
-    let complaints = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success() && complaints.trim().is_empty(), "promtool: {complaints}");
+    pfcswitch_tests::oracle::assert_promtool_clean(&metrics);
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(repo().join("configs/pfcswitchd@.service"), dir.path().join("pfcswitchd@.service")).unwrap();

@@ -7,10 +7,11 @@
 
 mod report;
 mod runner;
+mod simulate;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use pfcswitch_core::config::PolicyKind;
+use pfcswitch_core::config::{CapfcAlgorithm, PolicyKind};
 use pfcswitch_core::units::{BitRate, duration};
 use pfcswitch_core::workload::ClassSpec;
 use serde::Deserialize;
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use runner::run;
+pub use simulate::simulate;
 
 #[derive(Debug, Subcommand)]
 pub enum ScenarioCommand {
@@ -26,6 +28,8 @@ pub enum ScenarioCommand {
     List,
     /// Run a scenario (a built-in name or a file).
     Run(RunArgs),
+    /// Run it in the core's virtual-time harness: same configs, same plan, no namespaces.
+    Simulate(RunArgs),
     /// Run one seed of a scenario under several policies and compare them side by side.
     Compare(CompareArgs),
 }
@@ -34,7 +38,8 @@ pub enum ScenarioCommand {
 pub struct RunArgs {
     /// A built-in scenario (`pfcswitch scenario list`) or a scenario file.
     pub scenario: String,
-    /// Flow-control policy of every switch: pfc, pfc-wstop, none (default: the scenario's).
+    /// Flow-control policy of every switch: pfc, pfc-wstop, capfc-max, capfc-cal, none
+    /// (default: the scenario's).
     #[arg(long)]
     pub policy: Option<String>,
     #[arg(long, default_value_t = 1)]
@@ -48,13 +53,16 @@ pub struct RunArgs {
 pub struct CompareArgs {
     pub scenario: String,
     /// Comma-separated policies.
-    #[arg(long, value_delimiter = ',', default_value = "pfc,pfc-wstop,none")]
+    #[arg(long, value_delimiter = ',', default_value = "pfc,pfc-wstop,capfc-max,capfc-cal")]
     pub policies: Vec<String>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Parent of each policy's output directory (default: results/NAME).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Compare in the virtual-time harness instead of namespaces.
+    #[arg(long)]
+    pub sim: bool,
 }
 
 /// A scenario file.
@@ -68,7 +76,7 @@ pub struct Scenario {
     /// Switch name → config file, relative to the scenario file.
     pub switches: BTreeMap<String, PathBuf>,
     #[serde(default)]
-    pub policy: PolicyKind,
+    pub policy: RunPolicy,
     /// The hosts' emulated NIC speed.
     pub speed: BitRate,
     /// IP MTU of every link and switch port (default 1500). Larger frames cost the copy-mode
@@ -161,13 +169,54 @@ pub fn load(name_or_file: &str) -> Result<(Scenario, PathBuf)> {
     Ok((scenario, path))
 }
 
-pub fn parse_policy(name: &str) -> Result<PolicyKind> {
-    match name {
-        "pfc" | "pfc-wdrop" => Ok(PolicyKind::Pfc),
-        "pfc-wstop" => Ok(PolicyKind::PfcWstop),
-        "none" => Ok(PolicyKind::None),
-        other => bail!("unknown policy `{other}` (known: pfc, pfc-wstop, none)"),
+/// A switch policy as experiments name it, after the CaPFC paper's PFC_wdrop, PFC_wstop,
+/// CaPFC_max and CaPFC_cal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct RunPolicy {
+    pub kind: PolicyKind,
+    pub algorithm: Option<CapfcAlgorithm>,
+}
+
+impl RunPolicy {
+    pub fn name(&self) -> &'static str {
+        match (self.kind, self.algorithm) {
+            (PolicyKind::Capfc, Some(CapfcAlgorithm::Calibrate)) => "capfc-cal",
+            (PolicyKind::Capfc, _) => "capfc-max",
+            (kind, _) => kind.name(),
+        }
     }
+
+    /// The `[policy]` keys a switch config gets for this policy.
+    pub fn config_keys(&self) -> toml::Table {
+        let mut table = toml::Table::new();
+        table.insert("kind".into(), toml::Value::String(self.kind.name().into()));
+        if let Some(algorithm) = self.algorithm {
+            let name = if algorithm == CapfcAlgorithm::Max { "max" } else { "calibrate" };
+            table.insert("algorithm".into(), toml::Value::String(name.into()));
+        }
+        table
+    }
+}
+
+impl TryFrom<String> for RunPolicy {
+    type Error = anyhow::Error;
+
+    fn try_from(name: String) -> Result<RunPolicy> {
+        parse_policy(&name)
+    }
+}
+
+pub fn parse_policy(name: &str) -> Result<RunPolicy> {
+    let (kind, algorithm) = match name {
+        "pfc" | "pfc-wdrop" => (PolicyKind::Pfc, None),
+        "pfc-wstop" => (PolicyKind::PfcWstop, None),
+        "capfc-max" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Max)),
+        "capfc-cal" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Calibrate)),
+        "none" => (PolicyKind::None, None),
+        other => bail!("unknown policy `{other}` (known: pfc, pfc-wstop, capfc-max, capfc-cal, none)"),
+    };
+    Ok(RunPolicy { kind, algorithm })
 }
 
 pub fn list() -> Result<()> {
@@ -196,9 +245,10 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
             scenario: args.scenario.clone(),
             policy: Some(policy.clone()),
             seed: args.seed,
-            out: Some(parent.join(format!("{policy}-seed{}", args.seed))),
+            out: Some(parent.join(format!("{policy}-seed{}{}", args.seed, if args.sim { "-sim" } else { "" }))),
         };
-        outcomes.push((policy.clone(), run(&run_args)?));
+        let outcome = if args.sim { simulate(&run_args)? } else { run(&run_args)? };
+        outcomes.push((policy.clone(), outcome));
     }
     println!();
     report::print_comparison(&scenario, args.seed, &outcomes);

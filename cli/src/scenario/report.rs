@@ -377,14 +377,18 @@ pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Out
         let mut row = vec![class.name.clone()];
         for (_, outcome) in outcomes {
             let s = &outcome.classes[c];
-            row.push(format!(
-                "{} / {} / {} ({}/{})",
-                ms(s.fct_p50_ms),
-                ms(s.fct_p99_ms),
-                ms(s.fct_max_ms),
-                s.finished,
-                s.messages
-            ));
+            row.push(if s.long_lived {
+                format!("{:.1} Mbit/s goodput", s.goodput_mbps)
+            } else {
+                format!(
+                    "{} / {} / {} ({}/{})",
+                    ms(s.fct_p50_ms),
+                    ms(s.fct_p99_ms),
+                    ms(s.fct_max_ms),
+                    s.finished,
+                    s.messages
+                )
+            });
         }
         table.row(row);
     }

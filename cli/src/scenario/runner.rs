@@ -2,7 +2,7 @@
 //! everything torn down by guards whatever happens (error, panic, Ctrl-C).
 
 use super::report::{self, Outcome, QueueSample, RunRecord};
-use super::{RunArgs, Scenario, load, parse_policy, root};
+use super::{RunArgs, RunPolicy, Scenario, load, parse_policy, root};
 use crate::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
 use anyhow::{Context, Result, bail};
 use pfcswitch_core::report::Snapshot;
@@ -80,8 +80,15 @@ impl Drop for Topology {
     }
 }
 
-/// The switches and hosts of a topology, from `topology.sh describe`.
-fn describe(name: &str) -> Result<(Vec<String>, Vec<String>)> {
+/// A topology's nodes and links, from `topology.sh describe`.
+pub(super) struct TopologyDescription {
+    pub switches: Vec<String>,
+    pub hosts: Vec<String>,
+    /// `sw1:p1-h1` (a host link) or `sw1:p6-sw3:p1` (a trunk).
+    pub links: Vec<String>,
+}
+
+pub(super) fn describe(name: &str) -> Result<TopologyDescription> {
     let output = Command::new(topology_script()).args(["describe", name]).output().context("cannot run topology.sh")?;
     if !output.status.success() {
         bail!("{}", String::from_utf8_lossy(&output.stderr).trim());
@@ -93,11 +100,11 @@ fn describe(name: &str) -> Result<(Vec<String>, Vec<String>)> {
             .map(|rest| rest.split_whitespace().map(String::from).collect())
             .unwrap_or_default()
     };
-    Ok((nodes("switches "), nodes("hosts ")))
+    Ok(TopologyDescription { switches: nodes("switches "), hosts: nodes("hosts "), links: nodes("links ") })
 }
 
 /// Host `hN`'s addresses, as topology.sh assigns them.
-fn host_addresses(host: &str) -> Result<(String, String)> {
+pub(super) fn host_addresses(host: &str) -> Result<(String, String)> {
     let n: u8 = host.strip_prefix('h').and_then(|n| n.parse().ok()).with_context(|| format!("host name `{host}`"))?;
     Ok((format!("02:00:00:00:00:{n:02x}"), format!("10.0.0.{n}")))
 }
@@ -146,16 +153,14 @@ fn merge(table: &mut toml::Table, overrides: &toml::Table) {
 
 /// Writes each switch's config with the scenario's overrides, port speed and MTU, and the
 /// run's policy.
-fn write_configs(scenario: &Scenario, file: &Path, policy: &str, dir: &Path) -> Result<()> {
+pub(super) fn write_configs(scenario: &Scenario, file: &Path, policy: &RunPolicy, dir: &Path) -> Result<()> {
     let base = file.parent().unwrap_or(Path::new("."));
     for (switch, config) in &scenario.switches {
         let path = base.join(config);
         let text = std::fs::read_to_string(&path).with_context(|| format!("switch {switch}: {}", path.display()))?;
         let mut table: toml::Table = text.parse().with_context(|| format!("{}", path.display()))?;
         merge(&mut table, &scenario.overrides);
-        let mut policy_table = toml::Table::new();
-        policy_table.insert("kind".into(), toml::Value::String(policy.into()));
-        merge(&mut table, &toml::Table::from_iter([("policy".to_string(), toml::Value::Table(policy_table))]));
+        merge(&mut table, &toml::Table::from_iter([("policy".to_string(), toml::Value::Table(policy.config_keys()))]));
         if let Some(ports) = table.get_mut("port").and_then(toml::Value::as_array_mut) {
             for port in ports.iter_mut().filter_map(toml::Value::as_table_mut) {
                 port.insert("speed".into(), toml::Value::String(scenario.speed.to_string()));
@@ -245,21 +250,38 @@ fn sample_queues(
     })
 }
 
-pub fn run(args: &RunArgs) -> Result<Outcome> {
+/// A scenario ready to run: its policy, output directory (with the switch configs written
+/// into `configs/`) and topology.
+pub(super) struct Prepared {
+    pub scenario: Scenario,
+    pub policy: RunPolicy,
+    pub out: PathBuf,
+    pub topology: TopologyDescription,
+}
+
+/// Loads the scenario, checks it against its topology and writes the switch configs;
+/// `suffix` tells a simulated run's directory from a real one's.
+pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     let (scenario, file) = load(&args.scenario)?;
     let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
     let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("results").join(&scenario.name).join(format!("{}-seed{}", policy.name(), args.seed))
+        PathBuf::from("results").join(&scenario.name).join(format!("{}-seed{}{suffix}", policy.name(), args.seed))
     });
     for dir in ["configs", "plans", "endpoints"] {
         std::fs::create_dir_all(out.join(dir)).with_context(|| format!("cannot create {}", out.display()))?;
     }
-    let (switches, hosts) = describe(&scenario.topology)?;
+    let topology = describe(&scenario.topology)?;
     let configured: Vec<_> = scenario.switches.keys().cloned().collect();
-    if configured != switches {
-        bail!("{}: `switches` names {configured:?}, topology {} has {switches:?}", file.display(), scenario.topology);
+    if configured != topology.switches {
+        let known = &topology.switches;
+        bail!("{}: `switches` names {configured:?}, topology {} has {known:?}", file.display(), scenario.topology);
     }
-    write_configs(&scenario, &file, policy.name(), &out.join("configs"))?;
+    write_configs(&scenario, &file, &policy, &out.join("configs"))?;
+    Ok(Prepared { scenario, policy, out, topology })
+}
+
+pub fn run(args: &RunArgs) -> Result<Outcome> {
+    let Prepared { scenario, policy, out, topology: TopologyDescription { switches, hosts, .. } } = prepare(args, "")?;
     catch_interrupts();
     eprintln!(
         "scenario {} ({}), policy {}, seed {}: {} switches, {} hosts, {} at {}",

@@ -4,9 +4,11 @@
 //! XOFF/XON decisions per (ingress port, priority), which [`XoffTransmitter`] turns into PFC
 //! frames. Adding a scheme means a new engine here and a config kind, nothing else.
 
+mod capfc;
 mod pfc;
 mod xoff;
 
+pub use capfc::{Capfc, CapfcQueueState, CapfcThresholds};
 pub use pfc::Pfc;
 pub use xoff::XoffTransmitter;
 
@@ -30,6 +32,10 @@ impl<'a> PolicyActions<'a> {
     pub fn set_xoff(&mut self, port: usize, priority: Pcp, xoff: bool) {
         self.xoff.set(self.now, port, priority, xoff);
     }
+
+    pub fn is_asserted(&self, port: usize, priority: Pcp) -> bool {
+        self.xoff.asserted(port) & priority.mask() != 0
+    }
 }
 
 /// A frame entered or left an egress queue.
@@ -51,6 +57,9 @@ pub trait Policy {
 
     /// A frame was queued on or sent from an egress queue.
     fn on_egress(&mut self, _event: &EgressEvent, _actions: &mut PolicyActions<'_>) {}
+
+    /// Takes over a pause another policy left: XOFF is `asserted` for (port, priority).
+    fn adopt(&mut self, _port: usize, _priority: Pcp, _asserted: bool) {}
 }
 
 /// The configured policy, dispatched statically.
@@ -59,6 +68,7 @@ pub enum PolicyEngine {
     /// No pause at all.
     None,
     Pfc(Pfc),
+    Capfc(Box<Capfc>),
 }
 
 impl PolicyEngine {
@@ -68,6 +78,24 @@ impl PolicyEngine {
             PolicyKind::Pfc | PolicyKind::PfcWstop => {
                 PolicyEngine::Pfc(Pfc::new(config.lossless_mask(), config.pfc.xoff.bytes(), config.pfc.xon.bytes()))
             }
+            PolicyKind::Capfc => {
+                let policy = &config.policy;
+                let thresholds = CapfcThresholds {
+                    ingress_xoff: config.pfc.xoff.bytes(),
+                    ingress_xon: config.pfc.xon.bytes(),
+                    egress_xoff: policy.egress_xoff.bytes(),
+                    egress_xon: policy.egress_xon.bytes(),
+                    egress_warn: policy.egress_warn.bytes(),
+                };
+                let lossless = config.lossless_mask();
+                PolicyEngine::Capfc(Box::new(Capfc::new(
+                    config.ports.len(),
+                    lossless,
+                    policy.algorithm,
+                    policy.cut,
+                    thresholds,
+                )))
+            }
         }
     }
 
@@ -75,12 +103,19 @@ impl PolicyEngine {
         match self {
             PolicyEngine::None => None,
             PolicyEngine::Pfc(pfc) => Some(pfc),
+            PolicyEngine::Capfc(capfc) => Some(capfc.as_mut()),
         }
     }
 
     pub fn on_ingress(&mut self, port: usize, priority: Pcp, bytes: u64, actions: &mut PolicyActions<'_>) {
         if let Some(engine) = self.engine() {
             engine.on_ingress(port, priority, bytes, actions);
+        }
+    }
+
+    pub fn adopt(&mut self, port: usize, priority: Pcp, asserted: bool) {
+        if let Some(engine) = self.engine() {
+            engine.adopt(port, priority, asserted);
         }
     }
 

@@ -1,0 +1,148 @@
+//! `pfcswitch scenario simulate`: the same scenario, seed and switch configs in the core's
+//! virtual-time harness instead of namespaces. Every decision is the same `Switch` and
+//! `Transport` code the AF_XDP datapath and endpoints run; only time and wires are simulated
+//! (1 µs cables, exact line rate, no scheduling delays). The plan (every message and its
+//! start) is the real run's for the same seed, so the two can be compared directly.
+
+use super::RunArgs;
+use super::report::{self, Outcome, QueueSample, RunRecord};
+use super::runner::{Prepared, TopologyDescription, host_addresses, prepare};
+use crate::endpoint::EndpointResult;
+use anyhow::{Context, Result, bail};
+use pfcswitch_core::config::SwitchConfig;
+use pfcswitch_core::host::{ConnectionSpec, Transport, TransportConfig};
+use pfcswitch_core::report::Snapshot;
+use pfcswitch_core::sim::{Endpoint, Network, SimHost};
+use pfcswitch_core::switch::Switch;
+use pfcswitch_core::time::Instant;
+use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp};
+use pfcswitch_core::workload;
+use std::time::Duration;
+
+const CABLE: Duration = Duration::from_micros(1);
+/// Hosts announce themselves at 0; the workload starts once every switch has learned them.
+const EPOCH: Instant = Instant::from_nanos(10_000_000);
+
+/// `sw1:p3` → (switch index, port index) using the switches' configs.
+fn switch_port(end: &str, names: &[String], configs: &[SwitchConfig]) -> Result<Endpoint> {
+    let (switch, port) = end.split_once(':').with_context(|| format!("link end `{end}`"))?;
+    let s = names.iter().position(|n| n == switch).with_context(|| format!("no switch `{switch}`"))?;
+    let p = configs[s]
+        .ports
+        .iter()
+        .position(|c| c.name == port)
+        .with_context(|| format!("{switch} has no port `{port}`"))?;
+    Ok(Endpoint::switch(s, p))
+}
+
+pub fn simulate(args: &RunArgs) -> Result<Outcome> {
+    let Prepared { scenario, policy, out, topology: TopologyDescription { switches, hosts, links } } =
+        prepare(args, "-sim")?;
+    eprintln!(
+        "scenario {} ({}), policy {}, seed {}: simulated on virtual time",
+        scenario.name,
+        scenario.topology,
+        policy.name(),
+        args.seed
+    );
+    let mut net = Network::new();
+    let mut configs = Vec::new();
+    for switch in &switches {
+        let (config, _) = pfcswitchd::config::load(&out.join("configs").join(format!("{switch}.toml")))?;
+        let (core, _) = Switch::new(&config).map_err(|e| anyhow::anyhow!("{switch}: {e}"))?;
+        net.add_switch(core);
+        configs.push(config);
+    }
+    let end = EPOCH + scenario.duration;
+    let t = &scenario.transport;
+    for host in &hosts {
+        let (mac, ip) = host_addresses(host)?;
+        let (mac, ip): (EthernetAddress, Ipv4Addr) = (mac.parse().map_err(|e| anyhow::anyhow!("{e:?}"))?, ip.parse()?);
+        let mut sim_host = SimHost::new(mac, ip, scenario.speed);
+        sim_host.announce();
+        let mut config = TransportConfig::new(mac, ip);
+        config.frame_len = t.frame_len.unwrap_or(scenario.mtu as usize + 18);
+        config.window = t.window;
+        config.rto = t.rto;
+        config.ack_every = t.ack_every;
+        config.bin = t.bin;
+        config.epoch = EPOCH;
+        config.long_lived_until = end;
+        sim_host.transport = Some(Transport::new(config));
+        net.add_host(sim_host);
+    }
+    for link in &links {
+        let (a, b) = link.split_once('-').with_context(|| format!("link `{link}`"))?;
+        let a = switch_port(a, &switches, &configs)?;
+        let b = match hosts.iter().position(|h| h == b) {
+            Some(h) => Endpoint::host(h),
+            None => switch_port(b, &switches, &configs)?,
+        };
+        net.connect(a, b, scenario.speed, CABLE);
+    }
+    let connections = workload::plan(&scenario.classes, &hosts, args.seed, EPOCH, scenario.duration)?;
+    for c in &connections {
+        let (mac, ip) = host_addresses(&hosts[c.receiver])?;
+        let spec = ConnectionSpec {
+            id: c.id,
+            dst: mac.parse().map_err(|e| anyhow::anyhow!("{e:?}"))?,
+            dst_ip: ip.parse()?,
+            priority: Pcp::new(c.priority).context("priority")?,
+            vid: 1,
+            rate: c.rate,
+        };
+        net.hosts[c.sender].transport.as_mut().expect("set above").add_connection(spec, c.messages.clone());
+    }
+    let priorities: Vec<u8> = scenario.classes.iter().map(|c| c.priority).collect();
+    let give_up = end + scenario.drain;
+    let mut samples = Vec::new();
+    let seconds = |at: Instant| (at.as_nanos() as f64 - EPOCH.as_nanos() as f64) / 1e9;
+    loop {
+        net.run_for(scenario.sample);
+        let now = net.now();
+        for (s, switch) in net.switches.iter().enumerate() {
+            for (p, port) in configs[s].ports.iter().enumerate() {
+                for &priority in &priorities {
+                    let queue = switch.queue_state(now, p, Pcp::from_low_bits(priority));
+                    samples.push(QueueSample {
+                        seconds: seconds(now),
+                        switch: switches[s].clone(),
+                        port: port.name.clone(),
+                        priority,
+                        egress_bytes: queue.egress.bytes,
+                        ingress_bytes: queue.ingress.bytes,
+                    });
+                }
+            }
+        }
+        let done = net.hosts.iter().all(|h| h.transport.as_ref().is_none_or(Transport::is_done));
+        if (now >= end && done) || now >= give_up {
+            break;
+        }
+    }
+    let now = net.now();
+    let gave_up = now >= give_up;
+    let endpoints: Vec<EndpointResult> = (hosts.iter().zip(&net.hosts))
+        .map(|(name, host)| EndpointResult::of(name, host.transport.as_ref().expect("set above"), &host.nic, now))
+        .collect();
+    let snapshots: Vec<(String, Snapshot)> = (switches.iter().zip(&net.switches).zip(&configs))
+        .map(|((name, switch), config)| (name.clone(), Snapshot::of(switch, config, now, now.as_nanos() as f64 / 1e9)))
+        .collect();
+    if endpoints.is_empty() {
+        bail!("topology {} has no hosts", scenario.topology);
+    }
+    let record = RunRecord {
+        scenario: &scenario,
+        policy: policy.name(),
+        seed: args.seed,
+        hosts: &hosts,
+        connections: &connections,
+        epoch: EPOCH,
+        seconds: seconds(now),
+        gave_up,
+        endpoints: &endpoints,
+        samples: &samples,
+        snapshots: &snapshots,
+    };
+    report::write(&record, &out)
+}

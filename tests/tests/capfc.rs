@@ -1,0 +1,82 @@
+//! CaPFC on the AF_XDP datapath: the §II-A isolation scenario under both algorithms, and a
+//! policy switched at run time in the middle of a lossless incast.
+
+use pfcswitch_tests::oracle::assert_promtool_clean;
+use pfcswitch_tests::require_root;
+use pfcswitch_tests::topology::{Incast, Topology, binary, serial};
+use serde_json::Value;
+use std::process::Command;
+use std::time::Duration;
+
+fn scenario(policy: &str, out: &std::path::Path) -> Value {
+    require_root();
+    let output = Command::new(binary("pfcswitch"))
+        .args(["scenario", "run", "capfc-isolation", "--policy", policy, "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap()
+}
+
+fn link_use(results: &Value, class: &str) -> f64 {
+    let flow = results["flows"].as_array().unwrap().iter().find(|f| f["class"] == class).unwrap();
+    flow["link_use"].as_f64().unwrap()
+}
+
+#[test]
+fn capfc_keeps_x_below_max_without_drops_and_the_victims_keep_their_rate() {
+    let _serial = serial();
+    for policy in ["capfc-max", "capfc-cal"] {
+        let dir = tempfile::tempdir().unwrap();
+        let results = scenario(policy, dir.path());
+        let snapshot = &results["switches"][0]["snapshot"];
+        let x = snapshot["ports"].as_array().unwrap().iter().find(|p| p["name"] == "p3").unwrap();
+        let x_high_water = x["priorities"][3]["egress_high_water"].as_u64().unwrap();
+        let (a, b) = (link_use(&results, "victim-A") / 0.6, link_use(&results, "victim-B") / 0.3);
+        println!(
+            "{policy}: X high water {x_high_water} B (MAX 90000), {} drops; victim A {:.1}% of its 60 Mbit/s, victim B {:.1}% of its 30 Mbit/s",
+            results["summary"]["drops"],
+            100.0 * a,
+            100.0 * b
+        );
+        assert!(x_high_water < 90_000, "{policy}: X reached MAX");
+        assert_eq!(results["summary"]["drops"], 0, "{policy}");
+        assert!(a >= 0.8 && b >= 0.8, "{policy}: victims at {a:.2} and {b:.2} of their offered rate");
+        let capfc = &snapshot["capfc"];
+        let paused_for_x = capfc["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["on_behalf_of"].as_array().unwrap().iter().any(|o| o == "p3"));
+        assert!(paused_for_x.count() <= 2, "only the congesting inputs are ever held for X: {capfc}");
+        let x_queue =
+            capfc["queues"].as_array().unwrap().iter().find(|q| q["port"] == "p3" && q["priority"] == 3).unwrap();
+        assert!(x_queue["warn_activations"].as_u64().unwrap() > 0, "X crossed WARN: {x_queue}");
+    }
+}
+
+#[test]
+fn the_policy_switches_at_run_time_without_losing_a_frame() {
+    let _serial = serial();
+    let topology = Topology::up("star3", None);
+    let incast = Incast::start(&topology, 8000);
+    std::thread::sleep(Duration::from_millis(500));
+    let set = topology.cli("sw1", &["policy", "set", "capfc-cal", "--cut", "0.9"]);
+    assert!(String::from_utf8_lossy(&set.stdout).contains("policy capfc in force"), "{set:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    let shown: Value = serde_json::from_slice(&topology.cli("sw1", &["-j", "policy", "show"]).stdout).unwrap();
+    let metrics = topology.metrics("sw1");
+    incast.assert_lossless();
+    assert_eq!((shown["policy"].as_str(), shown["capfc"]["algorithm"].as_str()), (Some("capfc"), Some("calibrate")));
+    assert_eq!(shown["capfc"]["cut"], 0.9);
+    for family in ["pfcswitch_capfc_paused", "pfcswitch_capfc_egress_signal", "pfcswitch_capfc_arrivals"] {
+        assert!(metrics.contains(&format!("# TYPE {family} gauge")), "{family} is exported");
+    }
+    assert!(metrics.contains("pfcswitch_capfc_warn_activations_total{port=\"p3\",priority=\"3\"}"));
+    assert_promtool_clean(&metrics);
+    let snapshot = topology.snapshot("sw1");
+    assert!(snapshot.ports.iter().all(|p| p.priorities[3].drops.values().sum::<u64>() == 0));
+    assert!(snapshot.ports.iter().all(|p| !p.priorities[3].pausing_peer), "every pause was released");
+}
