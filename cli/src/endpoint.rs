@@ -229,7 +229,7 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
     let clock = Clock::system();
     let mut nic = HostNic::new(plan.speed, 0xFF);
     // A userspace sender wakes late when the CPU is busy; credit it so it keeps its rate.
-    let jitter_credit = Duration::from_millis(1);
+    let jitter_credit = Duration::from_millis(2);
     nic.set_burst(jitter_credit);
     transport.set_pacer_burst(jitter_credit);
     let mut buffer = vec![0u8; 9216];
