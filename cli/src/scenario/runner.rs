@@ -42,6 +42,9 @@ fn check_interrupt() -> Result<()> {
 struct Topology {
     name: String,
     prefix: String,
+    switches: Vec<String>,
+    /// Where the daemons' logs go when the topology comes down (the run's directory).
+    logs: PathBuf,
 }
 
 fn topology_script() -> PathBuf {
@@ -49,11 +52,13 @@ fn topology_script() -> PathBuf {
 }
 
 impl Topology {
-    fn up(name: &str, prefix: &str, configs: &Path, mtu: u32) -> Result<Topology> {
-        let topology = Topology { name: name.into(), prefix: prefix.into() };
+    fn up(name: &str, prefix: &str, switches: &[String], out: &Path, mtu: u32) -> Result<Topology> {
+        let topology =
+            Topology { name: name.into(), prefix: prefix.into(), switches: switches.to_vec(), logs: out.join("logs") };
+        let configs = out.join("configs");
         let output = Command::new(topology_script())
             .args(["up", name, "--prefix", prefix, "--mtu", &mtu.to_string(), "--config-dir"])
-            .arg(configs)
+            .arg(&configs)
             .output()
             .context("cannot run topology.sh")?;
         if !output.status.success() {
@@ -76,6 +81,14 @@ impl Drop for Topology {
         let status = Command::new(topology_script()).args(["down", &self.name, "--prefix", &self.prefix]).status();
         if !status.is_ok_and(|s| s.success()) {
             eprintln!("warning: topology.sh down {} --prefix {} failed", self.name, self.prefix);
+        }
+        // The daemons' logs belong with the run's results, not in /run.
+        let _ = std::fs::create_dir_all(&self.logs);
+        for switch in &self.switches {
+            let log = PathBuf::from(format!("/run/pfcswitch/{}.log", self.namespace(switch)));
+            if std::fs::copy(&log, self.logs.join(format!("{switch}.log"))).is_ok() {
+                let _ = std::fs::remove_file(&log);
+            }
         }
     }
 }
@@ -295,7 +308,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         scenario.speed
     );
     let topology =
-        Topology::up(&scenario.topology, &format!("sc{}-", std::process::id()), &out.join("configs"), scenario.mtu)?;
+        Topology::up(&scenario.topology, &format!("sc{}-", std::process::id()), &switches, &out, scenario.mtu)?;
     check_interrupt()?;
 
     let clock = Clock::system();
