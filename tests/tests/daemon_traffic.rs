@@ -82,7 +82,10 @@ fn incast_at_twice_the_egress_speed_is_lossless_and_pfc_is_on_the_wire() {
     let receive = receiver(&topology, "h3");
     let frames = "6000";
     let senders = [("h1", "1"), ("h2", "2")].map(|(h, flow)| {
-        sender(&topology, h, &["--dst", "02:00:00:00:00:03", "--pcp", "3", "--frames", frames, "--flow", flow])
+        // Linger: the switch's last XON comes after the last frame, and the sender must see it.
+        let args =
+            ["--dst", "02:00:00:00:00:03", "--pcp", "3", "--frames", frames, "--flow", flow, "--linger", "500ms"];
+        sender(&topology, h, &args)
     });
     let sent: Vec<Value> = senders.into_iter().map(finish).collect();
     let received = finish(receive);
