@@ -8,11 +8,12 @@
 //! workload starts); `done` once the workload's time is over and every sized message this
 //! host sends is acknowledged. The host keeps receiving and acknowledging until stopped.
 
+use crate::scenario::TransportSpec;
 use anyhow::{Context, Result};
 use clap::Args;
-use pfcswitch_core::host::{ConnectionSpec, HostNic, MessageSpec, Transport, TransportConfig};
+use pfcswitch_core::host::{ConnectionSpec, HostNic, MessageSpec, Transport};
 use pfcswitch_core::time::Instant;
-use pfcswitch_core::units::{BitRate, duration};
+use pfcswitch_core::units::BitRate;
 use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, L2Repr, Pcp, ethertype};
 use pfcswitchd::host_port::HostPort;
 use pfcswitchd::signals::{self, SignalFd};
@@ -43,13 +44,8 @@ pub struct EndpointPlan {
     pub mac: String,
     pub ip: String,
     pub speed: BitRate,
-    pub frame_len: usize,
-    pub window: u32,
-    #[serde(with = "duration")]
-    pub rto: Duration,
-    pub ack_every: u32,
-    #[serde(with = "duration")]
-    pub bin: Duration,
+    pub mtu: u32,
+    pub transport: TransportSpec,
     pub epoch_ns: u64,
     pub end_ns: u64,
     pub connections: Vec<PlanConnection>,
@@ -175,15 +171,8 @@ impl EndpointResult {
 fn transport_for(plan: &EndpointPlan) -> Result<(Transport, EthernetAddress, Ipv4Addr)> {
     let mac: EthernetAddress = plan.mac.parse().map_err(|e| anyhow::anyhow!("plan: mac `{}`: {e:?}", plan.mac))?;
     let ip: Ipv4Addr = plan.ip.parse().map_err(|e| anyhow::anyhow!("plan: ip `{}`: {e:?}", plan.ip))?;
-    let mut config = TransportConfig::new(mac, ip);
-    config.frame_len = plan.frame_len;
-    config.window = plan.window;
-    config.rto = plan.rto;
-    config.ack_every = plan.ack_every;
-    config.bin = plan.bin;
-    config.epoch = Instant::from_nanos(plan.epoch_ns);
-    config.long_lived_until = Instant::from_nanos(plan.end_ns);
-    let mut transport = Transport::new(config);
+    let (epoch, end) = (Instant::from_nanos(plan.epoch_ns), Instant::from_nanos(plan.end_ns));
+    let mut transport = Transport::new(plan.transport.config(mac, ip, plan.mtu, epoch, end));
     for c in &plan.connections {
         let spec = ConnectionSpec {
             id: c.id,
@@ -245,6 +234,7 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
     let (mut foreign, mut done_said, mut lateness) = (0u64, false, Lateness::new());
     // A frame the transport built that the TX ring had no room for yet.
     let mut unsent: Option<usize> = None;
+    let mut next_signal_check = Instant::ZERO;
     loop {
         let now = clock.now();
         port.recv(|frame| {
@@ -272,14 +262,19 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
             println!("done");
             std::io::stdout().flush()?;
         }
-        if signal_fd.read().is_some() {
-            break;
-        }
         let deadline =
             if unsent.is_some() { Some(now + Duration::from_micros(20)) } else { transport.poll_timeout(&nic) };
         let deadline = if done_said { deadline } else { deadline.map_or(Some(end), |d| Some(d.min(end.max(now)))) };
         let mut fds = [timer::readable(port.fd()), timer::readable(signal_fd.raw())];
         timer::wait(&clock, deadline, Duration::ZERO, &mut fds, || false, &mut lateness);
+        // The signalfd is read when it woke us, and every 10 ms in case a busy loop never
+        // polled: a frame's wake-up costs no extra syscall.
+        if (fds[1].revents != 0 || now >= next_signal_check) && signal_fd.read().is_some() {
+            break;
+        }
+        if now >= next_signal_check {
+            next_signal_check = now + Duration::from_millis(10);
+        }
     }
     let now = clock.now();
     let drops = port.drops();

@@ -316,11 +316,8 @@ impl Datapath {
     fn set_policy(&mut self, policy: PolicyConfig) -> ControlResponse {
         let mut new = self.config.clone();
         new.policy = policy;
-        let result = new
-            .validate()
-            .map_err(|e| e.to_string())
-            .and_then(|_| self.switch.reconfigure(self.clock.now(), &self.config, &new).map_err(|e| e.to_string()));
-        match result {
+        // `reconfigure` validates the new configuration before it changes anything.
+        match self.switch.reconfigure(self.clock.now(), &self.config, &new) {
             Ok(_) => {
                 log::info!("policy set to {}", new.policy.kind.name());
                 let message =
@@ -328,7 +325,7 @@ impl Datapath {
                 self.config = new;
                 ControlResponse::Done { message }
             }
-            Err(message) => ControlResponse::Error { message },
+            Err(error) => ControlResponse::Error { message: error.to_string() },
         }
     }
 

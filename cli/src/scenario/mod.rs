@@ -12,9 +12,12 @@ mod simulate;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use pfcswitch_core::config::{CapfcAlgorithm, PolicyKind};
+use pfcswitch_core::host::TransportConfig;
+use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::{BitRate, duration};
+use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr};
 use pfcswitch_core::workload::ClassSpec;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -114,8 +117,9 @@ fn default_sample() -> Duration {
     Duration::from_millis(10)
 }
 
-/// `[transport]`: the endpoints' go-back-N transport (defaults: `TransportConfig::new`).
-#[derive(Clone, Debug, Deserialize)]
+/// `[transport]`: the endpoints' go-back-N transport (defaults: `TransportConfig::new`). The
+/// runner hands it to each endpoint in its plan; the simulator uses it directly.
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TransportSpec {
     /// Frame length of a full segment, without FCS (default: the MTU plus a tagged header).
@@ -131,16 +135,37 @@ pub struct TransportSpec {
 
 impl Default for TransportSpec {
     fn default() -> Self {
-        let defaults = pfcswitch_core::host::TransportConfig::new(
-            pfcswitch_core::wire::EthernetAddress([2, 0, 0, 0, 0, 1]),
-            pfcswitch_core::wire::Ipv4Addr::LOCALHOST,
-        );
+        let defaults = TransportConfig::new(EthernetAddress([2, 0, 0, 0, 0, 1]), Ipv4Addr::LOCALHOST);
         TransportSpec {
             frame_len: None,
             window: defaults.window,
             rto: defaults.rto,
             ack_every: defaults.ack_every,
             bin: defaults.bin,
+        }
+    }
+}
+
+impl TransportSpec {
+    /// The core transport's settings for one host of a run: a full segment is an MTU-sized
+    /// IPv4 packet in a tagged frame unless `frame_len` says otherwise.
+    pub fn config(
+        &self,
+        mac: EthernetAddress,
+        ip: Ipv4Addr,
+        mtu: u32,
+        epoch: Instant,
+        end: Instant,
+    ) -> TransportConfig {
+        TransportConfig {
+            frame_len: self.frame_len.unwrap_or(mtu as usize + 18),
+            window: self.window,
+            rto: self.rto,
+            ack_every: self.ack_every,
+            bin: self.bin,
+            epoch,
+            long_lived_until: end,
+            ..TransportConfig::new(mac, ip)
         }
     }
 }

@@ -206,17 +206,13 @@ fn endpoint_plan(
             messages: c.messages.iter().map(|m| (m.id, m.size, m.start.as_nanos())).collect(),
         });
     }
-    let t = &scenario.transport;
     Ok(EndpointPlan {
         host: host.into(),
         mac,
         ip,
         speed: scenario.speed,
-        frame_len: t.frame_len.unwrap_or(scenario.mtu as usize + 18),
-        window: t.window,
-        rto: t.rto,
-        ack_every: t.ack_every,
-        bin: t.bin,
+        mtu: scenario.mtu,
+        transport: scenario.transport.clone(),
         epoch_ns: epoch.as_nanos(),
         end_ns: (epoch + scenario.duration).as_nanos(),
         connections: plan_connections,

@@ -10,7 +10,7 @@ use super::runner::{Prepared, TopologyDescription, host_addresses, prepare};
 use crate::endpoint::EndpointResult;
 use anyhow::{Context, Result, bail};
 use pfcswitch_core::config::SwitchConfig;
-use pfcswitch_core::host::{ConnectionSpec, Transport, TransportConfig};
+use pfcswitch_core::host::{ConnectionSpec, Transport};
 use pfcswitch_core::report::Snapshot;
 use pfcswitch_core::sim::{Endpoint, Network, SimHost};
 use pfcswitch_core::switch::Switch;
@@ -54,20 +54,12 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         configs.push(config);
     }
     let end = EPOCH + scenario.duration;
-    let t = &scenario.transport;
     for host in &hosts {
         let (mac, ip) = host_addresses(host)?;
         let (mac, ip): (EthernetAddress, Ipv4Addr) = (mac.parse().map_err(|e| anyhow::anyhow!("{e:?}"))?, ip.parse()?);
         let mut sim_host = SimHost::new(mac, ip, scenario.speed);
         sim_host.announce();
-        let mut config = TransportConfig::new(mac, ip);
-        config.frame_len = t.frame_len.unwrap_or(scenario.mtu as usize + 18);
-        config.window = t.window;
-        config.rto = t.rto;
-        config.ack_every = t.ack_every;
-        config.bin = t.bin;
-        config.epoch = EPOCH;
-        config.long_lived_until = end;
+        let config = scenario.transport.config(mac, ip, scenario.mtu, EPOCH, end);
         sim_host.transport = Some(Transport::new(config));
         net.add_host(sim_host);
     }

@@ -48,8 +48,11 @@ pub struct Capfc {
     counters: Vec<u32>,
     /// E(i,o,p), by `egress_index`.
     egress_signal: Vec<bool>,
-    /// Whether (o,p) is counting (occupancy ≥ WARN), by `queue_index`.
+    /// Whether (o,p) is counting (occupancy ≥ WARN), by `queue_index`. While it is not, its
+    /// counters are all zero.
     counting: Vec<bool>,
+    /// How many inputs (o,p) signals, by `queue_index`: below XON with none, nothing to clear.
+    signalled: Vec<u32>,
     /// Times (o,p) started counting, by `queue_index`.
     warn_activations: Vec<u64>,
     /// Inputs by descending count, for Stop-Calibrate (scratch, allocated once).
@@ -89,6 +92,7 @@ impl Capfc {
             counters: vec![0; pairs * ports],
             egress_signal: vec![false; pairs * ports],
             counting: vec![false; pairs],
+            signalled: vec![0; pairs],
             warn_activations: vec![0; pairs],
             order: Vec::with_capacity(ports),
         }
@@ -155,10 +159,13 @@ impl Capfc {
         }
         self.egress_signal[at] = on;
         let index = self.ingress_index(input, slot);
+        let queue = self.queue_index(egress, slot);
         if on {
             self.signals[index] += 1;
+            self.signalled[queue] += 1;
         } else {
             self.signals[index] -= 1;
+            self.signalled[queue] -= 1;
         }
         self.update_decision(input, priority, slot, actions);
     }
@@ -245,11 +252,13 @@ impl Policy for Capfc {
                 self.signal_contributors(o, p, slot, actions);
             }
         } else {
-            if bytes <= t.egress_warn {
+            // Both only on the way down: a queue that is not counting holds no counts, and
+            // one that signals nobody has nothing to clear.
+            if bytes <= t.egress_warn && self.counting[q] {
                 self.counting[q] = false;
                 self.counters[base..base + self.ports].fill(0);
             }
-            if bytes <= t.egress_xon {
+            if bytes <= t.egress_xon && self.signalled[q] > 0 {
                 for input in 0..self.ports {
                     self.set_signal(input, o, p, slot, false, actions);
                 }
