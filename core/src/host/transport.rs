@@ -402,13 +402,11 @@ impl Transport {
     }
 
     fn next_control(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
-        let &id = self.control.front()?;
+        // The first ACK or NAK whose priority is not paused: a paused priority's ACKs must not
+        // hold up another's (a NIC keeps them per priority).
+        let position = self.control.iter().position(|&id| nic.can_send(now, self.control_priority(id)))?;
+        let id = self.control.remove(position).expect("found");
         let inbound = self.inbound[id as usize].as_mut().expect("queued by its receiver");
-        let priority = inbound.vlan.map_or(Pcp::default(), |v| v.pcp);
-        if !nic.can_send(now, priority) {
-            return None;
-        }
-        self.control.pop_front();
         let kind = inbound.pending.take().expect("queued with a pending kind");
         let mut spec = DataFrameSpec::between(self.config.mac, inbound.src, inbound.vlan, 0);
         spec.src_ip = self.config.ip;
@@ -423,6 +421,12 @@ impl Transport {
             timestamp_ns: now.as_nanos(),
         };
         Some(build_data_frame(buffer, &spec))
+    }
+
+    /// The priority of connection `id`'s ACKs and NAKs: its data's.
+    fn control_priority(&self, id: u32) -> Pcp {
+        let inbound = self.inbound[id as usize].as_ref().expect("queued by its receiver");
+        inbound.vlan.map_or(Pcp::default(), |v| v.pcp)
     }
 
     fn next_segment(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
@@ -484,10 +488,7 @@ impl Transport {
     /// connection with a full window waits for an ACK, not a time.
     pub fn poll_timeout(&self, nic: &HostNic) -> Option<Instant> {
         let payload = self.config.payload_len();
-        let control = self.control.front().map(|&id| {
-            let vlan = self.inbound[id as usize].as_ref().and_then(|i| i.vlan);
-            nic.ready_at(vlan.map_or(Pcp::default(), |v| v.pcp))
-        });
+        let control = self.control.iter().map(|&id| nic.ready_at(self.control_priority(id))).min();
         let segments = self.connections.iter().filter(|c| c.next - c.base < self.config.window).filter_map(|c| {
             let until = self.config.long_lived_until;
             let at = c.ready_at(payload, until)?.max(nic.ready_at(c.spec.priority));
@@ -623,6 +624,32 @@ mod tests {
         assert!(a.is_done());
         let (_, receiver) = b.receiver_stats().next().unwrap();
         assert_eq!((receiver.bytes, receiver.messages), (200 * 1422 + 700, 2));
+    }
+
+    #[test]
+    fn a_paused_priority_does_not_hold_up_another_priority_s_acknowledgements() {
+        let (mut a, mut a_nic) = transport(A);
+        let (mut b, mut b_nic) = transport(B);
+        let low = ConnectionSpec { id: 1, priority: Pcp::new(1).unwrap(), ..connection(1) };
+        a.add_connection(connection(0), vec![message(0, 1)]);
+        a.add_connection(low, vec![message(0, 1)]);
+        let mut buffer = [0u8; 2048];
+        let mut now = Instant::ZERO;
+        for _ in 0..2 {
+            now = now.max(a.poll_timeout(&a_nic).unwrap());
+            let len = a.poll_transmit(now, &mut a_nic, &mut buffer).unwrap();
+            assert!(b.handle_rx(now, &buffer[..len]));
+        }
+        // B's priority 3 is paused by its peer: connection 0's ACK waits, connection 1's goes.
+        let mut quanta = [0; 8];
+        quanta[3] = 65535;
+        let pfc = crate::wire::MacControlRepr::Pfc(crate::wire::PfcRepr { enable: 1 << 3, quanta });
+        let len = crate::wire::build_mac_control_frame(&mut buffer, A, crate::wire::PAUSE_MULTICAST, &pfc);
+        assert!(b_nic.handle_rx(now, &buffer[..len]));
+        let len = b.poll_transmit(now, &mut b_nic, &mut buffer).expect("the unpaused ACK goes out");
+        let ack = FrameView::parse(&buffer[..len]).unwrap().traffic().unwrap().2;
+        assert_eq!((ack.kind, ack.flow_id, ack.sequence), (TrafficKind::Ack, 1, 1));
+        assert!(b.poll_transmit(now, &mut b_nic, &mut buffer).is_none(), "connection 0's ACK waits for XON");
     }
 
     #[test]
