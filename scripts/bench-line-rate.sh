@@ -4,9 +4,10 @@
 # FCS, over its active time and the link speed): through one switch (star3, h1 -> h3) and
 # through three (ofc-fig1, h1 -> h9), at 100 Mbit/s (MTU 1500) and 1 Gbit/s (MTU 3000, with
 # thresholds for 1 Gbit/s). Each case runs RUNS times (default 3); prints every run and the
-# median. Run as root after scripts/setup.sh.
+# median. Run as root after scripts/setup.sh. CASES picks cases (default: all four).
 #
 #   scripts/bench-line-rate.sh [RUNS]
+#   CASES="three-1g" scripts/bench-line-rate.sh 5
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -45,7 +46,7 @@ scenario one-1g star3 "$star3" h3 1Gbps 3000 "$gig"
 scenario three-1g ofc-fig1 "$ofc" h9 1Gbps 3000 "$gig"
 
 printf '%-12s %s\n' case "link use per run (%) -> median"
-for case in one-100m three-100m one-1g three-1g; do
+for case in ${CASES:-one-100m three-100m one-1g three-1g}; do
   uses=()
   for _ in $(seq "$runs"); do
     $pfcswitch scenario run "$work/$case.toml" --out "$work/out-$case" >/dev/null 2>"$work/err"  || { cat "$work/err" >&2; exit 1; }

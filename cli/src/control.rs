@@ -37,8 +37,9 @@ pub fn resolve_socket(given: Option<PathBuf>) -> Result<PathBuf> {
 /// Sends one request and returns the daemon's answer.
 pub fn request(socket: &Path, request: &ControlRequest) -> Result<ControlResponse> {
     let mut stream = UnixStream::connect(socket).with_context(|| format!("cannot connect to {}", socket.display()))?;
-    serde_json::to_writer(&mut stream, request)?;
-    stream.write_all(b"\n")?;
+    let mut bytes = serde_json::to_vec(request)?;
+    bytes.push(b'\n');
+    stream.write_all(&bytes)?;
     let mut line = String::new();
     BufReader::new(stream).read_line(&mut line).with_context(|| format!("no answer from {}", socket.display()))?;
     serde_json::from_str(&line).with_context(|| format!("unreadable answer from {}", socket.display()))

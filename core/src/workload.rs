@@ -8,7 +8,7 @@
 //! | `long`     | one long-lived flow per (sender, receiver) pair, sending until the end   |
 //! | `constant` | the same, paced at `bandwidth`                                           |
 //! | `poisson`  | messages of `size` with Poisson arrivals at `rate` per second per sender, each to a receiver drawn uniformly |
-//! | `query`    | queries at `rate` per second (Poisson); each makes every sender answer `size` bytes to a receiver drawn uniformly, at once (incast) |
+//! | `query`    | queries at `rate` per second (Poisson); each makes `fan_in` senders drawn uniformly (default: every sender) answer `size` bytes to a receiver drawn uniformly, at once (incast) |
 //! | `burst`    | at each time in `at`, every sender sends `size` to every receiver         |
 //!
 //! Every (class, sender, receiver) pair is one connection (a queue pair): its messages are
@@ -48,6 +48,10 @@ pub struct ClassSpec {
     /// Arrivals per second (poisson: per sender; query: queries).
     #[serde(default)]
     pub rate: Option<f64>,
+    /// Query: how many senders answer each query, drawn anew per query (CaPFC §IV-B: "randomly
+    /// selected 40 source nodes"). Default: every sender but the aggregator.
+    #[serde(default)]
+    pub fan_in: Option<usize>,
     /// Pacing of `constant` flows.
     #[serde(default)]
     pub bandwidth: Option<BitRate>,
@@ -193,7 +197,17 @@ pub fn plan(
                 let mut t = class.start + rng.exponential(rate);
                 while t < stop {
                     let aggregator = receivers[rng.below(receivers.len())];
-                    for &s in senders.iter().filter(|&&s| s != aggregator) {
+                    let mut answering: Vec<usize> = senders.iter().copied().filter(|&s| s != aggregator).collect();
+                    if let Some(fan_in) = class.fan_in {
+                        // A partial Fisher-Yates shuffle: the first `fan_in` are a uniform sample.
+                        for i in 0..fan_in.min(answering.len()) {
+                            let j = i + rng.below(answering.len() - i);
+                            answering.swap(i, j);
+                        }
+                        answering.truncate(fan_in);
+                        answering.sort_unstable();
+                    }
+                    for s in answering {
                         add(s, aggregator, MessageSpec { id: 0, size, start: at(t) });
                     }
                     t += rng.exponential(rate);
@@ -242,6 +256,14 @@ fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result
         },
         Pattern::Constant if class.bandwidth.is_none() => return missing("bandwidth"),
         Pattern::Burst if class.at.is_empty() => return missing("at"),
+        _ => {}
+    }
+    match class.fan_in {
+        Some(_) if class.kind != Pattern::Query => return invalid("`fan_in` applies to query classes only".into()),
+        Some(0) => return invalid("`fan_in` must be at least 1".into()),
+        Some(n) if n > senders.len() => {
+            return invalid(format!("`fan_in` {n} exceeds the {} senders", senders.len()));
+        }
         _ => {}
     }
     Ok(())
@@ -331,6 +353,27 @@ mod tests {
             connections.iter().map(|c| c.messages.iter().map(|m| m.start).collect()).collect();
         assert!(starts.windows(2).all(|w| w[0] == w[1]), "every responder answers every query");
         assert!((60..140).contains(&starts[0].len()), "{}", starts[0].len());
+    }
+
+    #[test]
+    fn a_query_with_fan_in_draws_that_many_distinct_responders() {
+        let text = format!(
+            "name = \"query\"\nkind = \"query\"\npriority = 3\nsize = \"16KB\"\nrate = 50.0\nfan_in = 3\nsenders = [{}]\nreceivers = [\"h9\"]",
+            names(1..=8)
+        );
+        let connections = plan(&[class(&text)], &hosts(), 1, Instant::ZERO, Duration::from_secs(2)).unwrap();
+        let mut per_query: std::collections::BTreeMap<Instant, Vec<usize>> = Default::default();
+        for c in &connections {
+            for m in &c.messages {
+                per_query.entry(m.start).or_default().push(c.sender);
+            }
+        }
+        assert!((60..140).contains(&per_query.len()), "{}", per_query.len());
+        assert!(per_query.values().all(|s| s.len() == 3), "three distinct responders per query");
+        assert_eq!(connections.len(), 8, "over many queries every sender gets picked");
+        let too_many = text.replace("fan_in = 3", "fan_in = 9");
+        let error = plan(&[class(&too_many)], &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap_err();
+        assert_eq!(error.to_string(), "class `query`: `fan_in` 9 exceeds the 8 senders");
     }
 
     #[test]

@@ -89,8 +89,11 @@ fn answer(stream: UnixStream, handle: &DatapathHandle) -> io::Result<()> {
             Ok(request) => handle.call(request),
             Err(error) => ControlResponse::Error { message: format!("bad request `{line}`: {error}") },
         };
-        serde_json::to_writer(&mut writer, &response)?;
-        writer.write_all(b"\n")?;
+        // One write per response: serde_json writes token by token, and a syscall per token
+        // cost the datapath's cores a fifth of one while a scenario sampled queues.
+        let mut bytes = serde_json::to_vec(&response)?;
+        bytes.push(b'\n');
+        writer.write_all(&bytes)?;
     }
     Ok(())
 }
