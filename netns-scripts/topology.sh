@@ -58,13 +58,29 @@ topology_leaf_spine() {
 sw2:p1-h6 sw2:p2-h7 sw2:p3-h8 sw2:p4-h9 sw2:p5-h10 sw2:p6-sw3:p2"
 }
 
+# A larger tree for the CaPFC paper's scenario 1: four leaves sw1-sw4 of four hosts each
+# (h1-h4 on sw1, h5-h8 on sw2, ...), each with an uplink p5 to port pN of the spine sw5. Four
+# hosts per 100 Mbit/s uplink: 4:1, the paper's total subscription ratio.
+topology_leaf_spine_4() {
+  SWITCHES="sw1 sw2 sw3 sw4 sw5"
+  HOSTS="h1 h2 h3 h4 h5 h6 h7 h8 h9 h10 h11 h12 h13 h14 h15 h16"
+  LINKS=""
+  local leaf port
+  for leaf in 1 2 3 4; do
+    for port in 1 2 3 4; do LINKS+="sw$leaf:p$port-h$(((leaf - 1) * 4 + port)) "; done
+    LINKS+="sw$leaf:p5-sw5:p$leaf "
+  done
+  LINKS=${LINKS% }
+}
+
 select_topology() {
   case "$1" in
     star3) topology_star3; DEFAULT_CONFIGS="$repo/configs/default.toml" ;;
     star8) topology_star8; DEFAULT_CONFIGS="$repo/configs/star8.toml" ;;
     ofc-fig1) topology_ofc_fig1; DEFAULT_CONFIGS="$repo/configs/ofc-fig1" ;;
     leaf-spine) topology_leaf_spine; DEFAULT_CONFIGS="$repo/configs/leaf-spine" ;;
-    *) echo "topology.sh: unknown topology '$1' (known: star3, star8, ofc-fig1, leaf-spine)" >&2; exit 2 ;;
+    leaf-spine-4) topology_leaf_spine_4; DEFAULT_CONFIGS="$repo/configs/leaf-spine-4" ;;
+    *) echo "topology.sh: unknown topology '$1' (known: star3, star8, ofc-fig1, leaf-spine, leaf-spine-4)" >&2; exit 2 ;;
   esac
 }
 
@@ -153,7 +169,7 @@ down() {
 
 [ $# -ge 1 ] || usage
 command=$1; shift
-[ "$command" = list ] && { echo "star3 star8 ofc-fig1 leaf-spine"; exit 0; }
+[ "$command" = list ] && { echo "star3 star8 ofc-fig1 leaf-spine leaf-spine-4"; exit 0; }
 [ $# -ge 1 ] || usage
 select_topology "$1"; shift
 # For programs that drive a topology (pfcswitch scenario run): its nodes, one kind per line.
