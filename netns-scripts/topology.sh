@@ -14,8 +14,8 @@
 # switch runs `pfcswitchd --config DIR/swK.toml` (star3 defaults to configs/default.toml,
 # star8 to configs/star8.toml),
 # with its control socket at /run/pfcswitch/${P}swK.sock and its log at
-# /run/pfcswitch/${P}swK.log. `down` stops the daemons and removes every namespace of the
-# prefix it created; nothing else is touched.
+# /run/pfcswitch/${P}swK.log, and `--spin ${PFCSWITCHD_SPIN:-0us}`. `down` stops the daemons
+# and removes every namespace of the prefix it created; nothing else is touched.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -125,9 +125,9 @@ up() {
   local binary; binary=$(daemon_binary)
   for sw in $SWITCHES; do
     local name="$PREFIX$sw"
-    # --spin 0us: the switches of a topology share the machine's cores with each other and
-    # with the endpoints; spinning for timer precision would starve them.
-    ip netns exec "$name" "$binary" --config "$(config_for "$sw")" --spin 0us \
+    # --spin 0us by default: the switches of a topology share the machine's cores with each
+    # other and with the endpoints; spinning for timer precision would starve them.
+    ip netns exec "$name" "$binary" --config "$(config_for "$sw")" --spin "${PFCSWITCHD_SPIN:-0us}" \
       --control-socket "$rundir/$name.sock" >"$rundir/$name.log" 2>&1 &
     echo $! >"$rundir/$name.pid"
   done

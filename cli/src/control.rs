@@ -34,30 +34,56 @@ pub fn resolve_socket(given: Option<PathBuf>) -> Result<PathBuf> {
     }
 }
 
-/// Sends one request and returns the daemon's answer.
-pub fn request(socket: &Path, request: &ControlRequest) -> Result<ControlResponse> {
-    let mut stream = UnixStream::connect(socket).with_context(|| format!("cannot connect to {}", socket.display()))?;
-    let mut bytes = serde_json::to_vec(request)?;
-    bytes.push(b'\n');
-    stream.write_all(&bytes)?;
-    let mut line = String::new();
-    BufReader::new(stream).read_line(&mut line).with_context(|| format!("no answer from {}", socket.display()))?;
-    serde_json::from_str(&line).with_context(|| format!("unreadable answer from {}", socket.display()))
+/// A connection to a daemon's control socket; it answers any number of requests, one line
+/// each, so a sampler asks over one connection instead of connecting for every sample.
+pub struct Connection {
+    reader: BufReader<UnixStream>,
+    path: PathBuf,
 }
 
-pub fn snapshot(socket: &Path) -> Result<Snapshot> {
-    match request(socket, &ControlRequest::Snapshot)? {
-        ControlResponse::Snapshot(snapshot) => Ok(*snapshot),
+impl Connection {
+    pub fn open(socket: &Path) -> Result<Connection> {
+        let stream = UnixStream::connect(socket).with_context(|| format!("cannot connect to {}", socket.display()))?;
+        Ok(Connection { reader: BufReader::new(stream), path: socket.to_path_buf() })
+    }
+
+    /// Sends one request and returns the daemon's answer.
+    pub fn request(&mut self, request: &ControlRequest) -> Result<ControlResponse> {
+        let mut bytes = serde_json::to_vec(request)?;
+        bytes.push(b'\n');
+        self.reader.get_mut().write_all(&bytes)?;
+        let mut line = String::new();
+        let read = self.reader.read_line(&mut line);
+        if !matches!(read, Ok(n) if n > 0) {
+            bail!("no answer from {}", self.path.display());
+        }
+        serde_json::from_str(&line).with_context(|| format!("unreadable answer from {}", self.path.display()))
+    }
+
+    pub fn queue_depths(&mut self) -> Result<Vec<QueueDepths>> {
+        match self.request(&ControlRequest::Queues)? {
+            ControlResponse::Queues { ports } => Ok(ports),
+            other => unexpected(other),
+        }
+    }
+}
+
+fn unexpected<T>(response: ControlResponse) -> Result<T> {
+    match response {
         ControlResponse::Error { message } => bail!("{message}"),
         other => bail!("unexpected answer {other:?}"),
     }
 }
 
-pub fn queue_depths(socket: &Path) -> Result<Vec<QueueDepths>> {
-    match request(socket, &ControlRequest::Queues)? {
-        ControlResponse::Queues { ports } => Ok(ports),
-        ControlResponse::Error { message } => bail!("{message}"),
-        other => bail!("unexpected answer {other:?}"),
+/// Sends one request over a fresh connection and returns the daemon's answer.
+pub fn request(socket: &Path, request: &ControlRequest) -> Result<ControlResponse> {
+    Connection::open(socket)?.request(request)
+}
+
+pub fn snapshot(socket: &Path) -> Result<Snapshot> {
+    match request(socket, &ControlRequest::Snapshot)? {
+        ControlResponse::Snapshot(snapshot) => Ok(*snapshot),
+        other => unexpected(other),
     }
 }
 
@@ -72,8 +98,7 @@ pub fn command(socket: &Path, req: ControlRequest, json: bool) -> Result<()> {
             }
             Ok(())
         }
-        ControlResponse::Error { message } => bail!("{message}"),
-        other => bail!("unexpected answer {other:?}"),
+        other => unexpected(other),
     }
 }
 

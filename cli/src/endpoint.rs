@@ -14,7 +14,7 @@ use clap::Args;
 use pfcswitch_core::host::{ConnectionSpec, HostNic, MessageSpec, Transport};
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::BitRate;
-use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, L2Repr, Pcp, ethertype};
+use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp, build_announcement_frame};
 use pfcswitchd::host_port::HostPort;
 use pfcswitchd::signals::{self, SignalFd};
 use pfcswitchd::timer::{self, Clock, Lateness};
@@ -168,7 +168,7 @@ impl EndpointResult {
     }
 }
 
-fn transport_for(plan: &EndpointPlan) -> Result<(Transport, EthernetAddress, Ipv4Addr)> {
+fn transport_for(plan: &EndpointPlan) -> Result<(Transport, EthernetAddress)> {
     let mac: EthernetAddress = plan.mac.parse().map_err(|e| anyhow::anyhow!("plan: mac `{}`: {e:?}", plan.mac))?;
     let ip: Ipv4Addr = plan.ip.parse().map_err(|e| anyhow::anyhow!("plan: ip `{}`: {e:?}", plan.ip))?;
     let (epoch, end) = (Instant::from_nanos(plan.epoch_ns), Instant::from_nanos(plan.end_ns));
@@ -189,28 +189,14 @@ fn transport_for(plan: &EndpointPlan) -> Result<(Transport, EthernetAddress, Ipv
             .collect();
         transport.add_connection(spec, messages);
     }
-    Ok((transport, mac, ip))
-}
-
-/// A broadcast frame that teaches the switches where this host is.
-fn announcement(mac: EthernetAddress, buffer: &mut [u8]) -> usize {
-    let l2 = L2Repr {
-        dst: EthernetAddress::BROADCAST,
-        src: mac,
-        vlan: None,
-        cn_tag: None,
-        ethertype: ethertype::LOCAL_EXPERIMENTAL_1,
-    };
-    let offset = l2.emit(buffer);
-    buffer[offset..60].fill(0);
-    60
+    Ok((transport, mac))
 }
 
 pub fn run(args: &EndpointArgs) -> Result<()> {
     let text = std::fs::read_to_string(&args.plan).with_context(|| format!("cannot read {}", args.plan.display()))?;
     let plan: EndpointPlan =
         serde_json::from_str(&text).with_context(|| format!("{}: not an endpoint plan", args.plan.display()))?;
-    let (mut transport, mac, _) = transport_for(&plan)?;
+    let (mut transport, mac) = transport_for(&plan)?;
     signals::block_signals().context("cannot block signals")?;
     let signal_fd = SignalFd::new().context("cannot open a signalfd")?;
     let mut port = HostPort::open(&args.iface)?;
@@ -222,7 +208,7 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
     nic.set_burst(jitter_credit);
     transport.set_pacer_burst(jitter_credit);
     let mut buffer = vec![0u8; 9216];
-    let len = announcement(mac, &mut buffer);
+    let len = build_announcement_frame(&mut buffer, mac);
     while !port.send(&buffer[..len])? {
         port.flush();
     }
@@ -264,7 +250,9 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
         }
         let deadline =
             if unsent.is_some() { Some(now + Duration::from_micros(20)) } else { transport.poll_timeout(&nic) };
-        let deadline = if done_said { deadline } else { deadline.map_or(Some(end), |d| Some(d.min(end.max(now)))) };
+        // Before the end of the workload, wake at its end to report; after it only an ACK (the
+        // fd) or a timer (the deadline) can finish the run, so sleep until one comes.
+        let deadline = if now < end { Some(deadline.map_or(end, |d| d.min(end))) } else { deadline };
         let mut fds = [timer::readable(port.fd()), timer::readable(signal_fd.raw())];
         timer::wait(&clock, deadline, Duration::ZERO, &mut fds, || false, &mut lateness);
         // The signalfd is read when it woke us, and every 10 ms in case a busy loop never

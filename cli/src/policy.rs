@@ -3,10 +3,11 @@
 //! and WARN activations.
 
 use crate::control;
+use crate::scenario::{RunPolicy, parse_policy};
 use crate::table::Table;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::{Args, Subcommand};
-use pfcswitch_core::config::{CapfcAlgorithm, PolicyConfig, PolicyKind};
+use pfcswitch_core::config::{CapfcAlgorithm, PolicyConfig};
 use pfcswitch_core::report::{ControlRequest, Snapshot};
 use pfcswitch_core::units::ByteSize;
 use std::path::Path;
@@ -45,27 +46,16 @@ pub fn run(command: PolicyCommand, socket: &Path, json: bool) -> Result<()> {
 }
 
 fn set(args: &SetArgs, socket: &Path, json: bool) -> Result<()> {
-    let (kind, algorithm) = match args.kind.as_str() {
-        "pfc" | "pfc-wdrop" => (PolicyKind::Pfc, None),
-        "pfc-wstop" => (PolicyKind::PfcWstop, None),
-        "none" => (PolicyKind::None, None),
-        "capfc" | "capfc-max" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Max)),
-        "capfc-cal" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Calibrate)),
-        other => bail!("unknown policy `{other}` (known: pfc, pfc-wstop, none, capfc-max, capfc-cal)"),
-    };
-    // Unnamed CaPFC settings keep their values in force, or take the paper's defaults.
-    let current = control::snapshot(socket)?.capfc;
-    let defaults = PolicyConfig::default();
-    let bytes = |given: Option<ByteSize>, current: Option<u64>, default: ByteSize| {
-        given.or(current.map(ByteSize)).unwrap_or(default)
-    };
+    let RunPolicy { kind, algorithm } = parse_policy(&args.kind)?;
+    // What is not named keeps its value in force (from the file or an earlier `set`).
+    let current = control::snapshot(socket)?.policy_settings;
     let policy = PolicyConfig {
         kind,
-        algorithm: algorithm.unwrap_or_default(),
-        cut: args.cut.or(current.as_ref().map(|c| c.cut)).unwrap_or(defaults.cut),
-        egress_xoff: bytes(args.egress_xoff, current.as_ref().map(|c| c.egress_xoff_bytes), defaults.egress_xoff),
-        egress_xon: bytes(args.egress_xon, current.as_ref().map(|c| c.egress_xon_bytes), defaults.egress_xon),
-        egress_warn: bytes(args.egress_warn, current.as_ref().map(|c| c.egress_warn_bytes), defaults.egress_warn),
+        algorithm: algorithm.unwrap_or(current.algorithm),
+        cut: args.cut.unwrap_or(current.cut),
+        egress_xoff: args.egress_xoff.unwrap_or(current.egress_xoff),
+        egress_xon: args.egress_xon.unwrap_or(current.egress_xon),
+        egress_warn: args.egress_warn.unwrap_or(current.egress_warn),
     };
     control::command(socket, ControlRequest::SetPolicy { policy }, json)
 }
@@ -76,18 +66,24 @@ fn yes(flag: bool) -> String {
 
 fn show(snapshot: &Snapshot, json: bool) {
     if json {
-        println!("{}", serde_json::json!({ "policy": snapshot.policy, "capfc": snapshot.capfc }));
+        println!(
+            "{}",
+            serde_json::json!({ "policy": snapshot.policy, "settings": snapshot.policy_settings, "capfc": snapshot.capfc })
+        );
         return;
     }
     let Some(capfc) = &snapshot.capfc else {
         println!("policy {} (no egress congestion state: only CaPFC keeps one)", snapshot.policy);
         return;
     };
-    let algorithm =
-        if capfc.algorithm == "max" { "Stop-Max".to_string() } else { format!("Stop-Calibrate, CUT {}", capfc.cut) };
+    let settings = &snapshot.policy_settings;
+    let algorithm = match settings.algorithm {
+        CapfcAlgorithm::Max => "Stop-Max".to_string(),
+        CapfcAlgorithm::Calibrate => format!("Stop-Calibrate, CUT {}", settings.cut),
+    };
     println!(
-        "policy capfc ({algorithm}); egress XOFF {} B, XON {} B, WARN {} B",
-        capfc.egress_xoff_bytes, capfc.egress_xon_bytes, capfc.egress_warn_bytes
+        "policy capfc ({algorithm}); egress XOFF {}, XON {}, WARN {}",
+        settings.egress_xoff, settings.egress_xon, settings.egress_warn
     );
     let mut inputs = Table::new(&["INPUT", "PRIO", "INGRESS-XOFF", "PAUSING", "ON-BEHALF-OF"]);
     for input in &capfc.inputs {

@@ -457,12 +457,15 @@ impl SwitchConfig {
                 format!("egress_warn ({warn}) must be at least egress_xon ({xon}) and below egress_xoff ({xoff})"),
             ));
         }
-        if let BufferLimits::Dedicated { egress_max } = self.buffer_limits()?
-            && xoff.bytes() > egress_max
-        {
+        // What one egress queue can hold: its MAX, or its reserve plus its share of the pool.
+        let capacity = match self.buffer_limits()? {
+            BufferLimits::Dedicated { egress_max } => egress_max,
+            BufferLimits::Shared { reserve, queue_cap, .. } => reserve + queue_cap,
+        };
+        if xoff.bytes() > capacity {
             return Err(error(
                 "policy.egress_xoff",
-                format!("egress_xoff ({xoff}) is above the egress queues' capacity ({egress_max} B)"),
+                format!("egress_xoff ({xoff}) is above the egress queues' capacity ({capacity} B)"),
             ));
         }
         Ok(())
@@ -712,6 +715,35 @@ mod tests {
         assert_eq!(c.egress_full().unwrap(), EgressFull::Stop);
         c.pipeline.egress_full = Some(EgressFull::Drop);
         assert!(rejects(&c, "pipeline.egress_full").contains("contradicts"));
+        c.policy.kind = PolicyKind::Capfc;
+        c.pipeline.egress_full = Some(EgressFull::Stop);
+        assert!(rejects(&c, "pipeline.egress_full").contains("CaPFC never stalls"));
+    }
+
+    #[test]
+    fn capfc_thresholds_follow_section_iii() {
+        let mut c = config();
+        c.policy.kind = PolicyKind::Capfc;
+        assert_eq!(c.validate().unwrap(), vec![], "Table II defaults");
+        c.policy.cut = 0.0;
+        assert!(rejects(&c, "policy.cut").contains("not in (0, 1]"));
+        c.policy.cut = 1.0;
+        c.policy.egress_xon = ByteSize(25_000);
+        assert!(rejects(&c, "policy.egress_xon").contains("below egress_xoff"));
+        c.policy.egress_xon = ByteSize(20_000);
+        c.policy.egress_warn = ByteSize(19_000);
+        assert!(rejects(&c, "policy.egress_warn").contains("at least egress_xon"));
+        c.policy.egress_warn = ByteSize(20_000);
+        c.buffer.egress_max = Some(ByteSize(24_000));
+        assert!(rejects(&c, "policy.egress_xoff").contains("capacity (24000 B)"));
+        // Shared memory: a queue holds its reserve plus its share of the pool.
+        c.buffer.egress_max = None;
+        c.buffer.mode = BufferMode::Shared;
+        c.buffer.reserve = Some(ByteSize(5_000));
+        c.buffer.queue_cap = Some(ByteSize(15_000));
+        assert!(rejects(&c, "policy.egress_xoff").contains("capacity (20000 B)"));
+        c.buffer.queue_cap = Some(ByteSize(80_000));
+        assert_eq!(c.validate().unwrap(), vec![]);
     }
 
     #[test]

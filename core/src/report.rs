@@ -42,6 +42,9 @@ pub struct Snapshot {
     pub switch: String,
     pub version: String,
     pub policy: String,
+    /// The `[policy]` in force (kind, CaPFC algorithm, CUT, egress thresholds), whatever the
+    /// kind: `pfcswitch policy set` changes only what it is told to.
+    pub policy_settings: crate::config::PolicyConfig,
     pub uptime_seconds: f64,
     pub frames_held: usize,
     pub pfc: PfcReport,
@@ -58,11 +61,6 @@ pub struct Snapshot {
 /// queues it pauses for; per egress queue its arrival counters and signals.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CapfcReport {
-    pub algorithm: String,
-    pub cut: f64,
-    pub egress_xoff_bytes: u64,
-    pub egress_xon_bytes: u64,
-    pub egress_warn_bytes: u64,
     pub inputs: Vec<CapfcInputReport>,
     pub queues: Vec<CapfcQueueReport>,
 }
@@ -124,19 +122,7 @@ impl CapfcReport {
                     .collect(),
             })
             .collect();
-        let policy = &config.policy;
-        CapfcReport {
-            algorithm: match policy.algorithm {
-                crate::config::CapfcAlgorithm::Max => "max".into(),
-                crate::config::CapfcAlgorithm::Calibrate => "calibrate".into(),
-            },
-            cut: policy.cut,
-            egress_xoff_bytes: policy.egress_xoff.bytes(),
-            egress_xon_bytes: policy.egress_xon.bytes(),
-            egress_warn_bytes: policy.egress_warn.bytes(),
-            inputs,
-            queues,
-        }
+        CapfcReport { inputs, queues }
     }
 }
 
@@ -326,6 +312,7 @@ impl Snapshot {
             switch: config.switch.name.clone(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             policy: config.policy.kind.name().to_string(),
+            policy_settings: config.policy.clone(),
             uptime_seconds,
             frames_held: switch.frames_held(),
             pfc: PfcReport {

@@ -239,6 +239,10 @@ fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result
     if receivers.iter().all(|r| senders == [*r]) {
         return invalid("its only sender is its only receiver".into());
     }
+    // A Poisson sender draws each message's receiver among the others.
+    if class.kind == Pattern::Poisson && senders.iter().any(|s| receivers.iter().all(|r| r == s)) {
+        return invalid("a sender's only receiver is itself".into());
+    }
     let needs_size = matches!(class.kind, Pattern::Poisson | Pattern::Query | Pattern::Burst);
     if needs_size && class.size.is_none() {
         return missing("size");
@@ -414,6 +418,11 @@ mod tests {
         );
         let error = plan(&[sizeless], &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap_err();
         assert_eq!(error.to_string(), "class `y`: `size` is required for kind Poisson");
+        let lonely = class(
+            "name = \"w\"\nkind = \"poisson\"\npriority = 0\nrate = 1.0\nsize = \"1KB\"\nsenders = [\"h1\", \"h2\"]\nreceivers = [\"h1\"]",
+        );
+        let error = plan(&[lonely], &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap_err();
+        assert_eq!(error.to_string(), "class `w`: a sender's only receiver is itself");
         assert!(
             toml::from_str::<ClassSpec>(
                 "name = \"z\"\nkind = \"long\"\npriority = 0\nsenders = []\nreceivers = []\ncolour = 1"

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{flow, star};
+use common::{congest_x_beside_victim, flow, line_rate_frames, star};
 use pfcswitch_core::config::{CapfcAlgorithm, PolicyKind, SwitchConfig};
 use pfcswitch_core::host::FlowSpec;
 use pfcswitch_core::units::{BitRate, PacketRate};
@@ -30,7 +30,7 @@ struct Outcome {
 }
 
 fn frames_at(rate: BitRate) -> f64 {
-    RUN.as_secs_f64() * rate.bps() as f64 / ((FRAME + 24) * 8) as f64
+    line_rate_frames(RUN, rate, FRAME)
 }
 
 fn run(kind: PolicyKind, algorithm: CapfcAlgorithm) -> Outcome {
@@ -41,9 +41,7 @@ fn run(kind: PolicyKind, algorithm: CapfcAlgorithm) -> Outcome {
     config.pipeline.rate = PacketRate::from_pps(1_000_000);
     let mut net = star(&config, Duration::from_micros(1));
     let start = net.now();
-    net.hosts[0].add_flow(flow(0, 2, 3, FRAME, u64::MAX, start));
-    net.hosts[1].add_flow(flow(1, 2, 3, FRAME, u64::MAX, start));
-    net.hosts[3].add_flow(flow(3, 4, 3, FRAME, u64::MAX, start));
+    congest_x_beside_victim(&mut net, FRAME, start);
     net.hosts[0].add_flow(FlowSpec { rate: Some(VICTIM_B_RATE), ..flow(5, 5, 1, FRAME, u64::MAX, start) });
     net.run_for(RUN);
     let switch = &net.switches[0];

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{flow, star};
+use common::{congest_x_beside_victim, line_rate_frames, star};
 use pfcswitch_core::config::{PolicyKind, SwitchConfig};
 use pfcswitch_core::counters::DropReason;
 use pfcswitch_core::units::{BitRate, PacketRate};
@@ -28,11 +28,9 @@ fn run(kind: PolicyKind) -> Outcome {
     config.pipeline.rate = PacketRate::from_pps(1_000_000);
     let mut net = star(&config, Duration::from_micros(1));
     let start = net.now();
-    net.hosts[0].add_flow(flow(0, 2, 3, FRAME, u64::MAX, start));
-    net.hosts[1].add_flow(flow(1, 2, 3, FRAME, u64::MAX, start));
-    net.hosts[3].add_flow(flow(3, 4, 3, FRAME, u64::MAX, start));
+    congest_x_beside_victim(&mut net, FRAME, start);
     net.run_for(RUN);
-    let offered = RUN.as_secs_f64() * speed.bps() as f64 / ((FRAME + 24) * 8) as f64;
+    let offered = line_rate_frames(RUN, speed, FRAME);
     let switch = &net.switches[0];
     Outcome {
         victim_share: net.hosts[4].received(3).frames as f64 / offered,

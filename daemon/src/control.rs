@@ -1,5 +1,6 @@
 //! The control socket: a Unix stream socket (mode 0600) speaking one JSON request per line,
-//! answered with one JSON response per line. The datapath thread owns the switch; requests
+//! answered with one JSON response per line, any number per connection, clients served
+//! concurrently. The datapath thread owns the switch; requests
 //! reach it through a channel and an eventfd that wakes it.
 
 use crate::signals::EventFd;
@@ -68,9 +69,18 @@ pub fn serve(path: &Path, handle: DatapathHandle) -> io::Result<()> {
     let listener = UnixListener::bind(path)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     std::thread::Builder::new().name("control".into()).spawn(move || {
+        // A thread per client: one that keeps its connection (a scenario's queue sampler) or
+        // goes quiet must not hold up the others. Each request still goes through the one
+        // channel to the datapath.
         for stream in listener.incoming().flatten() {
-            if let Err(error) = answer(stream, &handle) {
-                log::debug!("control client: {error}");
+            let handle = handle.clone();
+            let spawned = std::thread::Builder::new().name("control-client".into()).spawn(move || {
+                if let Err(error) = answer(stream, &handle) {
+                    log::debug!("control client: {error}");
+                }
+            });
+            if let Err(error) = spawned {
+                log::warn!("control: cannot start a client thread: {error}");
             }
         }
     })?;

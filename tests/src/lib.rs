@@ -8,6 +8,7 @@
 pub mod capture;
 pub mod netns;
 pub mod oracle;
+pub mod scenario;
 pub mod topology;
 
 /// Panics unless the process runs as root (network namespaces, XDP and AF_PACKET need it).

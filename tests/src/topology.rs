@@ -59,7 +59,7 @@ impl Topology {
 
     fn bring_up(name: &str, configs: Option<&Path>, daemons: bool) -> Topology {
         crate::require_root();
-        let prefix = format!("pt{}x{}-", std::process::id() % 100_000, COUNTER.fetch_add(1, Ordering::Relaxed));
+        let prefix = format!("pt{}x{}-", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
         let topology = Topology { name: name.to_string(), prefix };
         let mut command = topology.script("up");
         if let Some(configs) = configs {
@@ -229,7 +229,10 @@ impl Drop for Topology {
             other => eprintln!("warning: topology.sh down {} {}: {other:?}", self.name, self.prefix),
         }
         // topology.sh keeps daemon logs after `down` for users; a test run leaves none behind.
-        for switch in ["sw1", "sw2", "sw3"] {
+        let described = self.script("describe").output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+        let switches = described.unwrap_or_default();
+        let switches = switches.lines().find_map(|l| l.strip_prefix("switches ")).unwrap_or_default();
+        for switch in switches.split_whitespace() {
             let _ = std::fs::remove_file(format!("/run/pfcswitch/{}.log", self.ns(switch)));
         }
     }
@@ -237,9 +240,10 @@ impl Drop for Topology {
 
 /// A lossless 2:1 incast on star3: h1 and h2 each send `frames` 1500-byte frames on priority 3
 /// at 100 Mbit/s (obeying PFC) to h3, which counts them.
+/// Its processes are killed if the test ends before [`Incast::assert_lossless`] reaps them.
 #[derive(Debug)]
 pub struct Incast {
-    receiver: Child,
+    receiver: Option<Child>,
     senders: Vec<Child>,
     frames: u64,
 }
@@ -265,19 +269,30 @@ impl Incast {
                     .unwrap()
             })
             .collect();
-        Incast { receiver, senders, frames }
+        Incast { receiver: Some(receiver), senders, frames }
     }
 
     /// Waits for the senders and the receiver; asserts the receiver kept up and lost nothing.
-    pub fn assert_lossless(self) {
-        for mut sender in self.senders {
+    pub fn assert_lossless(mut self) {
+        for mut sender in std::mem::take(&mut self.senders) {
             assert!(sender.wait().unwrap().success());
         }
-        let output = self.receiver.wait_with_output().unwrap();
+        let output = self.receiver.take().expect("reaped once").wait_with_output().unwrap();
         let received: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(received["receiver_drops"], 0, "the measuring receiver kept up");
-        for flow in received["flows"].as_array().unwrap() {
+        let flows = received["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), 2, "both senders' flows arrived: {received}");
+        for flow in flows {
             assert_eq!((flow["frames"].as_u64(), flow["lost"].as_u64()), (Some(self.frames), Some(0)), "{flow}");
+        }
+    }
+}
+
+impl Drop for Incast {
+    fn drop(&mut self) {
+        for child in self.senders.iter_mut().chain(self.receiver.as_mut()) {
+            let _ = child.kill();
+            let _ = child.wait();
         }
     }
 }

@@ -1,25 +1,16 @@
 //! `pfcswitch scenario run` end to end: namespaces, one pfcswitchd per switch, AF_XDP
 //! endpoints with go-back-N, results.json and plots.
 
-use pfcswitch_tests::require_root;
-use pfcswitch_tests::topology::{binary, repo, serial};
+use pfcswitch_tests::scenario::{pfcswitch_scenario, results};
+use pfcswitch_tests::topology::{repo, serial};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 
 /// Runs a scenario (name or file) into `out` and returns its results.json.
 fn run(scenario: &str, out: &Path, extra: &[&str]) -> Value {
-    require_root();
-    let output = Command::new(binary("pfcswitch"))
-        .args(["scenario", "run", scenario, "--out"])
-        .arg(out)
-        .args(extra)
-        .output()
-        .expect("pfcswitch runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    println!("{stdout}");
-    serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap()
+    let args: Vec<&str> = ["run", scenario].iter().chain(extra).copied().collect();
+    println!("{}", pfcswitch_scenario(&args, out));
+    results(out)
 }
 
 fn class<'a>(results: &'a Value, name: &str) -> &'a Value {
@@ -68,7 +59,7 @@ fn incast_under_pfc_is_lossless_reproducible_and_plotted() {
         assert!(query["messages"].as_u64().unwrap() > 50, "{query}");
         assert_eq!(query["finished"], query["messages"], "every FCT is finite: {query}");
         assert_eq!((query["retransmitted"].as_u64(), query["timeouts"].as_u64()), (Some(0), Some(0)));
-        assert_eq!(results["summary"]["lost_at_receivers"], 0, "receivers saw every segment in order");
+        assert_eq!(results["summary"]["out_of_order_at_receivers"], 0, "receivers saw every segment in order");
         assert_eq!(results["summary"]["drops"], 0);
         assert!(results["summary"]["pfc_frames"].as_u64().unwrap() > 0, "the incast triggered PFC");
         let background = results["flows"].as_array().unwrap().iter().find(|f| f["class"] == "background").unwrap();
@@ -123,7 +114,7 @@ receivers = ["h3"]
     let query = class(&results, "query");
     assert!(results["summary"]["drops"].as_u64().unwrap() > 0, "the small queue dropped");
     assert!(total(&results, "retransmitted") > 0);
-    assert!(results["summary"]["lost_at_receivers"].as_u64().unwrap() > 0, "receivers saw the gaps");
+    assert!(results["summary"]["out_of_order_at_receivers"].as_u64().unwrap() > 0, "receivers saw the gaps");
     assert_eq!(query["finished"], query["messages"], "go-back-N completed every message: {query}");
     assert_eq!(results["summary"]["pfc_frames"], 0);
 }
@@ -184,15 +175,18 @@ fn every_builtin_scenario_simulates_to_completion() {
     assert!(names.len() >= 8, "{names:?}");
     for name in names {
         let dir = tempfile::tempdir().unwrap();
-        let output = Command::new(binary("pfcswitch"))
-            .args(["scenario", "simulate", &name, "--out"])
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{name}: {}", String::from_utf8_lossy(&output.stderr));
-        let results: Value = serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
+        pfcswitch_scenario(&["simulate", &name], dir.path());
+        let results = results(dir.path());
         for class in results["summary"]["classes"].as_array().unwrap() {
             assert_eq!(class["finished"], class["messages"], "{name}: {class}");
         }
+        // One sample per queue and time, however many classes share a priority: the queue plot
+        // sums samples per port.
+        let samples = results["queue_samples"].as_array().unwrap();
+        let keys: std::collections::BTreeSet<String> = samples
+            .iter()
+            .map(|q| format!("{} {} {} {}", q["seconds"], q["switch"], q["port"], q["priority"]))
+            .collect();
+        assert!(!samples.is_empty() && keys.len() == samples.len(), "{name}: repeated queue samples");
     }
 }

@@ -105,6 +105,14 @@ pub struct Scenario {
     pub classes: Vec<ClassSpec>,
 }
 
+impl Scenario {
+    /// The priorities its classes use, each once, ascending: what the queue sampler records.
+    pub fn priorities(&self) -> Vec<u8> {
+        let set: std::collections::BTreeSet<u8> = self.classes.iter().map(|c| c.priority).collect();
+        set.into_iter().collect()
+    }
+}
+
 fn default_mtu() -> u32 {
     1500
 }
@@ -158,7 +166,7 @@ impl TransportSpec {
         end: Instant,
     ) -> TransportConfig {
         TransportConfig {
-            frame_len: self.frame_len.unwrap_or(mtu as usize + 18),
+            frame_len: self.frame_len.unwrap_or(mtu as usize + pfcswitch_core::config::L2_HEADER_MAX as usize),
             window: self.window,
             rto: self.rto,
             ack_every: self.ack_every,
@@ -236,7 +244,7 @@ pub fn parse_policy(name: &str) -> Result<RunPolicy> {
     let (kind, algorithm) = match name {
         "pfc" | "pfc-wdrop" => (PolicyKind::Pfc, None),
         "pfc-wstop" => (PolicyKind::PfcWstop, None),
-        "capfc-max" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Max)),
+        "capfc" | "capfc-max" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Max)),
         "capfc-cal" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Calibrate)),
         "none" => (PolicyKind::None, None),
         other => bail!("unknown policy `{other}` (known: pfc, pfc-wstop, capfc-max, capfc-cal, none)"),
@@ -262,20 +270,27 @@ pub fn list() -> Result<()> {
 
 pub fn compare(args: &CompareArgs) -> Result<()> {
     let (scenario, _) = load(&args.scenario)?;
+    // A misspelt policy fails now, not after the runs before it.
+    let policies = args.policies.iter().map(|p| parse_policy(p)).collect::<Result<Vec<_>>>()?;
     let parent = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
+    let suffix = if args.sim { "-sim" } else { "" };
     let mut outcomes = Vec::new();
-    for policy in &args.policies {
-        parse_policy(policy)?;
+    for (name, policy) in args.policies.iter().zip(&policies) {
         let run_args = RunArgs {
             scenario: args.scenario.clone(),
-            policy: Some(policy.clone()),
+            policy: Some(name.clone()),
             seed: args.seed,
-            out: Some(parent.join(format!("{policy}-seed{}{}", args.seed, if args.sim { "-sim" } else { "" }))),
+            out: Some(run_dir(&parent, policy, args.seed, suffix)),
         };
         let outcome = if args.sim { simulate(&run_args)? } else { run(&run_args)? };
-        outcomes.push((policy.clone(), outcome));
+        outcomes.push((name.clone(), outcome));
     }
     println!();
     report::print_comparison(&scenario, args.seed, &outcomes);
     Ok(())
+}
+
+/// Where one run of a policy and seed writes, under `parent`: `POLICY-seedN[-sim]`.
+pub fn run_dir(parent: &Path, policy: &RunPolicy, seed: u64, suffix: &str) -> PathBuf {
+    parent.join(format!("{}-seed{seed}{suffix}", policy.name()))
 }

@@ -5,7 +5,8 @@ use crate::endpoint::{EndpointResult, ReceiverResult, SenderResult};
 use crate::plot::{self, Chart, Scale, Series};
 use crate::table::Table;
 use anyhow::{Context, Result};
-use pfcswitch_core::report::Snapshot;
+use pfcswitch_core::config::WIRE_OVERHEAD;
+use pfcswitch_core::report::{QueueDepths, Snapshot};
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::workload::{Pattern, PlannedConnection};
 use serde::Serialize;
@@ -22,6 +23,27 @@ pub struct QueueSample {
     pub priority: u8,
     pub egress_bytes: u64,
     pub ingress_bytes: u64,
+}
+
+impl QueueSample {
+    /// One sample per port of `depths` and per priority of `priorities`.
+    pub fn of<'a>(
+        seconds: f64,
+        switch: &'a str,
+        depths: &'a [QueueDepths],
+        priorities: &'a [u8],
+    ) -> impl Iterator<Item = QueueSample> + 'a {
+        depths.iter().flat_map(move |port| {
+            priorities.iter().map(move |&p| QueueSample {
+                seconds,
+                switch: switch.to_string(),
+                port: port.port.clone(),
+                priority: p,
+                egress_bytes: port.egress_bytes[usize::from(p)],
+                ingress_bytes: port.ingress_bytes[usize::from(p)],
+            })
+        })
+    }
 }
 
 /// Everything a run collected.
@@ -65,7 +87,8 @@ pub struct Outcome {
     pub pfc_frames: u64,
     pub drops: u64,
     pub max_egress_bytes: u64,
-    pub lost_at_receivers: u64,
+    /// Segments the receivers saw out of order (each follows a loss on the way).
+    pub out_of_order_at_receivers: u64,
 }
 
 /// The `q` quantile of sorted values (nearest rank).
@@ -85,23 +108,24 @@ struct Flow<'a> {
 }
 
 impl Flow<'_> {
-    fn goodput_mbps(&self) -> f64 {
-        let Some(r) = self.receiver else { return 0.0 };
+    /// The receiver, and the seconds from its first to its last segment, if it got two.
+    fn active(&self) -> Option<(&ReceiverResult, f64)> {
+        let r = self.receiver?;
         match (r.first_rx_ns, r.last_rx_ns) {
-            (Some(first), Some(last)) if last > first => r.bytes as f64 * 8.0 / ((last - first) as f64 / 1e3),
-            _ => 0.0,
+            (Some(first), Some(last)) if last > first => Some((r, (last - first) as f64 / 1e9)),
+            _ => None,
         }
+    }
+
+    fn goodput_mbps(&self) -> f64 {
+        self.active().map_or(0.0, |(r, seconds)| r.bytes as f64 * 8.0 / seconds / 1e6)
     }
 
     /// Share of the link the flow's frames used on the wire (preamble, gap and FCS included).
     fn utilisation(&self, speed_bps: u64) -> f64 {
-        let Some(r) = self.receiver else { return 0.0 };
-        match (r.first_rx_ns, r.last_rx_ns) {
-            (Some(first), Some(last)) if last > first => {
-                (r.frame_bytes + 24 * r.segments) as f64 * 8.0 / ((last - first) as f64 / 1e9) / speed_bps as f64
-            }
-            _ => 0.0,
-        }
+        self.active().map_or(0.0, |(r, seconds)| {
+            (r.frame_bytes + WIRE_OVERHEAD * r.segments) as f64 * 8.0 / seconds / speed_bps as f64
+        })
     }
 }
 
@@ -135,12 +159,12 @@ fn fcts(record: &RunRecord) -> Vec<(Vec<f64>, usize)> {
     per_class
 }
 
-fn summaries(record: &RunRecord, flows: &[Flow]) -> Vec<ClassSummary> {
-    fcts(record)
-        .into_iter()
+fn summaries(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)]) -> Vec<ClassSummary> {
+    fcts.iter()
         .zip(&record.scenario.classes)
         .enumerate()
         .map(|(c, ((values, messages), class))| {
+            let (values, messages) = (values.as_slice(), *messages);
             let class_flows = || flows.iter().filter(|f| f.connection.class == c);
             let senders = class_flows().filter_map(|f| f.sender);
             let (retransmitted, timeouts) = senders.fold((0, 0), |(r, t), s| (r + s.retransmitted, t + s.timeouts));
@@ -150,8 +174,8 @@ fn summaries(record: &RunRecord, flows: &[Flow]) -> Vec<ClassSummary> {
                 messages,
                 finished: values.len(),
                 fct_avg_ms: (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64),
-                fct_p50_ms: quantile(&values, 0.5),
-                fct_p99_ms: quantile(&values, 0.99),
+                fct_p50_ms: quantile(values, 0.5),
+                fct_p99_ms: quantile(values, 0.99),
                 fct_max_ms: values.last().copied(),
                 retransmitted,
                 timeouts,
@@ -169,16 +193,16 @@ fn switch_table(snapshots: &[(String, Snapshot)]) -> (Table, u64, u64, u64) {
         for port in &snapshot.ports {
             let sum =
                 |f: fn(&pfcswitch_core::report::PriorityReport) -> u64| port.priorities.iter().map(f).sum::<u64>();
-            let port_drops = sum(|p| p.drops.values().sum());
+            let (port_pfc, port_drops) = (sum(|p| p.pfc_tx), sum(|p| p.drops.values().sum()));
             let egress = port.priorities.iter().map(|p| p.egress_high_water).max().unwrap_or(0);
             let ingress = port.priorities.iter().map(|p| p.ingress_high_water).max().unwrap_or(0);
-            pfc += sum(|p| p.pfc_tx);
+            pfc += port_pfc;
             drops += port_drops;
             max_egress = max_egress.max(egress);
             table.row(vec![
                 switch.clone(),
                 port.name.clone(),
-                sum(|p| p.pfc_tx).to_string(),
+                port_pfc.to_string(),
                 sum(|p| p.pfc_rx).to_string(),
                 port_drops.to_string(),
                 egress.to_string(),
@@ -189,16 +213,16 @@ fn switch_table(snapshots: &[(String, Snapshot)]) -> (Table, u64, u64, u64) {
     (table, pfc, drops, max_egress)
 }
 
-fn plots(record: &RunRecord, flows: &[Flow], out: &Path) -> Result<Vec<String>> {
+fn plots(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)], out: &Path) -> Result<Vec<String>> {
     let mut written = Vec::new();
     let name = &record.scenario.name;
-    let cdfs: Vec<Series> = fcts(record)
-        .into_iter()
+    let cdfs: Vec<Series> = fcts
+        .iter()
         .zip(&record.scenario.classes)
         .filter(|((values, _), _)| !values.is_empty())
         .map(|((values, _), class)| Series {
             label: format!("{} (prio {})", class.name, class.priority),
-            points: plot::cdf(&values),
+            points: plot::cdf(values),
         })
         .collect();
     let mut draw = |file: &str, what: &str, axes: [&str; 2], x_scale, series: &[Series]| -> Result<()> {
@@ -259,7 +283,8 @@ fn plots(record: &RunRecord, flows: &[Flow], out: &Path) -> Result<Vec<String>> 
 /// Writes results.json and the plots into `out`, prints the table, returns the summary.
 pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     let flows = flows(record);
-    let classes = summaries(record, &flows);
+    let fcts = fcts(record);
+    let classes = summaries(record, &flows, &fcts);
     let scenario = record.scenario;
     println!(
         "scenario {} ({}), policy {}, seed {}: {} hosts at {}, workload {:.2} s, finished after {:.3} s{}",
@@ -325,9 +350,9 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     println!();
     let (switch_table, pfc_frames, drops, max_egress_bytes) = switch_table(record.snapshots);
     switch_table.print();
-    let lost_at_receivers = flows.iter().filter_map(|f| f.receiver).map(|r| r.out_of_order).sum();
-    let plot_files = plots(record, &flows, out)?;
-    let outcome = Outcome { classes, pfc_frames, drops, max_egress_bytes, lost_at_receivers };
+    let out_of_order_at_receivers = flows.iter().filter_map(|f| f.receiver).map(|r| r.out_of_order).sum();
+    let plot_files = plots(record, &flows, &fcts, out)?;
+    let outcome = Outcome { classes, pfc_frames, drops, max_egress_bytes, out_of_order_at_receivers };
     let results = json!({
         "scenario": scenario.name, "topology": scenario.topology, "policy": record.policy, "seed": record.seed,
         "speed": scenario.speed, "duration_seconds": scenario.duration.as_secs_f64(),
@@ -396,7 +421,7 @@ pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Out
         ("PFC frames", (|o: &Outcome| o.pfc_frames) as fn(&Outcome) -> u64),
         ("switch drops", |o| o.drops),
         ("max egress queue (B)", |o| o.max_egress_bytes),
-        ("out-of-order at receivers", |o| o.lost_at_receivers),
+        ("out-of-order at receivers", |o| o.out_of_order_at_receivers),
     ] {
         let mut row = vec![label.to_string()];
         row.extend(outcomes.iter().map(|(_, o)| value(o).to_string()));

@@ -3,10 +3,13 @@
 
 use super::report::{self, Outcome, QueueSample, RunRecord};
 use super::{RunArgs, RunPolicy, Scenario, load, parse_policy, root};
+use crate::control::Connection;
 use crate::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
 use anyhow::{Context, Result, bail};
+use pfcswitch_core::host::ConnectionSpec;
 use pfcswitch_core::report::Snapshot;
 use pfcswitch_core::time::Instant;
+use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp};
 use pfcswitch_core::workload::{self, PlannedConnection};
 use pfcswitchd::timer::Clock;
 use std::io::{BufRead, BufReader, Write};
@@ -72,7 +75,7 @@ impl Topology {
     }
 
     fn socket(&self, switch: &str) -> PathBuf {
-        PathBuf::from(format!("/run/pfcswitch/{}.sock", self.namespace(switch)))
+        pfcswitchd::control::default_socket_path(&self.namespace(switch))
     }
 }
 
@@ -117,9 +120,16 @@ pub(super) fn describe(name: &str) -> Result<TopologyDescription> {
 }
 
 /// Host `hN`'s addresses, as topology.sh assigns them.
-pub(super) fn host_addresses(host: &str) -> Result<(String, String)> {
+pub(super) fn host_addresses(host: &str) -> Result<(EthernetAddress, Ipv4Addr)> {
     let n: u8 = host.strip_prefix('h').and_then(|n| n.parse().ok()).with_context(|| format!("host name `{host}`"))?;
-    Ok((format!("02:00:00:00:00:{n:02x}"), format!("10.0.0.{n}")))
+    Ok((EthernetAddress([0x02, 0, 0, 0, 0, n]), Ipv4Addr::new(10, 0, 0, n)))
+}
+
+/// The sender's view of a planned connection: its receiver's addresses, on VLAN 1.
+pub(super) fn connection_spec(c: &PlannedConnection, hosts: &[String]) -> Result<ConnectionSpec> {
+    let (dst, dst_ip) = host_addresses(&hosts[c.receiver])?;
+    let priority = Pcp::new(c.priority).with_context(|| format!("priority {} is not a PCP", c.priority))?;
+    Ok(ConnectionSpec { id: c.id, dst, dst_ip, priority, vid: 1, rate: c.rate })
 }
 
 /// Endpoint processes; killed on drop if still running.
@@ -195,21 +205,21 @@ fn endpoint_plan(
     let (mac, ip) = host_addresses(host)?;
     let mut plan_connections = Vec::new();
     for c in connections.iter().filter(|c| hosts[c.sender] == host) {
-        let (dst_mac, dst_ip) = host_addresses(&hosts[c.receiver])?;
+        let spec = connection_spec(c, hosts)?;
         plan_connections.push(PlanConnection {
-            id: c.id,
-            dst_mac,
-            dst_ip,
+            id: spec.id,
+            dst_mac: spec.dst.to_string(),
+            dst_ip: spec.dst_ip.to_string(),
             priority: c.priority,
-            vid: 1,
-            rate: c.rate,
+            vid: spec.vid,
+            rate: spec.rate,
             messages: c.messages.iter().map(|m| (m.id, m.size, m.start.as_nanos())).collect(),
         });
     }
     Ok(EndpointPlan {
         host: host.into(),
-        mac,
-        ip,
+        mac: mac.to_string(),
+        ip: ip.to_string(),
         speed: scenario.speed,
         mtu: scenario.mtu,
         transport: scenario.transport.clone(),
@@ -231,6 +241,8 @@ fn sample_queues(
         let clock = Clock::system();
         let mut samples = Vec::new();
         let mut next = clock.now();
+        // One connection per switch, reopened if it breaks.
+        let mut connections: Vec<Option<Connection>> = sockets.iter().map(|_| None).collect();
         while !stop.load(Ordering::SeqCst) {
             let now = clock.now();
             if now < next {
@@ -238,21 +250,16 @@ fn sample_queues(
                 continue;
             }
             next = next.max(now) + period;
-            for (switch, socket) in &sockets {
-                let Ok(ports) = crate::control::queue_depths(socket) else { continue };
-                let at = now.as_nanos() as f64 / 1e9 - epoch.as_nanos() as f64 / 1e9;
-                for port in ports {
-                    for &p in &priorities {
-                        samples.push(QueueSample {
-                            seconds: at,
-                            switch: switch.clone(),
-                            port: port.port.clone(),
-                            priority: p,
-                            egress_bytes: port.egress_bytes[usize::from(p)],
-                            ingress_bytes: port.ingress_bytes[usize::from(p)],
-                        });
-                    }
+            for ((switch, socket), connection) in sockets.iter().zip(&mut connections) {
+                if connection.is_none() {
+                    *connection = Connection::open(socket).ok();
                 }
+                let Some(ports) = connection.as_mut().and_then(|c| c.queue_depths().ok()) else {
+                    *connection = None;
+                    continue;
+                };
+                let at = now.as_nanos() as f64 / 1e9 - epoch.as_nanos() as f64 / 1e9;
+                samples.extend(QueueSample::of(at, switch, &ports, &priorities));
             }
         }
         samples
@@ -270,16 +277,25 @@ pub(super) struct Prepared {
 
 /// Loads the scenario, checks it against its topology and writes the switch configs;
 /// `suffix` tells a simulated run's directory from a real one's.
+fn create_dirs(out: &Path, dirs: &[&str]) -> Result<()> {
+    for dir in dirs {
+        std::fs::create_dir_all(out.join(dir)).with_context(|| format!("cannot create {}", out.join(dir).display()))?;
+    }
+    Ok(())
+}
+
 pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     let (scenario, file) = load(&args.scenario)?;
     let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("results").join(&scenario.name).join(format!("{}-seed{}{suffix}", policy.name(), args.seed))
-    });
-    for dir in ["configs", "plans", "endpoints"] {
-        std::fs::create_dir_all(out.join(dir)).with_context(|| format!("cannot create {}", out.display()))?;
-    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| super::run_dir(&PathBuf::from("results").join(&scenario.name), &policy, args.seed, suffix));
+    create_dirs(&out, &["configs"])?;
     let topology = describe(&scenario.topology)?;
+    if topology.hosts.is_empty() {
+        bail!("topology {} has no hosts", scenario.topology);
+    }
     let configured: Vec<_> = scenario.switches.keys().cloned().collect();
     if configured != topology.switches {
         let known = &topology.switches;
@@ -303,6 +319,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         pfcswitch_core::units::format_duration(scenario.duration),
         scenario.speed
     );
+    create_dirs(&out, &["plans", "endpoints"])?;
     let topology =
         Topology::up(&scenario.topology, &format!("sc{}-", std::process::id()), &switches, &out, scenario.mtu)?;
     check_interrupt()?;
@@ -350,7 +367,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     }
 
     let stop = Arc::new(AtomicBool::new(false));
-    let priorities: Vec<u8> = scenario.classes.iter().map(|c| c.priority).collect();
+    let priorities = scenario.priorities();
     let sockets = switches.iter().map(|s| (s.clone(), topology.socket(s))).collect();
     let sampler = sample_queues(sockets, priorities, epoch, scenario.sample, stop.clone());
     let give_up = epoch + scenario.duration + scenario.drain;

@@ -6,16 +6,15 @@
 
 use super::RunArgs;
 use super::report::{self, Outcome, QueueSample, RunRecord};
-use super::runner::{Prepared, TopologyDescription, host_addresses, prepare};
+use super::runner::{Prepared, TopologyDescription, connection_spec, host_addresses, prepare};
 use crate::endpoint::EndpointResult;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use pfcswitch_core::config::SwitchConfig;
-use pfcswitch_core::host::{ConnectionSpec, Transport};
-use pfcswitch_core::report::Snapshot;
+use pfcswitch_core::host::Transport;
+use pfcswitch_core::report::{QueueDepths, Snapshot};
 use pfcswitch_core::sim::{Endpoint, Network, SimHost};
 use pfcswitch_core::switch::Switch;
 use pfcswitch_core::time::Instant;
-use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp};
 use pfcswitch_core::workload;
 use std::time::Duration;
 
@@ -54,9 +53,8 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         configs.push(config);
     }
     let end = EPOCH + scenario.duration;
-    for host in &hosts {
-        let (mac, ip) = host_addresses(host)?;
-        let (mac, ip): (EthernetAddress, Ipv4Addr) = (mac.parse().map_err(|e| anyhow::anyhow!("{e:?}"))?, ip.parse()?);
+    let addresses = hosts.iter().map(|h| host_addresses(h)).collect::<Result<Vec<_>>>()?;
+    for &(mac, ip) in &addresses {
         let mut sim_host = SimHost::new(mac, ip, scenario.speed);
         sim_host.announce();
         let config = scenario.transport.config(mac, ip, scenario.mtu, EPOCH, end);
@@ -74,38 +72,19 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     }
     let connections = workload::plan(&scenario.classes, &hosts, args.seed, EPOCH, scenario.duration)?;
     for c in &connections {
-        let (mac, ip) = host_addresses(&hosts[c.receiver])?;
-        let spec = ConnectionSpec {
-            id: c.id,
-            dst: mac.parse().map_err(|e| anyhow::anyhow!("{e:?}"))?,
-            dst_ip: ip.parse()?,
-            priority: Pcp::new(c.priority).context("priority")?,
-            vid: 1,
-            rate: c.rate,
-        };
+        let spec = connection_spec(c, &hosts)?;
         net.hosts[c.sender].transport.as_mut().expect("set above").add_connection(spec, c.messages.clone());
     }
-    let priorities: Vec<u8> = scenario.classes.iter().map(|c| c.priority).collect();
+    let priorities = scenario.priorities();
     let give_up = end + scenario.drain;
     let mut samples = Vec::new();
     let seconds = |at: Instant| (at.as_nanos() as f64 - EPOCH.as_nanos() as f64) / 1e9;
     loop {
         net.run_for(scenario.sample);
         let now = net.now();
-        for (s, switch) in net.switches.iter().enumerate() {
-            for (p, port) in configs[s].ports.iter().enumerate() {
-                for &priority in &priorities {
-                    let queue = switch.queue_state(now, p, Pcp::from_low_bits(priority));
-                    samples.push(QueueSample {
-                        seconds: seconds(now),
-                        switch: switches[s].clone(),
-                        port: port.name.clone(),
-                        priority,
-                        egress_bytes: queue.egress.bytes,
-                        ingress_bytes: queue.ingress.bytes,
-                    });
-                }
-            }
+        for ((name, switch), config) in switches.iter().zip(&net.switches).zip(&configs) {
+            let depths = QueueDepths::of(switch, config, now);
+            samples.extend(QueueSample::of(seconds(now), name, &depths, &priorities));
         }
         let done = net.hosts.iter().all(|h| h.transport.as_ref().is_none_or(Transport::is_done));
         if (now >= end && done) || now >= give_up {
@@ -120,9 +99,6 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let snapshots: Vec<(String, Snapshot)> = (switches.iter().zip(&net.switches).zip(&configs))
         .map(|((name, switch), config)| (name.clone(), Snapshot::of(switch, config, now, now.as_nanos() as f64 / 1e9)))
         .collect();
-    if endpoints.is_empty() {
-        bail!("topology {} has no hosts", scenario.topology);
-    }
     let record = RunRecord {
         scenario: &scenario,
         policy: policy.name(),

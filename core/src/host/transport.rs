@@ -184,14 +184,21 @@ impl Connection {
         (index, ((seq - first) as usize * payload) as u32)
     }
 
-    /// When the connection may send its next segment, if it has one before `until` (the end
-    /// of long-lived flows).
-    fn ready_at(&self, payload: usize, until: Instant) -> Option<Instant> {
-        let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Shaper::ready_at);
-        if self.next < self.end_of_assigned(payload) {
-            return Some(pacer).filter(|_| !self.sends_long_lived(payload) || pacer < until);
+    /// When the connection may send its next segment, at `not_before` or later: never while
+    /// `window` segments are unacknowledged, and never a long-lived flow's segment at or after
+    /// `until` (the end of the workload).
+    fn send_at(&self, payload: usize, window: u32, until: Instant, not_before: Instant) -> Option<Instant> {
+        if self.next - self.base >= window {
+            return None;
         }
-        self.messages.get(self.assigned).map(|m| m.spec.start.max(pacer))
+        let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Shaper::ready_at);
+        let at = if self.next < self.end_of_assigned(payload) {
+            pacer
+        } else {
+            self.messages.get(self.assigned)?.spec.start.max(pacer)
+        };
+        let at = at.max(not_before);
+        (at < until || !self.sends_long_lived(payload)).then_some(at)
     }
 
     /// Whether the segment at `next` belongs (or would belong) to a long-lived flow.
@@ -430,14 +437,11 @@ impl Transport {
     }
 
     fn next_segment(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
-        let payload = self.config.payload_len();
+        let (payload, window, until) = (self.config.payload_len(), self.config.window, self.config.long_lived_until);
         let n = self.connections.len();
         let chosen = (0..n).map(|i| (self.next_connection + i) % n).find(|&i| {
             let c = &self.connections[i];
-            c.ready_at(payload, self.config.long_lived_until).is_some_and(|at| at <= now)
-                && (now < self.config.long_lived_until || !c.sends_long_lived(payload))
-                && c.next - c.base < self.config.window
-                && nic.can_send(now, c.spec.priority)
+            c.send_at(payload, window, until, now) == Some(now) && nic.can_send(now, c.spec.priority)
         })?;
         self.next_connection = (chosen + 1) % n;
         let connection = &mut self.connections[chosen];
@@ -487,13 +491,10 @@ impl Transport {
     /// When this transport next needs `poll_transmit` or `handle_timeout`, if ever. A
     /// connection with a full window waits for an ACK, not a time.
     pub fn poll_timeout(&self, nic: &HostNic) -> Option<Instant> {
-        let payload = self.config.payload_len();
+        let (payload, window, until) = (self.config.payload_len(), self.config.window, self.config.long_lived_until);
         let control = self.control.iter().map(|&id| nic.ready_at(self.control_priority(id))).min();
-        let segments = self.connections.iter().filter(|c| c.next - c.base < self.config.window).filter_map(|c| {
-            let until = self.config.long_lived_until;
-            let at = c.ready_at(payload, until)?.max(nic.ready_at(c.spec.priority));
-            (at < until || !c.sends_long_lived(payload)).then_some(at)
-        });
+        let segments =
+            self.connections.iter().filter_map(|c| c.send_at(payload, window, until, nic.ready_at(c.spec.priority)));
         let timers = self.connections.iter().filter_map(|c| c.rto_deadline);
         control.into_iter().chain(segments).chain(timers).min()
     }
@@ -535,8 +536,8 @@ mod tests {
         }
     }
 
-    /// Runs A → B back to back (no delay) until both are idle, dropping the data frames
-    /// for which `drop(sequence)` says so. Returns A and B.
+    /// Runs A → B back to back (no delay) until both are idle, dropping the frames (data
+    /// A → B, ACKs and NAKs B → A) for which `drop` says so. Returns A and B.
     fn run(messages: Vec<MessageSpec>, mut drop: impl FnMut(TrafficRepr) -> bool) -> (Transport, Transport) {
         let (mut a, mut a_nic) = transport(A);
         let (mut b, mut b_nic) = transport(B);
@@ -551,7 +552,10 @@ mod tests {
                 }
             }
             while let Some(len) = b.poll_transmit(now, &mut b_nic, &mut buffer) {
-                assert!(a.handle_rx(now, &buffer[..len]));
+                let traffic = FrameView::parse(&buffer[..len]).unwrap().traffic().unwrap().2;
+                if !drop(traffic) {
+                    assert!(a.handle_rx(now, &buffer[..len]));
+                }
             }
             a.handle_timeout(now);
             match a.poll_timeout(&a_nic).into_iter().chain(b.poll_timeout(&b_nic)).min() {
@@ -560,6 +564,16 @@ mod tests {
             }
         }
         panic!("no progress at {now}");
+    }
+
+    /// A `drop` for [`run`]: the first transmission of data segment `sequence`, nothing else.
+    fn data_segment_once(sequence: u32) -> impl FnMut(TrafficRepr) -> bool {
+        let mut dropped = false;
+        move |t| {
+            let drop = t.kind == TrafficKind::Data && t.sequence == sequence && !dropped;
+            dropped |= drop;
+            drop
+        }
     }
 
     fn message(id: u32, size: u32) -> MessageSpec {
@@ -582,12 +596,7 @@ mod tests {
 
     #[test]
     fn a_gap_draws_one_nak_and_the_sender_goes_back_to_it() {
-        let mut dropped = false;
-        let (a, b) = run(vec![message(0, 50 * 1422)], |t| {
-            let drop = t.sequence == 10 && !dropped;
-            dropped |= drop;
-            drop
-        });
+        let (a, b) = run(vec![message(0, 50 * 1422)], data_segment_once(10));
         let (_, sender) = a.sender_stats().next().unwrap();
         let (_, receiver) = b.receiver_stats().next().unwrap();
         assert_eq!((sender.naks, sender.timeouts), (1, 0));
@@ -599,12 +608,7 @@ mod tests {
 
     #[test]
     fn a_lost_tail_is_recovered_by_the_retransmission_timer() {
-        let mut dropped = false;
-        let (a, b) = run(vec![message(0, 3 * 1422)], |t| {
-            let drop = t.sequence == 2 && !dropped;
-            dropped |= drop;
-            drop
-        });
+        let (a, b) = run(vec![message(0, 3 * 1422)], data_segment_once(2));
         let (_, sender) = a.sender_stats().next().unwrap();
         assert_eq!((sender.naks, sender.timeouts), (0, 1));
         // Segments 0 and 1 arrived but were not yet acknowledged (ACKs are coalesced): the
@@ -617,11 +621,31 @@ mod tests {
 
     #[test]
     fn lost_acknowledgements_are_covered_by_later_ones_or_the_timer() {
-        // Drop every data frame once with a fixed pattern: go-back-N still delivers in order.
-        let mut seen = std::collections::HashSet::new();
-        let (a, b) =
-            run(vec![message(0, 200 * 1422), message(1, 700)], |t| t.sequence % 7 == 3 && seen.insert(t.sequence));
+        // Every other ACK and NAK is lost, the last one included: cumulative ACKs cover the
+        // gaps, and the timer recovers the lost final ACK.
+        let mut acknowledgements = 0u32;
+        let (a, b) = run(vec![message(0, 200 * 1422), message(1, 700)], |t| {
+            let ack = t.kind != TrafficKind::Data;
+            acknowledgements += u32::from(ack);
+            ack && acknowledgements % 2 == 1
+        });
         assert!(a.is_done());
+        let (_, sender) = a.sender_stats().next().unwrap();
+        assert!(sender.timeouts >= 1, "a lost final ACK costs a timeout: {sender:?}");
+        let (_, receiver) = b.receiver_stats().next().unwrap();
+        assert_eq!((receiver.bytes, receiver.messages, receiver.out_of_order), (200 * 1422 + 700, 2, 0));
+    }
+
+    #[test]
+    fn a_pattern_of_data_losses_is_delivered_in_order() {
+        // Every seventh segment is lost once: go-back-N still delivers in order.
+        let mut seen = std::collections::HashSet::new();
+        let (a, b) = run(vec![message(0, 200 * 1422), message(1, 700)], |t| {
+            t.kind == TrafficKind::Data && t.sequence % 7 == 3 && seen.insert(t.sequence)
+        });
+        assert!(a.is_done());
+        let (_, sender) = a.sender_stats().next().unwrap();
+        assert!(sender.naks > 0 && sender.retransmitted > 0, "{sender:?}");
         let (_, receiver) = b.receiver_stats().next().unwrap();
         assert_eq!((receiver.bytes, receiver.messages), (200 * 1422 + 700, 2));
     }

@@ -14,7 +14,7 @@
 //! Ties go to the lowest input port, so runs are deterministic. Counters, signals and states
 //! are dense arrays sized ports² × lossless priorities, allocated once.
 
-use super::{EgressEvent, Policy, PolicyActions};
+use super::{EgressEvent, Policy, PolicyActions, hysteresis};
 use crate::config::CapfcAlgorithm;
 use crate::wire::Pcp;
 
@@ -134,10 +134,15 @@ impl Capfc {
         })
     }
 
-    /// Recomputes D(i,p) = I ∨ ⋁E and tells the transmitter only if it changed.
+    /// D(i,p) = I(i,p) ∨ ⋁o E(i,o,p), by `ingress_index`.
+    fn wanted(&self, index: usize) -> bool {
+        self.ingress_state[index] || self.signals[index] > 0
+    }
+
+    /// Recomputes D(i,p) and tells the transmitter only if it changed.
     fn update_decision(&mut self, port: usize, priority: Pcp, slot: usize, actions: &mut PolicyActions<'_>) {
         let index = self.ingress_index(port, slot);
-        let decision = self.ingress_state[index] || self.signals[index] > 0;
+        let decision = self.wanted(index);
         if decision != self.decision[index] {
             self.decision[index] = decision;
             actions.set_xoff(port, priority, decision);
@@ -211,13 +216,7 @@ impl Policy for Capfc {
     fn on_ingress(&mut self, port: usize, priority: Pcp, bytes: u64, actions: &mut PolicyActions<'_>) {
         let Some(slot) = self.slot[priority.index()] else { return };
         let index = self.ingress_index(port, slot);
-        let state = if bytes >= self.thresholds.ingress_xoff {
-            true
-        } else if bytes <= self.thresholds.ingress_xon {
-            false
-        } else {
-            return;
-        };
+        let Some(state) = hysteresis(bytes, self.thresholds.ingress_xoff, self.thresholds.ingress_xon) else { return };
         if state != self.ingress_state[index] {
             self.ingress_state[index] = state;
             self.update_decision(port, priority, slot, actions);
@@ -230,7 +229,7 @@ impl Policy for Capfc {
         let Some(slot) = self.slot[priority.index()] else { return };
         let index = self.ingress_index(port, slot);
         self.ingress_state[index] = asserted;
-        self.decision[index] = asserted || self.signals[index] > 0;
+        self.decision[index] = self.wanted(index);
     }
 
     /// §II-D, Algorithm 1 (enqueue: steps 6–13; dequeue: steps 15–20).

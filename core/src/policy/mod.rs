@@ -16,6 +16,18 @@ use crate::config::{PolicyKind, SwitchConfig};
 use crate::time::Instant;
 use crate::wire::Pcp;
 
+/// PFC's ingress hysteresis (802.1Qbb, and CaPFC's I(i,p), §II-C): congested at `xoff`
+/// bytes or more, clear at `xon` or less, unchanged (`None`) in between.
+pub(crate) fn hysteresis(bytes: u64, xoff: u64, xon: u64) -> Option<bool> {
+    if bytes >= xoff {
+        Some(true)
+    } else if bytes <= xon {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 /// What a policy may do in reaction to an event.
 #[derive(Debug)]
 pub struct PolicyActions<'a> {

@@ -1,7 +1,7 @@
 //! IEEE 802.1Qbb PFC as a policy: XOFF/XON hysteresis on ingress accounting, per (ingress
 //! port, lossless priority). The classic scheme: egress queues play no part.
 
-use super::{Policy, PolicyActions};
+use super::{Policy, PolicyActions, hysteresis};
 use crate::wire::Pcp;
 
 #[derive(Clone, Debug)]
@@ -23,10 +23,8 @@ impl Policy for Pfc {
         if self.lossless & priority.mask() == 0 {
             return;
         }
-        if bytes >= self.xoff {
-            actions.set_xoff(port, priority, true);
-        } else if bytes <= self.xon {
-            actions.set_xoff(port, priority, false);
+        if let Some(xoff) = hysteresis(bytes, self.xoff, self.xon) {
+            actions.set_xoff(port, priority, xoff);
         }
     }
 }

@@ -5,8 +5,8 @@ use crate::host::{FlowReceiver, FlowSender, FlowSpec, FlowStats, HostNic, Transp
 use crate::time::Instant;
 use crate::units::BitRate;
 use crate::wire::{
-    EthernetAddress, FrameView, Ipv4Addr, L2Repr, MacControlRepr, PAUSE_MULTICAST, Pcp, build_mac_control_frame,
-    ethertype,
+    EthernetAddress, FrameView, Ipv4Addr, MacControlRepr, PAUSE_MULTICAST, Pcp, build_announcement_frame,
+    build_mac_control_frame,
 };
 use std::cmp::Reverse;
 
@@ -79,16 +79,8 @@ impl SimHost {
         }
         if self.announce && self.nic.can_send(now, Pcp::default()) {
             self.announce = false;
-            let l2 = L2Repr {
-                dst: EthernetAddress::BROADCAST,
-                src: self.mac,
-                vlan: None,
-                cn_tag: None,
-                ethertype: ethertype::LOCAL_EXPERIMENTAL_1,
-            };
-            let offset = l2.emit(buffer);
-            buffer[offset..60].fill(0);
-            return Some(self.book_wire(now, 60));
+            let len = build_announcement_frame(buffer, self.mac);
+            return Some(self.book_wire(now, len));
         }
         if let Some(transport) = &mut self.transport
             && let Some(len) = transport.poll_transmit(now, &mut self.nic, buffer)

@@ -148,6 +148,24 @@ fn pad(frame: &mut [u8], len: usize) -> usize {
     }
 }
 
+/// Writes a host's announcement (60 bytes): a broadcast with EtherType 0x88B5 (local
+/// experimental) and a zero payload, which teaches every switch on the way where `src` is.
+///
+/// # Panics
+/// If `frame` is shorter than 60 bytes.
+pub fn build_announcement_frame(frame: &mut [u8], src: EthernetAddress) -> usize {
+    let l2 = L2Repr {
+        dst: EthernetAddress::BROADCAST,
+        src,
+        vlan: None,
+        cn_tag: None,
+        ethertype: ethertype::LOCAL_EXPERIMENTAL_1,
+    };
+    let offset = l2.emit(frame);
+    frame[offset..MIN_FRAME_LEN].fill(0);
+    MIN_FRAME_LEN
+}
+
 /// Writes an untagged PAUSE or PFC frame (60 bytes) and returns its length.
 ///
 /// # Panics

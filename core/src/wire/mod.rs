@@ -24,7 +24,8 @@ pub use cn_tag::{CN_TAG_HEADER_LEN, CnTagHeader, CnTagRepr};
 pub use cnm::{CNM_MAX_ENCAPSULATED, CnmPacket, CnmRepr};
 pub use ethernet::{ETHERNET_HEADER_LEN, EthernetAddress, EthernetFrame, EthernetRepr};
 pub use frame::{
-    DataFrameSpec, FrameView, L2Repr, MIN_FRAME_LEN, build_cnm_frame, build_data_frame, build_mac_control_frame,
+    DataFrameSpec, FrameView, L2Repr, MIN_FRAME_LEN, build_announcement_frame, build_cnm_frame, build_data_frame,
+    build_mac_control_frame,
 };
 pub use ipv4::{Ipv4Addr, Ipv4Packet, Ipv4Repr};
 pub use mac_control::{

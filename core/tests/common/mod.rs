@@ -49,6 +49,20 @@ pub fn flow(id: u32, to_host: usize, priority: u8, frame_len: usize, frames: u64
     }
 }
 
+/// The §II-A setup on a star: hosts 0 and 1 send line-rate priority-3 traffic into host 2
+/// (the congested egress X, flows 0 and 1), host 3 a line-rate victim into idle host 4
+/// (flow 3), all with `frame_len`-byte frames from `start`.
+pub fn congest_x_beside_victim(net: &mut Network, frame_len: usize, start: Instant) {
+    net.hosts[0].add_flow(flow(0, 2, 3, frame_len, u64::MAX, start));
+    net.hosts[1].add_flow(flow(1, 2, 3, frame_len, u64::MAX, start));
+    net.hosts[3].add_flow(flow(3, 4, 3, frame_len, u64::MAX, start));
+}
+
+/// How many `len`-byte frames a link of `rate` carries in `duration`.
+pub fn line_rate_frames(duration: Duration, rate: BitRate, len: usize) -> f64 {
+    duration.as_secs_f64() * rate.bps() as f64 / wire_bits(1, len) as f64
+}
+
 /// Wire bits of `frames` frames of `len` bytes (padding, FCS, preamble, gap).
 pub fn wire_bits(frames: u64, len: usize) -> u64 {
     frames * (len.max(60) as u64 + 24) * 8
