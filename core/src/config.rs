@@ -41,6 +41,8 @@ pub struct SwitchConfig {
     pub policy: PolicyConfig,
     #[serde(default)]
     pub fdb: FdbConfig,
+    #[serde(default)]
+    pub pfcwd: PfcwdConfig,
 }
 
 /// `[switch]`: identity and the daemon's endpoints (the core only reads `name`).
@@ -276,6 +278,61 @@ impl Default for PolicyConfig {
     }
 }
 
+/// What the PFC watchdog does with a stormed queue (SONiC pfcwd's actions).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PfcwdAction {
+    /// Drop the queue's frames and those that arrive for it, and ignore the peer's PFC for the
+    /// priority, so the storm does not spread back.
+    #[default]
+    Drop,
+    /// Ignore the peer's PFC for the priority and transmit.
+    Forward,
+    /// Count and report only; the queue stays paused.
+    Alert,
+}
+
+impl PfcwdAction {
+    pub const fn name(self) -> &'static str {
+        match self {
+            PfcwdAction::Drop => "drop",
+            PfcwdAction::Forward => "forward",
+            PfcwdAction::Alert => "alert",
+        }
+    }
+}
+
+/// `[pfcwd]`: the PFC watchdog, with the semantics of SONiC's pfcwd. Off by default: its
+/// `drop` action gives up losslessness to contain a storm, which is the operator's call.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PfcwdConfig {
+    pub enabled: bool,
+    pub action: PfcwdAction,
+    /// A lossless egress queue that holds frames and stays paused by its peer this long is stormed.
+    #[serde(with = "units::duration")]
+    pub detection_time: Duration,
+    /// A stormed queue is restored after this long without PFC from its peer for the priority.
+    #[serde(with = "units::duration")]
+    pub restoration_time: Duration,
+    /// A port asserting XOFF towards its peer continuously for longer than this is reported.
+    #[serde(with = "units::duration")]
+    pub pausing_peer_limit: Duration,
+}
+
+impl Default for PfcwdConfig {
+    /// SONiC's defaults: 200 ms detection and restoration.
+    fn default() -> Self {
+        PfcwdConfig {
+            enabled: false,
+            action: PfcwdAction::Drop,
+            detection_time: Duration::from_millis(200),
+            restoration_time: Duration::from_millis(200),
+            pausing_peer_limit: Duration::from_secs(5),
+        }
+    }
+}
+
 /// `[fdb]`: MAC learning.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -371,6 +428,7 @@ impl SwitchConfig {
             scheduler: SchedulerConfig::default(),
             policy: PolicyConfig::default(),
             fdb: FdbConfig::default(),
+            pfcwd: PfcwdConfig::default(),
         }
     }
 
@@ -391,6 +449,7 @@ impl SwitchConfig {
         if self.fdb.aging.is_zero() {
             return Err(error("fdb.aging", "must be greater than zero"));
         }
+        self.validate_pfcwd()?;
         Ok(warnings)
     }
 
@@ -433,6 +492,20 @@ impl SwitchConfig {
                 return Err(error(key("dscp_map"), "only meaningful with trust = \"dscp\""));
             }
             self.dscp_map(index)?;
+        }
+        Ok(())
+    }
+
+    fn validate_pfcwd(&self) -> Result<(), ConfigError> {
+        let wd = &self.pfcwd;
+        for (key, value) in [
+            ("detection_time", wd.detection_time),
+            ("restoration_time", wd.restoration_time),
+            ("pausing_peer_limit", wd.pausing_peer_limit),
+        ] {
+            if value < Duration::from_millis(1) {
+                return Err(error(format!("pfcwd.{key}"), "must be at least 1ms"));
+            }
         }
         Ok(())
     }
