@@ -78,6 +78,9 @@ enum TrafficCommand {
     Send(traffic::SendArgs),
     /// Count the flows arriving, with loss and reordering.
     Recv(traffic::RecvArgs),
+    /// Keep the link paused as a NIC stuck in a PFC storm does: XOFF for one class, re-sent
+    /// before it expires, never an XON.
+    Storm(traffic::StormArgs),
     /// One host of a scenario over AF_XDP (started by `pfcswitch scenario run`).
     Endpoint(endpoint::EndpointArgs),
 }
@@ -99,6 +102,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Frame(command) => frame::run(command, json),
         Command::Traffic(TrafficCommand::Send(args)) => traffic::send(&args, json),
         Command::Traffic(TrafficCommand::Recv(args)) => traffic::recv(&args, json),
+        Command::Traffic(TrafficCommand::Storm(args)) => traffic::storm(&args, json),
         Command::Traffic(TrafficCommand::Endpoint(args)) => endpoint::run(&args),
         Command::Scenario(scenario::ScenarioCommand::List) => scenario::list(),
         Command::Scenario(scenario::ScenarioCommand::Run(args)) => scenario::run(&args).map(drop),

@@ -1,14 +1,18 @@
 //! `pfcswitch traffic`: endpoints for a host namespace. `send` emits one sequence-numbered
 //! flow at an emulated NIC speed and obeys PFC and PAUSE like a RoCE NIC (core's
-//! `HostNic`); `recv` counts what arrives per flow, with loss and reordering. Frames go
-//! through AF_PACKET on the host's interface.
+//! `HostNic`); `recv` counts what arrives per flow, with loss and reordering; `storm` keeps
+//! the link paused as a broken NIC does (core's `Storm`). Frames go through AF_PACKET on the
+//! host's interface.
 
 use anyhow::{Context, Result};
 use clap::Args;
 use pfcswitch_core::host::{FlowReceiver, FlowSender, FlowSpec, HostNic};
+use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::BitRate;
-use pfcswitch_core::wire::{EthernetAddress, FrameView, Ipv4Addr, Pcp};
+use pfcswitch_core::wire::{EthernetAddress, FrameView, Ipv4Addr, PAUSE_MULTICAST, Pcp, build_mac_control_frame};
+use pfcswitch_core::workload::Storm;
 use pfcswitchd::packet::RawSocket;
+use pfcswitchd::signals::{self, SignalFd};
 use pfcswitchd::timer::{self, Clock, Lateness};
 use serde_json::json;
 use std::time::Duration;
@@ -64,6 +68,30 @@ pub struct RecvArgs {
     idle: Option<Duration>,
 }
 
+#[derive(Debug, Args)]
+pub struct StormArgs {
+    /// The host interface whose link to keep paused.
+    #[arg(long)]
+    iface: String,
+    /// The priority (PFC class) to pause.
+    #[arg(long, value_parser = parse_pcp)]
+    class: Pcp,
+    /// Storm this long (default: until SIGINT or SIGTERM).
+    #[arg(long, value_parser = parse_duration)]
+    duration: Option<Duration>,
+    /// Pause time of each XOFF frame, 1-65535.
+    #[arg(long, default_value_t = u16::MAX)]
+    quanta: u16,
+    /// The link's speed: a quantum is 512 bit times at it, and XOFF is re-sent every quarter
+    /// of the pause. Default: the interface's speed in sysfs, else 100Gbps (the shortest period).
+    #[arg(long)]
+    speed: Option<BitRate>,
+    /// Start at this CLOCK_MONOTONIC instant in nanoseconds, the clock every namespace shares
+    /// (how the scenario runner starts a storm on time), instead of now.
+    #[arg(long, value_name = "NANOSECONDS")]
+    at: Option<u64>,
+}
+
 fn parse_pcp(text: &str) -> Result<Pcp, String> {
     text.parse::<u8>().ok().and_then(Pcp::new).ok_or_else(|| format!("`{text}` is not a priority 0-7"))
 }
@@ -76,6 +104,12 @@ fn iface_mac(iface: &str) -> Result<EthernetAddress> {
     let text = std::fs::read_to_string(format!("/sys/class/net/{iface}/address"))
         .with_context(|| format!("interface `{iface}` not found in this network namespace"))?;
     Ok(text.trim().parse()?)
+}
+
+/// The speed the kernel reports for `iface` (veth reports 10 Gbit/s), if any.
+fn iface_speed(iface: &str) -> Option<BitRate> {
+    let text = std::fs::read_to_string(format!("/sys/class/net/{iface}/speed")).ok()?;
+    text.trim().parse::<u64>().ok().filter(|&mbps| mbps > 0 && mbps < 1 << 40).map(BitRate::mbps)
 }
 
 /// The first IPv4 address of `iface`, or 0.0.0.0 (the switch forwards on MAC addresses).
@@ -259,6 +293,60 @@ pub fn recv(args: &RecvArgs, json: bool) -> Result<()> {
                 f["seconds"].as_f64().unwrap_or(0.0)
             );
         }
+    }
+    Ok(())
+}
+
+pub fn storm(args: &StormArgs, json: bool) -> Result<()> {
+    let speed = args.speed.or_else(|| iface_speed(&args.iface)).unwrap_or(BitRate::gbps(100));
+    let storm = Storm::new(args.class.value(), args.quanta, speed)?;
+    signals::block_signals().context("cannot block signals")?;
+    let signal_fd = SignalFd::new().context("cannot open a signalfd")?;
+    let socket =
+        RawSocket::open(&args.iface).with_context(|| format!("cannot open a raw socket on `{}`", args.iface))?;
+    let mut frame = [0u8; 64];
+    let len = build_mac_control_frame(&mut frame, iface_mac(&args.iface)?, PAUSE_MULTICAST, &storm.frame());
+    timer::tighten_timer_slack();
+    let clock = Clock::system();
+    let start = args.at.map_or_else(|| clock.now(), Instant::from_nanos);
+    let end = args.duration.map(|d| start + d);
+    let (mut next, mut sent, mut lateness) = (start, 0u64, Lateness::new());
+    loop {
+        let now = clock.now();
+        if end.is_some_and(|end| now >= end) {
+            break;
+        }
+        if now >= next {
+            socket.send(&frame[..len]).with_context(|| format!("cannot send on `{}`", args.iface))?;
+            sent += 1;
+            next = storm.next_after(start, now + Duration::from_nanos(1));
+        }
+        let deadline = end.map_or(next, |end| next.min(end));
+        let mut fds = [timer::readable(signal_fd.raw())];
+        timer::wait(&clock, Some(deadline), Duration::ZERO, &mut fds, || false, &mut lateness);
+        if fds[0].revents != 0 && signal_fd.read().is_some() {
+            break;
+        }
+    }
+    let seconds = clock.now().saturating_duration_since(start).as_secs_f64();
+    let pause = speed.pause_duration(args.quanta);
+    if json {
+        println!(
+            "{}",
+            json!({
+                "iface": args.iface, "priority": args.class.value(), "quanta": args.quanta, "speed": speed,
+                "interval_seconds": storm.interval().as_secs_f64(), "frames": sent, "seconds": seconds,
+            })
+        );
+    } else {
+        println!(
+            "storm on {}: sent {sent} PFC frames in {seconds:.3} s (priority {} XOFF for {} quanta = {:.3} ms at {speed}, one every {:.3} ms)",
+            args.iface,
+            args.class,
+            args.quanta,
+            pause.as_secs_f64() * 1e3,
+            storm.interval().as_secs_f64() * 1e3,
+        );
     }
     Ok(())
 }

@@ -14,10 +14,14 @@
 //! Every (class, sender, receiver) pair is one connection (a queue pair): its messages are
 //! sent in arrival order. Each class and sender draws from its own stream derived from the
 //! seed, so editing one class leaves the others' arrivals unchanged.
+//!
+//! A `[[storm]]` ([`StormSpec`]) makes a host behave like a NIC stuck in a PFC storm: it keeps
+//! its switch port paused on one priority for a while ([`Storm`]).
 
 use crate::host::MessageSpec;
 use crate::time::Instant;
 use crate::units::{BitRate, ByteSize, duration};
+use crate::wire::{MacControlRepr, Pcp, PfcRepr};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -88,6 +92,8 @@ pub enum WorkloadError {
     Missing { class: String, key: &'static str, kind: Pattern },
     #[error("class `{class}`: {reason}")]
     Invalid { class: String, reason: String },
+    #[error("storm of host `{host}`: {reason}")]
+    Storm { host: String, reason: String },
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and stable across versions, so a seed
@@ -273,6 +279,97 @@ fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result
     Ok(())
 }
 
+/// One `[[storm]]` of a scenario: from `start` (from the run's start) for `duration`, `host`
+/// sends PFC XOFF frames for `priority` as a broken NIC does (see [`Storm`]).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StormSpec {
+    pub host: String,
+    pub priority: u8,
+    #[serde(with = "duration")]
+    pub start: Duration,
+    #[serde(with = "duration")]
+    pub duration: Duration,
+    /// Pause time of each frame (default 65535, the most a frame can ask for).
+    #[serde(default = "max_quanta")]
+    pub quanta: u16,
+}
+
+fn max_quanta() -> u16 {
+    u16::MAX
+}
+
+impl StormSpec {
+    /// Checks the storm against the run's hosts; returns the host's index.
+    pub fn host_index(&self, hosts: &[String]) -> Result<usize, WorkloadError> {
+        let invalid = |reason: String| WorkloadError::Storm { host: self.host.clone(), reason };
+        let index = hosts
+            .iter()
+            .position(|h| *h == self.host)
+            .ok_or_else(|| invalid(format!("no such host (hosts: {})", hosts.join(", "))))?;
+        Storm::new(self.priority, self.quanta, BitRate::gbps(1)).map_err(|e| invalid(e.to_string()))?;
+        if self.duration.is_zero() {
+            return Err(invalid("`duration` must be greater than zero".into()));
+        }
+        Ok(index)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StormError {
+    #[error("priority {0} is not a PCP (0..=7)")]
+    Priority(u8),
+    #[error("quanta must be at least 1 (0 would be an XON, which a storm never sends)")]
+    ZeroQuanta,
+}
+
+/// A PFC storm as a broken NIC makes one: XOFF for one priority, re-sent well before the
+/// pause expires, never an XON. The peer's queue stays paused as long as the storm lasts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Storm {
+    frame: PfcRepr,
+    interval: Duration,
+}
+
+impl Storm {
+    /// Frames are never closer than this: a storm must not cost its sender a core.
+    pub const MIN_INTERVAL: Duration = Duration::from_micros(100);
+
+    /// A storm of `quanta` on `priority` towards a link of `speed`: one frame every quarter of
+    /// the pause it asks for, so a late or lost frame never lets the pause lapse.
+    pub fn new(priority: u8, quanta: u16, speed: BitRate) -> Result<Storm, StormError> {
+        let pcp = Pcp::new(priority).ok_or(StormError::Priority(priority))?;
+        if quanta == 0 {
+            return Err(StormError::ZeroQuanta);
+        }
+        let interval = (speed.pause_duration(quanta) / 4).max(Self::MIN_INTERVAL);
+        Ok(Storm { frame: PfcRepr::default().with_class(pcp, quanta), interval })
+    }
+
+    /// The PFC frame the storm repeats.
+    pub fn frame(&self) -> MacControlRepr {
+        MacControlRepr::Pfc(self.frame)
+    }
+
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// When the storm sends its frames if it starts at `start` and lasts `length`.
+    pub fn times(&self, start: Instant, length: Duration) -> impl Iterator<Item = Instant> + use<> {
+        let (interval, end) = (self.interval, start + length);
+        (0u32..).map(move |k| start + interval * k).take_while(move |&at| at < end)
+    }
+
+    /// The first send time at or after `now` (a sender that woke late skips the frames it
+    /// missed rather than bursting them).
+    pub fn next_after(&self, start: Instant, now: Instant) -> Instant {
+        let elapsed = now.saturating_duration_since(start).as_nanos();
+        let interval = self.interval.as_nanos();
+        start + Duration::from_nanos(u64::try_from(elapsed.div_ceil(interval) * interval).unwrap_or(u64::MAX))
+    }
+}
+
 /// Serde for a list of spans ("100ms").
 mod durations {
     use crate::units::parse_duration;
@@ -406,6 +503,37 @@ mod tests {
         );
         assert_eq!(connections[0].messages[0].size, None);
         assert_eq!(connections[3].messages[0].start, Instant::ZERO + Duration::from_millis(100));
+    }
+
+    #[test]
+    fn a_storm_repeats_xoff_at_a_quarter_of_its_pause_and_never_resumes() {
+        let storm = Storm::new(3, u16::MAX, BitRate::mbps(100)).unwrap();
+        // 65535 quanta × 512 bit at 100 Mbit/s = 335.5 ms.
+        assert_eq!(storm.interval(), BitRate::mbps(100).pause_duration(u16::MAX) / 4);
+        let MacControlRepr::Pfc(frame) = storm.frame() else { panic!("a PFC frame") };
+        assert_eq!(frame.classes().collect::<Vec<_>>(), [(Pcp::new(3).unwrap(), u16::MAX)]);
+        let start = Instant::ZERO + Duration::from_secs(1);
+        let times: Vec<Instant> = storm.times(start, Duration::from_secs(2)).collect();
+        assert_eq!(times.len(), 24, "2 s / 83.9 ms");
+        assert_eq!(times[0], start);
+        assert!(times.windows(2).all(|w| w[1] - w[0] == storm.interval()));
+        assert!(*times.last().unwrap() < start + Duration::from_secs(2));
+        assert_eq!(storm.next_after(start, start), start);
+        assert_eq!(storm.next_after(start, start + Duration::from_nanos(1)), times[1]);
+        assert_eq!(storm.next_after(start, times[5]), times[5]);
+        let fast = Storm::new(0, 1, BitRate::gbps(100)).unwrap();
+        assert_eq!(fast.interval(), Storm::MIN_INTERVAL);
+        assert_eq!(Storm::new(3, 0, BitRate::gbps(1)), Err(StormError::ZeroQuanta));
+        assert_eq!(Storm::new(8, 1, BitRate::gbps(1)), Err(StormError::Priority(8)));
+        let spec: StormSpec = toml::from_str("host = \"h4\"\npriority = 3\nstart = \"1s\"\nduration = \"2s\"").unwrap();
+        assert_eq!(spec.quanta, u16::MAX);
+        assert_eq!(spec.host_index(&hosts()), Ok(3));
+        let stranger = StormSpec { host: "h99".into(), ..spec.clone() };
+        assert!(
+            stranger.host_index(&hosts()).unwrap_err().to_string().starts_with("storm of host `h99`: no such host")
+        );
+        let xon = StormSpec { quanta: 0, ..spec };
+        assert!(xon.host_index(&hosts()).unwrap_err().to_string().contains("quanta must be at least 1"));
     }
 
     #[test]

@@ -11,12 +11,12 @@ mod simulate;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use pfcswitch_core::config::{CapfcAlgorithm, PolicyKind};
+use pfcswitch_core::config::{CapfcAlgorithm, PfcwdAction, PfcwdConfig, PolicyKind};
 use pfcswitch_core::host::TransportConfig;
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::{BitRate, duration};
 use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr};
-use pfcswitch_core::workload::ClassSpec;
+use pfcswitch_core::workload::{ClassSpec, StormSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,7 +33,8 @@ pub enum ScenarioCommand {
     Run(RunArgs),
     /// Run it in the core's virtual-time harness: same configs, same plan, no namespaces.
     Simulate(RunArgs),
-    /// Run one seed of a scenario under several policies and compare them side by side.
+    /// Run one seed of a scenario under several policies (or PFC watchdog modes) and compare
+    /// them side by side.
     Compare(CompareArgs),
 }
 
@@ -45,9 +46,12 @@ pub struct RunArgs {
     /// (default: the scenario's).
     #[arg(long)]
     pub policy: Option<String>,
+    /// PFC watchdog of every switch: off, alert, drop, forward (default: the switch configs').
+    #[arg(long, value_parser = parse_pfcwd)]
+    pub pfcwd: Option<PfcwdMode>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Output directory (default: results/NAME/POLICY-seedN).
+    /// Output directory (default: results/NAME/POLICY[-pfcwd-MODE]-seedN).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
@@ -55,9 +59,13 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     pub scenario: String,
-    /// Comma-separated policies.
-    #[arg(long, value_delimiter = ',', default_value = "pfc,pfc-wstop,capfc-max,capfc-cal")]
-    pub policies: Vec<String>,
+    /// Comma-separated policies (default: pfc,pfc-wstop,capfc-max,capfc-cal; with --pfcwd,
+    /// the scenario's).
+    #[arg(long, value_delimiter = ',')]
+    pub policies: Option<Vec<String>>,
+    /// Comma-separated PFC watchdog modes (off, alert, drop, forward), each run under every policy.
+    #[arg(long, value_delimiter = ',', value_parser = parse_pfcwd)]
+    pub pfcwd: Vec<PfcwdMode>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Parent of each policy's output directory (default: results/NAME).
@@ -103,6 +111,9 @@ pub struct Scenario {
     pub overrides: toml::Table,
     #[serde(rename = "class")]
     pub classes: Vec<ClassSpec>,
+    /// Hosts that storm: PFC XOFF towards their switch for a while, as a broken NIC sends.
+    #[serde(rename = "storm", default)]
+    pub storms: Vec<StormSpec>,
 }
 
 impl Scenario {
@@ -252,6 +263,48 @@ pub fn parse_policy(name: &str) -> Result<RunPolicy> {
     Ok(RunPolicy { kind, algorithm })
 }
 
+/// What `--pfcwd` sets in every switch's `[pfcwd]`: `off` disables the watchdog, the others
+/// enable it with that action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PfcwdMode {
+    Off,
+    On(PfcwdAction),
+}
+
+impl PfcwdMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            PfcwdMode::Off => "off",
+            PfcwdMode::On(action) => action.name(),
+        }
+    }
+
+    /// The mode a switch's `[pfcwd]` runs in.
+    pub fn of(config: &PfcwdConfig) -> PfcwdMode {
+        if config.enabled { PfcwdMode::On(config.action) } else { PfcwdMode::Off }
+    }
+
+    /// The `[pfcwd]` keys a switch config gets for this mode.
+    pub fn config_keys(self) -> toml::Table {
+        let mut table = toml::Table::new();
+        table.insert("enabled".into(), toml::Value::Boolean(self != PfcwdMode::Off));
+        if let PfcwdMode::On(action) = self {
+            table.insert("action".into(), toml::Value::String(action.name().into()));
+        }
+        table
+    }
+}
+
+pub fn parse_pfcwd(name: &str) -> Result<PfcwdMode> {
+    Ok(match name {
+        "off" => PfcwdMode::Off,
+        "alert" => PfcwdMode::On(PfcwdAction::Alert),
+        "drop" => PfcwdMode::On(PfcwdAction::Drop),
+        "forward" => PfcwdMode::On(PfcwdAction::Forward),
+        other => bail!("unknown PFC watchdog mode `{other}` (known: off, alert, drop, forward)"),
+    })
+}
+
 pub fn list() -> Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(builtin_dir())
         .with_context(|| format!("cannot list {}", builtin_dir().display()))?
@@ -270,27 +323,43 @@ pub fn list() -> Result<()> {
 
 pub fn compare(args: &CompareArgs) -> Result<()> {
     let (scenario, _) = load(&args.scenario)?;
+    let names = match &args.policies {
+        Some(names) => names.clone(),
+        None if !args.pfcwd.is_empty() => vec![scenario.policy.name().to_string()],
+        None => ["pfc", "pfc-wstop", "capfc-max", "capfc-cal"].map(String::from).to_vec(),
+    };
     // A misspelt policy fails now, not after the runs before it.
-    let policies = args.policies.iter().map(|p| parse_policy(p)).collect::<Result<Vec<_>>>()?;
+    let policies = names.iter().map(|p| parse_policy(p)).collect::<Result<Vec<_>>>()?;
+    let modes: Vec<Option<PfcwdMode>> =
+        if args.pfcwd.is_empty() { vec![None] } else { args.pfcwd.iter().copied().map(Some).collect() };
     let parent = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
     let suffix = if args.sim { "-sim" } else { "" };
     let mut outcomes = Vec::new();
-    for (name, policy) in args.policies.iter().zip(&policies) {
-        let run_args = RunArgs {
-            scenario: args.scenario.clone(),
-            policy: Some(name.clone()),
-            seed: args.seed,
-            out: Some(run_dir(&parent, policy, args.seed, suffix)),
-        };
-        let outcome = if args.sim { simulate(&run_args)? } else { run(&run_args)? };
-        outcomes.push((name.clone(), outcome));
+    for (name, policy) in names.iter().zip(&policies) {
+        for &pfcwd in &modes {
+            let run_args = RunArgs {
+                scenario: args.scenario.clone(),
+                policy: Some(name.clone()),
+                pfcwd,
+                seed: args.seed,
+                out: Some(run_dir(&parent, policy, pfcwd, args.seed, suffix)),
+            };
+            let outcome = if args.sim { simulate(&run_args)? } else { run(&run_args)? };
+            let label = match pfcwd {
+                Some(mode) if names.len() == 1 => format!("pfcwd {}", mode.name()),
+                Some(mode) => format!("{name} pfcwd {}", mode.name()),
+                None => name.clone(),
+            };
+            outcomes.push((label, outcome));
+        }
     }
     println!();
     report::print_comparison(&scenario, args.seed, &outcomes);
     Ok(())
 }
 
-/// Where one run of a policy and seed writes, under `parent`: `POLICY-seedN[-sim]`.
-pub fn run_dir(parent: &Path, policy: &RunPolicy, seed: u64, suffix: &str) -> PathBuf {
-    parent.join(format!("{}-seed{seed}{suffix}", policy.name()))
+/// Where one run writes, under `parent`: `POLICY[-pfcwd-MODE]-seedN[-sim]`.
+pub fn run_dir(parent: &Path, policy: &RunPolicy, pfcwd: Option<PfcwdMode>, seed: u64, suffix: &str) -> PathBuf {
+    let pfcwd = pfcwd.map_or(String::new(), |mode| format!("-pfcwd-{}", mode.name()));
+    parent.join(format!("{}{pfcwd}-seed{seed}{suffix}", policy.name()))
 }

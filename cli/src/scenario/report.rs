@@ -6,6 +6,7 @@ use crate::plot::{self, Chart, Scale, Series};
 use crate::table::Table;
 use anyhow::{Context, Result};
 use pfcswitch_core::config::WIRE_OVERHEAD;
+use pfcswitch_core::counters::DropReason;
 use pfcswitch_core::report::{QueueDepths, Snapshot};
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::workload::{Pattern, PlannedConnection};
@@ -46,13 +47,98 @@ impl QueueSample {
     }
 }
 
+/// A storm of the run and the PFC frames its host sent.
+#[derive(Clone, Debug, Serialize)]
+pub struct StormRun {
+    pub host: String,
+    pub priority: u8,
+    pub quanta: u16,
+    /// From the workload's start.
+    pub start_seconds: f64,
+    pub duration_seconds: f64,
+    pub frames: u64,
+}
+
+impl StormRun {
+    /// The scenario's storms with the frames each sent.
+    pub fn of(scenario: &Scenario, frames: &[u64]) -> Vec<StormRun> {
+        (scenario.storms.iter().zip(frames))
+            .map(|(s, &frames)| StormRun {
+                host: s.host.clone(),
+                priority: s.priority,
+                quanta: s.quanta,
+                start_seconds: s.start.as_secs_f64(),
+                duration_seconds: s.duration.as_secs_f64(),
+                frames,
+            })
+            .collect()
+    }
+}
+
+/// Every flow's goodput before, during and after the storms: from the first storm's start to
+/// the last one's end, and from there to the workload's end.
+#[derive(Clone, Debug, Serialize)]
+pub struct StormWindows {
+    pub start_seconds: f64,
+    pub end_seconds: f64,
+    pub flows: Vec<FlowWindows>,
+}
+
+/// One flow's in-order goodput (Mbit/s) in each window; `None` for an empty window.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowWindows {
+    pub flow: u32,
+    pub class: String,
+    pub from: String,
+    pub to: String,
+    pub before_mbps: Option<f64>,
+    pub storm_mbps: Option<f64>,
+    pub after_mbps: Option<f64>,
+}
+
+impl StormWindows {
+    fn of(record: &RunRecord, flows: &[Flow]) -> Option<StormWindows> {
+        let start = record.storms.iter().map(|s| s.start_seconds).reduce(f64::min)?;
+        let end = record.storms.iter().map(|s| s.start_seconds + s.duration_seconds).reduce(f64::max)?;
+        let workload_end = record.scenario.duration.as_secs_f64();
+        let bin = record.scenario.transport.bin.as_secs_f64();
+        // Bins wholly inside [from, to); a window shorter than a bin has no rate.
+        let rate = |bins: &[u64], from: f64, to: f64| {
+            let first = (from / bin - 1e-9).ceil() as usize;
+            let last = ((to.min(workload_end) / bin + 1e-9).floor() as usize).max(first);
+            let bytes: u64 = (first..last).map(|i| bins.get(i).copied().unwrap_or(0)).sum();
+            (last > first).then(|| bytes as f64 * 8.0 / ((last - first) as f64 * bin) / 1e6)
+        };
+        let flows = flows
+            .iter()
+            .map(|f| {
+                let c = f.connection;
+                let bins = f.receiver.map_or(&[][..], |r| &r.goodput_bins[..]);
+                FlowWindows {
+                    flow: c.id,
+                    class: record.scenario.classes[c.class].name.clone(),
+                    from: record.hosts[c.sender].clone(),
+                    to: record.hosts[c.receiver].clone(),
+                    before_mbps: rate(bins, 0.0, start),
+                    storm_mbps: rate(bins, start, end),
+                    after_mbps: rate(bins, end, workload_end),
+                }
+            })
+            .collect();
+        Some(StormWindows { start_seconds: start, end_seconds: end, flows })
+    }
+}
+
 /// Everything a run collected.
 pub struct RunRecord<'a> {
     pub scenario: &'a Scenario,
     pub policy: &'a str,
+    /// The switches' PFC watchdog mode.
+    pub pfcwd: &'a str,
     pub seed: u64,
     pub hosts: &'a [String],
     pub connections: &'a [PlannedConnection],
+    pub storms: &'a [StormRun],
     pub epoch: Instant,
     /// From the workload's start to the last host finishing (or giving up).
     pub seconds: f64,
@@ -86,9 +172,15 @@ pub struct Outcome {
     pub classes: Vec<ClassSummary>,
     pub pfc_frames: u64,
     pub drops: u64,
+    /// Frames of lossless priorities the switches dropped (for want of room, or by the PFC
+    /// watchdog), not counting frames no switch should forward (filtered, link-local).
+    pub lossless_drops: u64,
     pub max_egress_bytes: u64,
     /// Segments the receivers saw out of order (each follows a loss on the way).
     pub out_of_order_at_receivers: u64,
+    /// PFC frames the storming hosts sent.
+    pub storm_frames: u64,
+    pub storm: Option<StormWindows>,
 }
 
 /// The `q` quantile of sorted values (nearest rank).
@@ -186,6 +278,17 @@ fn summaries(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)]) -> 
         .collect()
 }
 
+/// Drops of lossless priorities that lost a frame the network should have delivered.
+fn lossless_drops(snapshots: &[(String, Snapshot)]) -> u64 {
+    let not_loss = [DropReason::Filtered.name(), DropReason::LinkLocal.name()];
+    (snapshots.iter().flat_map(|(_, s)| &s.ports).flat_map(|p| &p.priorities))
+        .filter(|p| p.lossless)
+        .flat_map(|p| p.drops.iter())
+        .filter(|(reason, _)| !not_loss.contains(&reason.as_str()))
+        .map(|(_, n)| n)
+        .sum()
+}
+
 fn switch_table(snapshots: &[(String, Snapshot)]) -> (Table, u64, u64, u64) {
     let mut table = Table::new(&["SWITCH", "PORT", "PFC-TX", "PFC-RX", "DROPS", "MAX-EGRESS", "MAX-INGRESS"]);
     let (mut pfc, mut drops, mut max_egress) = (0, 0, 0);
@@ -226,7 +329,7 @@ fn plots(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)], out: &P
         })
         .collect();
     let mut draw = |file: &str, what: &str, axes: [&str; 2], x_scale, series: &[Series]| -> Result<()> {
-        let title = format!("{name}: {what} ({}, seed {})", record.policy, record.seed);
+        let title = format!("{name}: {what} ({}, pfcwd {}, seed {})", record.policy, record.pfcwd, record.seed);
         let chart = Chart { title: &title, x_label: axes[0], y_label: axes[1], x_scale, series, step: true };
         written.extend(plot::draw(&chart, &out.join(file))?);
         Ok(())
@@ -287,10 +390,11 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     let classes = summaries(record, &flows, &fcts);
     let scenario = record.scenario;
     println!(
-        "scenario {} ({}), policy {}, seed {}: {} hosts at {}, workload {:.2} s, finished after {:.3} s{}",
+        "scenario {} ({}), policy {}, pfcwd {}, seed {}: {} hosts at {}, workload {:.2} s, finished after {:.3} s{}",
         scenario.name,
         scenario.topology,
         record.policy,
+        record.pfcwd,
         record.seed,
         record.hosts.len(),
         scenario.speed,
@@ -348,13 +452,27 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         println!("... {} more flows in results.json", flows.len() - 24);
     }
     println!();
+    let storm = StormWindows::of(record, &flows);
+    if let Some(windows) = &storm {
+        print_storm_windows(record, windows);
+    }
     let (switch_table, pfc_frames, drops, max_egress_bytes) = switch_table(record.snapshots);
     switch_table.print();
     let out_of_order_at_receivers = flows.iter().filter_map(|f| f.receiver).map(|r| r.out_of_order).sum();
     let plot_files = plots(record, &flows, &fcts, out)?;
-    let outcome = Outcome { classes, pfc_frames, drops, max_egress_bytes, out_of_order_at_receivers };
+    let outcome = Outcome {
+        classes,
+        pfc_frames,
+        drops,
+        lossless_drops: lossless_drops(record.snapshots),
+        max_egress_bytes,
+        out_of_order_at_receivers,
+        storm_frames: record.storms.iter().map(|s| s.frames).sum(),
+        storm,
+    };
     let results = json!({
-        "scenario": scenario.name, "topology": scenario.topology, "policy": record.policy, "seed": record.seed,
+        "scenario": scenario.name, "topology": scenario.topology, "policy": record.policy, "pfcwd": record.pfcwd,
+        "seed": record.seed, "storms": record.storms,
         "speed": scenario.speed, "duration_seconds": scenario.duration.as_secs_f64(),
         "seconds": record.seconds, "gave_up": record.gave_up, "hosts": record.hosts,
         "summary": outcome,
@@ -388,6 +506,34 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     Ok(outcome)
 }
 
+fn mbps(value: Option<f64>) -> String {
+    value.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+fn print_storm_windows(record: &RunRecord, windows: &StormWindows) {
+    for s in record.storms {
+        println!(
+            "storm: {} paused priority {} from {:.2} s for {:.2} s with {} PFC frames of {} quanta",
+            s.host, s.priority, s.start_seconds, s.duration_seconds, s.frames, s.quanta
+        );
+    }
+    let storm = format!("STORM {:.2}-{:.2}s", windows.start_seconds, windows.end_seconds);
+    let mut table = Table::new(&["FLOW", "CLASS", "FROM", "TO", "BEFORE-MBPS", &format!("{storm}-MBPS"), "AFTER-MBPS"]);
+    for f in &windows.flows {
+        table.row(vec![
+            f.flow.to_string(),
+            f.class.clone(),
+            f.from.clone(),
+            f.to.clone(),
+            mbps(f.before_mbps),
+            mbps(f.storm_mbps),
+            mbps(f.after_mbps),
+        ]);
+    }
+    table.print();
+    println!();
+}
+
 /// One row per class, one column group per policy.
 pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Outcome)]) {
     println!(
@@ -417,9 +563,25 @@ pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Out
         }
         table.row(row);
     }
+    // Storm scenarios: each flow's goodput before / during / after the storms.
+    if let Some((_, first)) = outcomes.first()
+        && let Some(windows) = &first.storm
+    {
+        for (i, f) in windows.flows.iter().enumerate() {
+            let mut row = vec![format!("{} {}→{} (before / storm / after)", f.class, f.from, f.to)];
+            for (_, outcome) in outcomes {
+                row.push(outcome.storm.as_ref().and_then(|w| w.flows.get(i)).map_or("-".into(), |f| {
+                    format!("{} / {} / {} Mbit/s", mbps(f.before_mbps), mbps(f.storm_mbps), mbps(f.after_mbps))
+                }));
+            }
+            table.row(row);
+        }
+    }
     for (label, value) in [
         ("PFC frames", (|o: &Outcome| o.pfc_frames) as fn(&Outcome) -> u64),
+        ("storm PFC frames", |o| o.storm_frames),
         ("switch drops", |o| o.drops),
+        ("lossless drops", |o| o.lossless_drops),
         ("max egress queue (B)", |o| o.max_egress_bytes),
         ("out-of-order at receivers", |o| o.out_of_order_at_receivers),
     ] {

@@ -1,11 +1,12 @@
 //! Runs one scenario: topology up, endpoints started at one agreed instant, queues sampled,
 //! everything torn down by guards whatever happens (error, panic, Ctrl-C).
 
-use super::report::{self, Outcome, QueueSample, RunRecord};
-use super::{RunArgs, RunPolicy, Scenario, load, parse_policy, root};
+use super::report::{self, Outcome, QueueSample, RunRecord, StormRun};
+use super::{PfcwdMode, RunArgs, RunPolicy, Scenario, load, parse_policy, root};
 use crate::control::Connection;
 use crate::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
 use anyhow::{Context, Result, bail};
+use pfcswitch_core::config::SwitchConfig;
 use pfcswitch_core::host::ConnectionSpec;
 use pfcswitch_core::report::Snapshot;
 use pfcswitch_core::time::Instant;
@@ -132,12 +133,14 @@ pub(super) fn connection_spec(c: &PlannedConnection, hosts: &[String]) -> Result
     Ok(ConnectionSpec { id: c.id, dst, dst_ip, priority, vid: 1, rate: c.rate })
 }
 
-/// Endpoint processes; killed on drop if still running.
-struct Endpoints {
+/// Processes in the hosts (endpoints, storms); killed on drop if still running.
+struct Children {
+    what: &'static str,
     children: Vec<Child>,
 }
 
-impl Endpoints {
+impl Children {
+    /// SIGTERM to each, then waits for every one to exit successfully.
     fn stop(&mut self) -> Result<()> {
         for child in &self.children {
             // SAFETY: signalling our own child.
@@ -146,14 +149,14 @@ impl Endpoints {
         for child in &mut self.children {
             let status = child.wait()?;
             if !status.success() {
-                bail!("an endpoint failed ({status}); see its messages above");
+                bail!("{} failed ({status}); see its messages above", self.what);
             }
         }
         Ok(())
     }
 }
 
-impl Drop for Endpoints {
+impl Drop for Children {
     fn drop(&mut self) {
         for child in &mut self.children {
             let _ = child.kill();
@@ -174,9 +177,15 @@ fn merge(table: &mut toml::Table, overrides: &toml::Table) {
     }
 }
 
-/// Writes each switch's config with the scenario's overrides, port speed and MTU, and the
-/// run's policy.
-pub(super) fn write_configs(scenario: &Scenario, file: &Path, policy: &RunPolicy, dir: &Path) -> Result<()> {
+/// Writes each switch's config with the scenario's overrides, port speed and MTU, the run's
+/// policy and, if given, its PFC watchdog mode.
+pub(super) fn write_configs(
+    scenario: &Scenario,
+    file: &Path,
+    policy: &RunPolicy,
+    pfcwd: Option<PfcwdMode>,
+    dir: &Path,
+) -> Result<()> {
     let base = file.parent().unwrap_or(Path::new("."));
     for (switch, config) in &scenario.switches {
         let path = base.join(config);
@@ -184,6 +193,9 @@ pub(super) fn write_configs(scenario: &Scenario, file: &Path, policy: &RunPolicy
         let mut table: toml::Table = text.parse().with_context(|| format!("{}", path.display()))?;
         merge(&mut table, &scenario.overrides);
         merge(&mut table, &toml::Table::from_iter([("policy".to_string(), toml::Value::Table(policy.config_keys()))]));
+        if let Some(mode) = pfcwd {
+            merge(&mut table, &toml::Table::from_iter([("pfcwd".to_string(), toml::Value::Table(mode.config_keys()))]));
+        }
         if let Some(ports) = table.get_mut("port").and_then(toml::Value::as_array_mut) {
             for port in ports.iter_mut().filter_map(toml::Value::as_table_mut) {
                 port.insert("speed".into(), toml::Value::String(scenario.speed.to_string()));
@@ -267,12 +279,17 @@ fn sample_queues(
 }
 
 /// A scenario ready to run: its policy, output directory (with the switch configs written
-/// into `configs/`) and topology.
+/// into `configs/`), the switches' configs, topology and storming hosts.
 pub(super) struct Prepared {
     pub scenario: Scenario,
     pub policy: RunPolicy,
+    /// The PFC watchdog mode of every switch, or `mixed`.
+    pub pfcwd: &'static str,
     pub out: PathBuf,
+    pub configs: Vec<SwitchConfig>,
     pub topology: TopologyDescription,
+    /// Index into the hosts of each of the scenario's storms.
+    pub storm_hosts: Vec<usize>,
 }
 
 /// Loads the scenario, checks it against its topology and writes the switch configs;
@@ -287,10 +304,9 @@ fn create_dirs(out: &Path, dirs: &[&str]) -> Result<()> {
 pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     let (scenario, file) = load(&args.scenario)?;
     let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| super::run_dir(&PathBuf::from("results").join(&scenario.name), &policy, args.seed, suffix));
+    let out = args.out.clone().unwrap_or_else(|| {
+        super::run_dir(&PathBuf::from("results").join(&scenario.name), &policy, args.pfcwd, args.seed, suffix)
+    });
     create_dirs(&out, &["configs"])?;
     let topology = describe(&scenario.topology)?;
     if topology.hosts.is_empty() {
@@ -301,15 +317,66 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         let known = &topology.switches;
         bail!("{}: `switches` names {configured:?}, topology {} has {known:?}", file.display(), scenario.topology);
     }
-    write_configs(&scenario, &file, &policy, &out.join("configs"))?;
-    Ok(Prepared { scenario, policy, out, topology })
+    let storm_hosts = (scenario.storms.iter())
+        .map(|storm| storm.host_index(&topology.hosts))
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("{}", file.display()))?;
+    write_configs(&scenario, &file, &policy, args.pfcwd, &out.join("configs"))?;
+    let mut configs = Vec::new();
+    for switch in &topology.switches {
+        let (config, _) = pfcswitchd::config::load(&out.join("configs").join(format!("{switch}.toml")))?;
+        configs.push(config);
+    }
+    let modes: std::collections::BTreeSet<&str> = configs.iter().map(|c| PfcwdMode::of(&c.pfcwd).name()).collect();
+    let pfcwd = if modes.len() == 1 { modes.into_iter().next().expect("one") } else { "mixed" };
+    Ok(Prepared { scenario, policy, pfcwd, out, configs, topology, storm_hosts })
+}
+
+/// Starts each storm of the scenario in its host's namespace, on the host's interface: the
+/// storm waits for its start on the clock every namespace shares.
+fn start_storms(
+    scenario: &Scenario,
+    topology: &Topology,
+    hosts: &[String],
+    storm_hosts: &[usize],
+    epoch: Instant,
+) -> Result<Children> {
+    let exe = std::env::current_exe().context("cannot find this executable")?;
+    let mut storms = Children { what: "a storm", children: Vec::new() };
+    for (storm, &host) in scenario.storms.iter().zip(storm_hosts) {
+        let child = Command::new("ip")
+            .args(["netns", "exec", &topology.namespace(&hosts[host])])
+            .arg(&exe)
+            .args(["-j", "traffic", "storm", "--iface", "eth0", "--class", &storm.priority.to_string()])
+            .args(["--quanta", &storm.quanta.to_string(), "--speed", &scenario.speed.to_string()])
+            .args(["--at", &(epoch + storm.start).as_nanos().to_string()])
+            .args(["--duration", &pfcswitch_core::units::format_duration(storm.duration)])
+            .stdout(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("cannot start the storm of {}", hosts[host]))?;
+        storms.children.push(child);
+    }
+    Ok(storms)
+}
+
+/// What each stopped storm reported: the frames it sent.
+fn storm_frames(storms: &mut Children) -> Result<Vec<u64>> {
+    let mut frames = Vec::new();
+    for child in &mut storms.children {
+        let mut text = String::new();
+        std::io::Read::read_to_string(child.stdout.as_mut().expect("piped"), &mut text)?;
+        let report: serde_json::Value = serde_json::from_str(text.trim()).context("a storm's report is not JSON")?;
+        frames.push(report["frames"].as_u64().context("a storm's report has no frame count")?);
+    }
+    Ok(frames)
 }
 
 pub fn run(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, out, topology: TopologyDescription { switches, hosts, .. } } = prepare(args, "")?;
+    let Prepared { scenario, policy, pfcwd, out, topology, storm_hosts, .. } = prepare(args, "")?;
+    let TopologyDescription { switches, hosts, .. } = topology;
     catch_interrupts();
     eprintln!(
-        "scenario {} ({}), policy {}, seed {}: {} switches, {} hosts, {} at {}",
+        "scenario {} ({}), policy {}, pfcwd {pfcwd}, seed {}: {} switches, {} hosts, {} at {}",
         scenario.name,
         scenario.topology,
         policy.name(),
@@ -330,7 +397,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let connections = workload::plan(&scenario.classes, &hosts, args.seed, epoch, scenario.duration)?;
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let (lines_tx, lines) = mpsc::channel::<(usize, String)>();
-    let mut endpoints = Endpoints { children: Vec::new() };
+    let mut endpoints = Children { what: "an endpoint", children: Vec::new() };
     for (index, host) in hosts.iter().enumerate() {
         let plan = endpoint_plan(&scenario, host, &hosts, &connections, epoch)?;
         let plan_file = out.join("plans").join(format!("{host}.json"));
@@ -365,6 +432,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             ready[index] |= line == "ready";
         }
     }
+    let mut storms = start_storms(&scenario, &topology, &hosts, &storm_hosts, epoch)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     let priorities = scenario.priorities();
@@ -412,8 +480,10 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     for switch in &switches {
         snapshots.push((switch.clone(), crate::control::snapshot(&topology.socket(switch))?));
     }
+    storms.stop()?;
     endpoints.stop()?;
     drop(topology);
+    let storms = StormRun::of(&scenario, &storm_frames(&mut storms)?);
     let mut results = Vec::new();
     for host in &hosts {
         let path = out.join("endpoints").join(format!("{host}.json"));
@@ -423,9 +493,11 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let record = RunRecord {
         scenario: &scenario,
         policy: policy.name(),
+        pfcwd,
         seed: args.seed,
         hosts: &hosts,
         connections: &connections,
+        storms: &storms,
         epoch,
         seconds: (finished.as_nanos() - epoch.as_nanos()) as f64 / 1e9,
         gave_up,

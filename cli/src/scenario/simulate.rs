@@ -5,7 +5,7 @@
 //! start) is the real run's for the same seed, so the two can be compared directly.
 
 use super::RunArgs;
-use super::report::{self, Outcome, QueueSample, RunRecord};
+use super::report::{self, Outcome, QueueSample, RunRecord, StormRun};
 use super::runner::{Prepared, TopologyDescription, connection_spec, host_addresses, prepare};
 use crate::endpoint::EndpointResult;
 use anyhow::{Context, Result};
@@ -15,7 +15,7 @@ use pfcswitch_core::report::{QueueDepths, Snapshot};
 use pfcswitch_core::sim::{Endpoint, Network, SimHost};
 use pfcswitch_core::switch::Switch;
 use pfcswitch_core::time::Instant;
-use pfcswitch_core::workload;
+use pfcswitch_core::workload::{self, Storm};
 use std::time::Duration;
 
 const CABLE: Duration = Duration::from_micros(1);
@@ -35,22 +35,19 @@ fn switch_port(end: &str, names: &[String], configs: &[SwitchConfig]) -> Result<
 }
 
 pub fn simulate(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, out, topology: TopologyDescription { switches, hosts, links } } =
-        prepare(args, "-sim")?;
+    let Prepared { scenario, policy, pfcwd, out, configs, topology, storm_hosts } = prepare(args, "-sim")?;
+    let TopologyDescription { switches, hosts, links } = topology;
     eprintln!(
-        "scenario {} ({}), policy {}, seed {}: simulated on virtual time",
+        "scenario {} ({}), policy {}, pfcwd {pfcwd}, seed {}: simulated on virtual time",
         scenario.name,
         scenario.topology,
         policy.name(),
         args.seed
     );
     let mut net = Network::new();
-    let mut configs = Vec::new();
-    for switch in &switches {
-        let (config, _) = pfcswitchd::config::load(&out.join("configs").join(format!("{switch}.toml")))?;
-        let (core, _) = Switch::new(&config).map_err(|e| anyhow::anyhow!("{switch}: {e}"))?;
+    for (switch, config) in switches.iter().zip(&configs) {
+        let (core, _) = Switch::new(config).map_err(|e| anyhow::anyhow!("{switch}: {e}"))?;
         net.add_switch(core);
-        configs.push(config);
     }
     let end = EPOCH + scenario.duration;
     let addresses = hosts.iter().map(|h| host_addresses(h)).collect::<Result<Vec<_>>>()?;
@@ -75,6 +72,14 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         let spec = connection_spec(c, &hosts)?;
         net.hosts[c.sender].transport.as_mut().expect("set above").add_connection(spec, c.messages.clone());
     }
+    // A storming host's NIC sends the same frames `pfcswitch traffic storm` sends, on time.
+    let mut storm_times = Vec::new();
+    for (spec, &host) in scenario.storms.iter().zip(&storm_hosts) {
+        let storm = Storm::new(spec.priority, spec.quanta, scenario.speed)?;
+        let times: Vec<Instant> = storm.times(EPOCH + spec.start, spec.duration).collect();
+        net.hosts[host].inject_all(times.iter().map(|&at| (at, storm.frame())));
+        storm_times.push(times);
+    }
     let priorities = scenario.priorities();
     let give_up = end + scenario.drain;
     let mut samples = Vec::new();
@@ -93,6 +98,9 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     }
     let now = net.now();
     let gave_up = now >= give_up;
+    // Frames due after the run ended were never sent.
+    let storm_frames: Vec<u64> =
+        storm_times.iter().map(|times| times.iter().filter(|&&at| at <= now).count() as u64).collect();
     let endpoints: Vec<EndpointResult> = (hosts.iter().zip(&net.hosts))
         .map(|(name, host)| EndpointResult::of(name, host.transport.as_ref().expect("set above"), &host.nic, now))
         .collect();
@@ -102,9 +110,11 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let record = RunRecord {
         scenario: &scenario,
         policy: policy.name(),
+        pfcwd,
         seed: args.seed,
         hosts: &hosts,
         connections: &connections,
+        storms: &StormRun::of(&scenario, &storm_frames),
         epoch: EPOCH,
         seconds: seconds(now),
         gave_up,

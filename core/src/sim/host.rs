@@ -50,7 +50,12 @@ impl SimHost {
 
     /// Sends a PAUSE or PFC frame at `at` (or as soon after as the wire is free).
     pub fn inject(&mut self, at: Instant, repr: MacControlRepr) {
-        self.injections.push((at, repr));
+        self.inject_all([(at, repr)]);
+    }
+
+    /// Sends each of `frames` at its time, as [`SimHost::inject`] does (a PFC storm is many).
+    pub fn inject_all(&mut self, frames: impl IntoIterator<Item = (Instant, MacControlRepr)>) {
+        self.injections.extend(frames);
         self.injections.sort_by_key(|&(at, _)| Reverse(at));
     }
 
