@@ -1,8 +1,9 @@
 //! Packet captures with tcpdump inside a test namespace, stopped and flushed on demand.
 
+use crate::netns::Netns;
 use crate::topology::Topology;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// A running `tcpdump -w`; `stop` ends it and returns the capture file.
@@ -15,7 +16,18 @@ pub struct Capture {
 impl Capture {
     /// Captures on `iface` of `node` into `path`, with a BPF `filter` ("" for everything).
     pub fn start(topology: &Topology, node: &str, iface: &str, filter: &str, path: &Path) -> Capture {
-        let mut command = topology.command(node, "tcpdump");
+        Self::spawn(topology.command(node, "tcpdump"), iface, filter, path)
+    }
+
+    /// Captures on `iface` of the namespace `netns`.
+    pub fn start_in(netns: &Netns, iface: &str, filter: &str, path: &Path) -> Capture {
+        let mut command = Command::new("ip");
+        command.args(["netns", "exec", netns.name(), "tcpdump"]);
+        Self::spawn(command, iface, filter, path)
+    }
+
+    /// `command` runs tcpdump where the capture is to be made.
+    fn spawn(mut command: Command, iface: &str, filter: &str, path: &Path) -> Capture {
         command.args(["-i", iface, "-U", "-w"]).arg(path).args(["--immediate-mode"]);
         if !filter.is_empty() {
             command.args(filter.split_whitespace());
