@@ -124,7 +124,7 @@ impl Datapath {
         }
         let mut classifier = Classifier::load()?;
         let queues: u32 = ifaces.iter().map(|i| crate::xsk::rx_queue_count(i)).sum();
-        let frames = config.buffer.frames + queues * (FILL_TARGET + RING_SIZE / 4) + CONTROL_RESERVE as u32;
+        let frames = config.frames() + queues * (FILL_TARGET + RING_SIZE / 4) + CONTROL_RESERVE as u32;
         let area = UmemArea::new(frames).map_err(|source| DatapathError::Io { what: "map the UMEM", source })?;
         let sockets = Sockets::open(&area, &ifaces)?;
         for socket in &sockets.queues {

@@ -41,7 +41,7 @@ pub enum ScenarioCommand {
 pub struct RunArgs {
     /// A built-in scenario (`pfcswitch scenario list`) or a scenario file.
     pub scenario: String,
-    /// Flow-control policy of every switch: pfc, pfc-wstop, capfc-max, capfc-cal, none
+    /// Flow-control policy of every switch: pfc, pfc-wdrop, pfc-wstop, capfc-max, capfc-cal, none
     /// (default: the scenario's).
     #[arg(long)]
     pub policy: Option<String>,
@@ -56,7 +56,7 @@ pub struct RunArgs {
 pub struct CompareArgs {
     pub scenario: String,
     /// Comma-separated policies.
-    #[arg(long, value_delimiter = ',', default_value = "pfc,pfc-wstop,capfc-max,capfc-cal")]
+    #[arg(long, value_delimiter = ',', default_value = "pfc-wdrop,pfc-wstop,capfc-max,capfc-cal")]
     pub policies: Vec<String>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -242,12 +242,13 @@ impl TryFrom<String> for RunPolicy {
 
 pub fn parse_policy(name: &str) -> Result<RunPolicy> {
     let (kind, algorithm) = match name {
-        "pfc" | "pfc-wdrop" => (PolicyKind::Pfc, None),
+        "pfc" => (PolicyKind::Pfc, None),
+        "pfc-wdrop" => (PolicyKind::PfcWdrop, None),
         "pfc-wstop" => (PolicyKind::PfcWstop, None),
         "capfc" | "capfc-max" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Max)),
         "capfc-cal" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Calibrate)),
         "none" => (PolicyKind::None, None),
-        other => bail!("unknown policy `{other}` (known: pfc, pfc-wstop, capfc-max, capfc-cal, none)"),
+        other => bail!("unknown policy `{other}` (known: pfc, pfc-wdrop, pfc-wstop, capfc-max, capfc-cal, none)"),
     };
     Ok(RunPolicy { kind, algorithm })
 }
