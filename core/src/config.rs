@@ -619,7 +619,10 @@ impl SwitchConfig {
         problem: String,
     ) -> Result<(), ConfigError> {
         if self.policy.kind == PolicyKind::Pfc {
-            return Err(error(key, format!("{problem}; policy \"pfc\" keeps lossless priorities lossless and refuses this")));
+            return Err(error(
+                key,
+                format!("{problem}; policy \"pfc\" keeps lossless priorities lossless and refuses this"),
+            ));
         }
         warnings.push(ConfigWarning { key: key.into(), message: problem });
         Ok(())
@@ -707,9 +710,9 @@ impl SwitchConfig {
 
     /// `buffer.frames`, or its default.
     pub fn frames(&self) -> u32 {
-        self.buffer.frames.unwrap_or_else(|| {
-            u32::try_from(self.lossless_frames_bound() + DEFAULT_LOSSY_FRAMES).unwrap_or(u32::MAX)
-        })
+        self.buffer
+            .frames
+            .unwrap_or_else(|| u32::try_from(self.lossless_frames_bound() + DEFAULT_LOSSY_FRAMES).unwrap_or(u32::MAX))
     }
 
     /// The most frames lossy priorities may hold: under `pfc` what the lossless limits leave.
@@ -1011,7 +1014,10 @@ mod tests {
         assert_eq!(c.frames(), 3 * 1092 + 4096, "the default holds the lossless limits");
         c.buffer.frames = Some(3 * 1092 + 63);
         let reason = rejects(&c, "buffer.frames");
-        assert!(reason.contains("3 ports × 1 lossless priorities × ⌊pfc.max 65536 B / 60 B⌋ = 3276 frames + 64"), "{reason}");
+        assert!(
+            reason.contains("3 ports × 1 lossless priorities × ⌊pfc.max 65536 B / 60 B⌋ = 3276 frames + 64"),
+            "{reason}"
+        );
         c.policy.kind = PolicyKind::PfcWdrop;
         c.buffer.frames = Some(3000);
         let keys: Vec<_> = c.validate().unwrap().into_iter().map(|w| w.key).collect();
