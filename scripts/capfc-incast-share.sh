@@ -11,11 +11,11 @@ sim=${1:-}
 pfcswitch=${PFCSWITCH:-target/release/pfcswitch}
 work=$(mktemp -d /tmp/pfcswitch-incast-share.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-$pfcswitch scenario compare capfc-incast-share $sim --policies pfc,pfc-wstop,capfc-max,capfc-cal \
+$pfcswitch scenario compare capfc-incast-share $sim --policies pfc-wdrop,pfc-wstop,capfc-max,capfc-cal \
   --out "$work" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
 suffix=${sim:+-sim}
 printf '%-10s %28s %22s %16s\n' policy "long during query (Mbit/s)" "long before (Mbit/s)" "query tail (ms)"
-for policy in pfc pfc-wstop capfc-max capfc-cal; do
+for policy in pfc-wdrop pfc-wstop capfc-max capfc-cal; do
   jq -r --arg p "$policy" '
     def mbps(b): (b | add) * 8 / ((b | length) * 0.010) / 1e6;
     ([.messages[] | select(.class == "query") | .fct_ms] | max) as $tail

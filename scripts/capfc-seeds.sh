@@ -13,7 +13,7 @@ seeds=${2:-10}
 pfcswitch=${PFCSWITCH:-target/release/pfcswitch}
 work=$(mktemp -d /tmp/pfcswitch-capfc-seeds.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-policies=(pfc pfc-wstop capfc-max capfc-cal)
+policies=(pfc-wdrop pfc-wstop capfc-max capfc-cal)
 
 echo "$scenario on virtual time: tail (max) FCT in ms, wdrop / wstop / CaPFC_max / CaPFC_cal"
 printf '%-5s %-30s %-30s %s\n' seed short query long

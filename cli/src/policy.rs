@@ -22,7 +22,7 @@ pub enum PolicyCommand {
 
 #[derive(Debug, Args)]
 pub struct SetArgs {
-    /// pfc, pfc-wstop, none, capfc (= capfc-max), capfc-max, capfc-cal.
+    /// pfc, pfc-wdrop, pfc-wstop, none, capfc (= capfc-max), capfc-max, capfc-cal.
     kind: String,
     /// CaPFC share of the counted arrivals the paused inputs must cover, in (0, 1].
     #[arg(long)]

@@ -12,7 +12,12 @@ use workload::{BURST, Workload};
 fn per_frame(c: &mut Criterion) {
     let mut group = c.benchmark_group("switch_core");
     group.throughput(Throughput::Elements(BURST as u64));
-    for (name, policy) in [("pfc", PolicyKind::Pfc), ("capfc", PolicyKind::Capfc), ("none", PolicyKind::None)] {
+    for (name, policy) in [
+        ("pfc", PolicyKind::Pfc),
+        ("pfc-wdrop", PolicyKind::PfcWdrop),
+        ("capfc", PolicyKind::Capfc),
+        ("none", PolicyKind::None),
+    ] {
         let mut workload = Workload::new(policy);
         group.bench_function(format!("rx_to_tx_burst64_{name}"), |b| b.iter(|| workload.burst()));
     }

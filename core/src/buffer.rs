@@ -4,6 +4,13 @@
 //! descriptor indices. Ingress accounting counts the bytes received on (port, priority)
 //! that have not yet left every egress port they were queued on: the shared-buffer view in
 //! which an ingress queue is the sum of the egress queues it feeds (OFC's q_in = Σ q_out).
+//! It charges a frame at least a minimum Ethernet frame (60 B), as a cell-based buffer does,
+//! so that an ingress limit bounds the frames a (port, priority) holds, not only its bytes.
+//!
+//! Under policy `pfc` the egress queues of lossless priorities are *unbounded*: only the
+//! ingress limits of the ports that feed them bound them (802.1Qbb as deployed), so an
+//! admitted lossless frame always finds room, and they keep out of the shared pool (their
+//! memory is the lossless ingress limits, as a merchant-silicon headroom pool is).
 
 use crate::config::BufferLimits;
 use crate::wire::MIN_FRAME_LEN;
@@ -17,6 +24,8 @@ pub struct Descriptor {
     pub len: u32,
     pub ingress: u16,
     pub priority: u8,
+    /// Admitted on a lossless priority.
+    pub lossless: bool,
     /// Egress copies still queued or waiting in the pipeline.
     pub copies: u8,
     /// Ports to forward to (decided at reception).
@@ -80,6 +89,8 @@ impl Level {
 #[derive(Debug)]
 pub struct Buffers {
     limits: BufferLimits,
+    /// Bit p set: egress queues of priority p are unbounded (see the module docs).
+    unbounded: u8,
     ingress: Vec<[Level; 8]>,
     egress: Vec<[Level; 8]>,
     queues: Vec<[VecDeque<u32>; 8]>,
@@ -89,20 +100,24 @@ pub struct Buffers {
 }
 
 impl Buffers {
-    pub fn new(ports: usize, limits: BufferLimits, frames: u32) -> Buffers {
-        let queue_frames = Self::queue_frames(limits, frames);
+    pub fn new(ports: usize, limits: BufferLimits, unbounded: u8, frames: u32) -> Buffers {
+        let queue_frames = |p: usize| Self::queue_frames(limits, unbounded, p, frames);
         Buffers {
             limits,
+            unbounded,
             ingress: vec![[Level::default(); 8]; ports],
             egress: vec![[Level::default(); 8]; ports],
-            queues: (0..ports).map(|_| std::array::from_fn(|_| VecDeque::with_capacity(queue_frames))).collect(),
+            queues: (0..ports).map(|_| std::array::from_fn(|p| VecDeque::with_capacity(queue_frames(p)))).collect(),
             port_shared: vec![0; ports],
             pool_used: 0,
         }
     }
 
     /// A queue never holds more frames than fit in its bytes, nor more than exist.
-    fn queue_frames(limits: BufferLimits, frames: u32) -> usize {
+    fn queue_frames(limits: BufferLimits, unbounded: u8, priority: usize, frames: u32) -> usize {
+        if unbounded & (1 << priority) != 0 {
+            return frames as usize;
+        }
         let queue_bytes = match limits {
             BufferLimits::Dedicated { egress_max } => egress_max,
             BufferLimits::Shared { reserve, queue_cap, .. } => reserve + queue_cap,
@@ -112,14 +127,16 @@ impl Buffers {
 
     /// Applies new limits to queues that may hold frames (a configuration reload): queue
     /// capacities grow if needed, and the pool accounting is recomputed under the new mode.
-    pub fn set_limits(&mut self, limits: BufferLimits, frames: u32) {
+    pub fn set_limits(&mut self, limits: BufferLimits, unbounded: u8, frames: u32) {
         self.limits = limits;
-        let queue_frames = Self::queue_frames(limits, frames);
-        for queue in self.queues.iter_mut().flatten() {
-            queue.reserve(queue_frames.saturating_sub(queue.len()));
+        self.unbounded = unbounded;
+        for queues in &mut self.queues {
+            for (p, queue) in queues.iter_mut().enumerate() {
+                queue.reserve(Self::queue_frames(limits, unbounded, p, frames).saturating_sub(queue.len()));
+            }
         }
         for (port, levels) in self.egress.iter().enumerate() {
-            self.port_shared[port] = levels.iter().map(|level| self.shared_part_under(limits, level.bytes)).sum();
+            self.port_shared[port] = (0..8).map(|p| self.shared_part_under(limits, p, levels[p].bytes)).sum();
         }
         self.pool_used = self.port_shared.iter().sum();
     }
@@ -132,13 +149,18 @@ impl Buffers {
         self.egress[port][priority]
     }
 
+    /// What a frame of `len` bytes costs the ingress accounting.
+    pub fn ingress_charge(len: u32) -> u64 {
+        u64::from(len).max(crate::config::MIN_FRAME_CHARGE)
+    }
+
     pub fn add_ingress(&mut self, port: usize, priority: usize, len: u32) -> u64 {
-        self.ingress[port][priority].add(u64::from(len));
+        self.ingress[port][priority].add(Self::ingress_charge(len));
         self.ingress[port][priority].bytes
     }
 
     pub fn sub_ingress(&mut self, port: usize, priority: usize, len: u32) -> u64 {
-        self.ingress[port][priority].sub(u64::from(len));
+        self.ingress[port][priority].sub(Self::ingress_charge(len));
         self.ingress[port][priority].bytes
     }
 
@@ -151,34 +173,42 @@ impl Buffers {
         }
     }
 
-    /// Bytes of a queue at `bytes` that live in the shared pool.
-    fn shared_part(&self, bytes: u64) -> u64 {
-        self.shared_part_under(self.limits, bytes)
+    /// Bytes of a priority-`priority` queue at `bytes` that live in the shared pool.
+    fn shared_part(&self, priority: usize, bytes: u64) -> u64 {
+        self.shared_part_under(self.limits, priority, bytes)
     }
 
-    fn shared_part_under(&self, limits: BufferLimits, bytes: u64) -> u64 {
+    fn shared_part_under(&self, limits: BufferLimits, priority: usize, bytes: u64) -> u64 {
         match limits {
+            _ if self.unbounded & (1 << priority) != 0 => 0,
             BufferLimits::Dedicated { .. } => 0,
             BufferLimits::Shared { reserve, .. } => bytes.saturating_sub(reserve),
         }
     }
 
-    /// Whether egress queue (port, priority) can take `len` more bytes: its own capacity in
-    /// dedicated mode; in shared mode its reserve, then the pool within the queue's, the
-    /// port's and the pool's caps.
+    pub fn is_unbounded(&self, priority: usize) -> bool {
+        self.unbounded & (1 << priority) != 0
+    }
+
+    /// Whether egress queue (port, priority) can take `len` more bytes: always when it is
+    /// unbounded; its own capacity in dedicated mode; in shared mode its reserve, then the
+    /// pool within the queue's, the port's and the pool's caps.
     pub fn fits(&self, port: usize, priority: usize, len: u32) -> bool {
         let queue = &self.queues[port][priority];
         if queue.len() == queue.capacity() {
             return false;
+        }
+        if self.is_unbounded(priority) {
+            return true;
         }
         let bytes = self.egress[port][priority].bytes;
         let after = bytes + u64::from(len);
         match self.limits {
             BufferLimits::Dedicated { egress_max } => after <= egress_max,
             BufferLimits::Shared { pool, queue_cap, port_cap, .. } => {
-                let extra = self.shared_part(after) - self.shared_part(bytes);
+                let extra = self.shared_part(priority, after) - self.shared_part(priority, bytes);
                 extra == 0
-                    || (self.shared_part(after) <= queue_cap
+                    || (self.shared_part(priority, after) <= queue_cap
                         && self.port_shared[port] + extra <= port_cap
                         && self.pool_used + extra <= pool)
             }
@@ -191,7 +221,7 @@ impl Buffers {
         let before = self.egress[port][priority].bytes;
         self.queues[port][priority].push_back(index);
         self.egress[port][priority].add(u64::from(len));
-        let extra = self.shared_part(before + u64::from(len)) - self.shared_part(before);
+        let extra = self.shared_part(priority, before + u64::from(len)) - self.shared_part(priority, before);
         self.port_shared[port] += extra;
         self.pool_used += extra;
         self.egress[port][priority].bytes
@@ -206,7 +236,7 @@ impl Buffers {
         self.queues[port][priority].pop_front().expect("dequeue from an empty queue");
         let before = self.egress[port][priority].bytes;
         self.egress[port][priority].sub(u64::from(len));
-        let freed = self.shared_part(before) - self.shared_part(before - u64::from(len));
+        let freed = self.shared_part(priority, before) - self.shared_part(priority, before - u64::from(len));
         self.port_shared[port] -= freed;
         self.pool_used -= freed;
         self.egress[port][priority].bytes
@@ -240,7 +270,7 @@ mod tests {
 
     #[test]
     fn dedicated_queues_hold_egress_max_bytes() {
-        let mut buffers = Buffers::new(2, BufferLimits::Dedicated { egress_max: 3000 }, 64);
+        let mut buffers = Buffers::new(2, BufferLimits::Dedicated { egress_max: 3000 }, 0, 64);
         assert!(buffers.fits(1, 3, 1500));
         buffers.enqueue(1, 3, 0, 1500);
         buffers.enqueue(1, 3, 1, 1500);
@@ -253,7 +283,7 @@ mod tests {
     #[test]
     fn shared_mode_applies_reserve_queue_port_and_pool_caps() {
         let limits = BufferLimits::Shared { reserve: 1000, pool: 5000, queue_cap: 3000, port_cap: 4000 };
-        let mut buffers = Buffers::new(3, limits, 1024);
+        let mut buffers = Buffers::new(3, limits, 0, 1024);
         for i in 0..4 {
             buffers.enqueue(0, 0, i, 1000); // reserve + 3000 shared
         }

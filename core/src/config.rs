@@ -22,6 +22,12 @@ pub const WIRE_OVERHEAD: u64 = 24;
 pub const L2_HEADER_MAX: u64 = 18;
 /// A PAUSE/PFC frame on the wire: 60 B + FCS + preamble + gap.
 pub const PFC_WIRE_BYTES: u64 = 60 + WIRE_OVERHEAD;
+/// The least a frame costs the ingress accounting (a minimum Ethernet frame without FCS).
+pub const MIN_FRAME_CHARGE: u64 = crate::wire::MIN_FRAME_LEN as u64;
+/// Under `pfc`, descriptors beyond the lossless bound that lossy traffic needs at least.
+pub const MIN_LOSSY_FRAMES: u64 = 64;
+/// Descriptors the default `buffer.frames` adds for lossy traffic.
+pub const DEFAULT_LOSSY_FRAMES: u64 = 4096;
 
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -160,8 +166,11 @@ pub struct BufferConfig {
     /// Shared mode: most of the pool one egress port may hold (default 100KB).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port_cap: Option<ByteSize>,
-    /// Frames the switch can hold at once (the datapath sizes its UMEM from it).
-    pub frames: u32,
+    /// Frames the switch can hold at once (the datapath sizes its UMEM from it). Default:
+    /// what the lossless ingress limits can need ([`SwitchConfig::lossless_frames_bound`])
+    /// plus 4096 for lossy traffic.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<u32>,
 }
 
 impl Default for BufferConfig {
@@ -173,7 +182,7 @@ impl Default for BufferConfig {
             pool: None,
             queue_cap: None,
             port_cap: None,
-            frames: 4096,
+            frames: None,
         }
     }
 }
@@ -214,11 +223,17 @@ pub struct SchedulerConfig {
 /// Flow-control scheme names, as in DESIGN.md.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 pub enum PolicyKind {
-    /// 802.1Qbb PFC; a full egress queue drops (PFC_wdrop).
+    /// IEEE 802.1Qbb PFC as switches deploy it (SONiC on merchant silicon, Linux `dcb`): a
+    /// lossless frame is admitted at ingress (XOFF/XON/MAX and headroom) or not at all, and an
+    /// admitted one is never dropped at egress; lossy priorities tail-drop at egress.
     #[default]
     #[serde(rename = "pfc")]
     Pfc,
-    /// 802.1Qbb PFC; a full egress queue stalls the pipeline (PFC_wstop).
+    /// The CaPFC paper's PFC_wdrop baseline (§IV): 802.1Qbb thresholds, and a full egress queue
+    /// drops, lossless or not.
+    #[serde(rename = "pfc-wdrop")]
+    PfcWdrop,
+    /// The CaPFC paper's PFC_wstop baseline (§IV): a full egress queue stalls the pipeline.
     #[serde(rename = "pfc-wstop")]
     PfcWstop,
     /// No pause at all: lossless priorities behave as lossy ones.
@@ -233,10 +248,17 @@ impl PolicyKind {
     pub const fn name(self) -> &'static str {
         match self {
             PolicyKind::Pfc => "pfc",
+            PolicyKind::PfcWdrop => "pfc-wdrop",
             PolicyKind::PfcWstop => "pfc-wstop",
             PolicyKind::None => "none",
             PolicyKind::Capfc => "capfc",
         }
+    }
+
+    /// Whether admitted lossless frames are exempt from egress limits (only bounded by the
+    /// ingress accounting that feeds their queue).
+    pub const fn lossless_egress_unbounded(self) -> bool {
+        matches!(self, PolicyKind::Pfc)
     }
 }
 
@@ -439,9 +461,10 @@ impl SwitchConfig {
         self.validate_ports()?;
         self.validate_pfc(&mut warnings)?;
         self.buffer_limits()?;
+        self.validate_lossless_capacity(&mut warnings)?;
         self.validate_capfc()?;
-        if self.buffer.frames < 64 {
-            return Err(error("buffer.frames", format!("{} is too few; at least 64", self.buffer.frames)));
+        if self.frames() < 64 {
+            return Err(error("buffer.frames", format!("{} is too few; at least 64", self.frames())));
         }
         self.egress_full()?;
         self.scheduler_weights()?;
@@ -571,22 +594,139 @@ impl SwitchConfig {
         for (index, port) in self.ports.iter().enumerate() {
             let bound = headroom_bound(port.speed, port.mtu, pfc.cable_delay, pfc.response_time);
             if headroom < bound {
+                let problem = format!(
+                    "headroom max − xoff = {headroom} B is below the {bound} B that port[{index}] `{}` needs \
+                     at {} with MTU {}, cable delay {} and response time {} (speed × (2 × cable delay + \
+                     response time) + 3 maximum frames + one PFC frame): lossless frames can be dropped",
+                    port.name,
+                    port.speed,
+                    port.mtu,
+                    units::format_duration(pfc.cable_delay),
+                    units::format_duration(pfc.response_time),
+                );
+                self.lossless_at_risk(warnings, "pfc.max", problem)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A way lossless frames can be lost: refused under `pfc`, whose promise it breaks, and a
+    /// warning under the other policies.
+    fn lossless_at_risk(
+        &self,
+        warnings: &mut Vec<ConfigWarning>,
+        key: &str,
+        problem: String,
+    ) -> Result<(), ConfigError> {
+        if self.policy.kind == PolicyKind::Pfc {
+            return Err(error(
+                key,
+                format!("{problem}; policy \"pfc\" keeps lossless priorities lossless and refuses this"),
+            ));
+        }
+        warnings.push(ConfigWarning { key: key.into(), message: problem });
+        Ok(())
+    }
+
+    /// Where else than at a headroom below the bound a lossless frame can be lost under the
+    /// configured policy: descriptors, egress queues and the shared pool too small for what
+    /// the lossless ingress limits admit.
+    fn validate_lossless_capacity(&self, warnings: &mut Vec<ConfigWarning>) -> Result<(), ConfigError> {
+        let lossless = self.lossless_mask().count_ones() as u64;
+        let kind = self.policy.kind;
+        if lossless == 0 {
+            return Ok(());
+        }
+        if kind == PolicyKind::None {
+            warnings.push(ConfigWarning {
+                key: "policy.kind".into(),
+                message: format!(
+                    "\"none\" sends no PFC: lossless priorities {:?} are dropped like lossy ones when queues fill",
+                    self.pfc.lossless
+                ),
+            });
+            return Ok(());
+        }
+        let (ports, max) = (self.ports.len() as u64, self.pfc.max.bytes());
+        let frames_needed = self.lossless_frames_bound();
+        let lossy_room = if kind == PolicyKind::Pfc { MIN_LOSSY_FRAMES } else { 0 };
+        if u64::from(self.frames()) < frames_needed + lossy_room {
+            let lossy = if lossy_room > 0 { format!(" + {lossy_room} for lossy traffic") } else { String::new() };
+            self.lossless_at_risk(
+                warnings,
+                "buffer.frames",
+                format!(
+                    "{} frames cannot hold what the lossless ingress limits admit: {ports} ports × {lossless} \
+                     lossless priorities × ⌊pfc.max {max} B / {MIN_FRAME_CHARGE} B⌋ = {frames_needed} frames{lossy}; \
+                     raise buffer.frames or lower pfc.max",
+                    self.frames()
+                ),
+            )?;
+        }
+        if kind.lossless_egress_unbounded() || kind == PolicyKind::PfcWstop {
+            // Lossless queues are unbounded (pfc) or stall the pipeline instead of dropping.
+            return Ok(());
+        }
+        let feeders = ports.saturating_sub(1);
+        let (key, capacity) = match self.buffer_limits()? {
+            BufferLimits::Dedicated { egress_max } => ("buffer.egress_max", egress_max),
+            BufferLimits::Shared { reserve, queue_cap, .. } => ("buffer.queue_cap", reserve + queue_cap),
+        };
+        if feeders * max > capacity {
+            warnings.push(ConfigWarning {
+                key: key.into(),
+                message: format!(
+                    "under policy \"{}\" a full egress queue drops lossless frames: {feeders} ports × pfc.max \
+                     {max} B = {} B can be admitted for one egress queue, which holds {capacity} B; use policy \
+                     \"pfc\" (lossless frames are never dropped at egress) or make the queues hold {} B",
+                    kind.name(),
+                    feeders * max,
+                    feeders * max,
+                ),
+            });
+        }
+        if let BufferLimits::Shared { pool, .. } = self.buffer_limits()? {
+            let need = ports * lossless * max;
+            if need > pool {
                 warnings.push(ConfigWarning {
-                    key: "pfc.max".into(),
+                    key: "buffer.pool".into(),
                     message: format!(
-                        "headroom max − xoff = {headroom} B is below the {bound} B that port[{index}] `{}` needs \
-                         at {} with MTU {}, cable delay {} and response time {} (speed × (2 × cable delay + \
-                         response time) + 3 maximum frames + one PFC frame): lossless frames can be dropped",
-                        port.name,
-                        port.speed,
-                        port.mtu,
-                        units::format_duration(pfc.cable_delay),
-                        units::format_duration(pfc.response_time),
+                        "under policy \"{}\" lossless frames share the pool: {ports} ports × {lossless} lossless \
+                         priorities × pfc.max {max} B = {need} B can be admitted, above buffer.pool {pool} B",
+                        kind.name()
                     ),
                 });
             }
         }
         Ok(())
+    }
+
+    /// Descriptors the lossless ingress limits can need: every (port, lossless priority) at
+    /// MAX in frames charged the minimum.
+    pub fn lossless_frames_bound(&self) -> u64 {
+        let lossless = u64::from(self.lossless_mask().count_ones());
+        self.ports.len() as u64 * lossless * (self.pfc.max.bytes() / MIN_FRAME_CHARGE)
+    }
+
+    /// `buffer.frames`, or its default.
+    pub fn frames(&self) -> u32 {
+        self.buffer
+            .frames
+            .unwrap_or_else(|| u32::try_from(self.lossless_frames_bound() + DEFAULT_LOSSY_FRAMES).unwrap_or(u32::MAX))
+    }
+
+    /// The most frames lossy priorities may hold: under `pfc` what the lossless limits leave.
+    pub fn lossy_frame_limit(&self) -> u32 {
+        if self.policy.kind != PolicyKind::Pfc {
+            return self.frames();
+        }
+        let bound = u32::try_from(self.lossless_frames_bound()).unwrap_or(u32::MAX);
+        self.frames().saturating_sub(bound)
+    }
+
+    /// Priorities whose egress queues only the ingress accounting bounds (`pfc`'s lossless ones).
+    pub fn unbounded_egress_mask(&self) -> u8 {
+        if self.policy.kind.lossless_egress_unbounded() { self.lossless_mask() } else { 0 }
     }
 
     /// The egress limits with the mode's defaults; keys of the other mode are errors.
@@ -747,10 +887,13 @@ mod tests {
     }
 
     #[test]
-    fn headroom_warning_names_the_numbers() {
+    fn headroom_below_the_bound_is_refused_under_pfc_and_a_warning_otherwise() {
         let mut c = config();
         c.ports[1].speed = BitRate::gbps(10);
         c.pfc.response_time = Duration::from_micros(10);
+        let reason = rejects(&c, "pfc.max");
+        assert!(reason.contains("17460 B") && reason.contains("policy \"pfc\" keeps lossless"), "{reason}");
+        c.policy.kind = PolicyKind::PfcWstop;
         let warnings = c.validate().unwrap();
         assert_eq!(warnings.len(), 1, "only the 10G port lacks headroom: {warnings:?}");
         let message = &warnings[0].message;
@@ -797,7 +940,8 @@ mod tests {
     fn capfc_thresholds_follow_section_iii() {
         let mut c = config();
         c.policy.kind = PolicyKind::Capfc;
-        assert_eq!(c.validate().unwrap(), vec![], "Table II defaults");
+        let keys: Vec<_> = c.validate().unwrap().into_iter().map(|w| w.key).collect();
+        assert_eq!(keys, ["buffer.egress_max"], "Table II defaults: a full egress queue drops under CaPFC");
         c.policy.cut = 0.0;
         assert!(rejects(&c, "policy.cut").contains("not in (0, 1]"));
         c.policy.cut = 1.0;
@@ -816,7 +960,79 @@ mod tests {
         c.buffer.queue_cap = Some(ByteSize(15_000));
         assert!(rejects(&c, "policy.egress_xoff").contains("capacity (20000 B)"));
         c.buffer.queue_cap = Some(ByteSize(80_000));
-        assert_eq!(c.validate().unwrap(), vec![]);
+        let keys: Vec<_> = c.validate().unwrap().into_iter().map(|w| w.key).collect();
+        assert_eq!(keys, ["buffer.queue_cap"]);
+    }
+
+    /// The issue's report: three 20 Mbit/s ports and only the documented `[pfc]` keys.
+    fn three_ports_with_pfc_keys_only() -> SwitchConfig {
+        let text = r#"
+            [switch]
+            name = "sw"
+            [[port]]
+            name = "p1"
+            speed = "20Mbps"
+            [[port]]
+            name = "p2"
+            speed = "20Mbps"
+            [[port]]
+            name = "p3"
+            speed = "20Mbps"
+            [pfc]
+            lossless = [3]
+            xoff = "40KiB"
+            xon = "20KiB"
+            max = "64KiB"
+        "#;
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn pfc_keeps_lossless_queues_unbounded_and_pfc_wdrop_warns_with_the_numbers() {
+        let mut c = three_ports_with_pfc_keys_only();
+        assert_eq!(c.validate().unwrap(), vec![], "pfc: admission at ingress only");
+        assert_eq!(c.unbounded_egress_mask(), 1 << 3);
+        assert_eq!(c.lossless_frames_bound(), 3 * (65_536 / 60));
+        assert_eq!(c.lossy_frame_limit(), 4096);
+        c.policy.kind = PolicyKind::PfcWdrop;
+        assert_eq!(c.unbounded_egress_mask(), 0);
+        let warnings = c.validate().unwrap();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].key, "buffer.egress_max");
+        let message = &warnings[0].message;
+        assert!(
+            message.contains("2 ports × pfc.max 65536 B = 131072 B") && message.contains("holds 60000 B"),
+            "{message}"
+        );
+        c.buffer.egress_max = Some(ByteSize::kib(128));
+        assert_eq!(c.validate().unwrap(), vec![], "queues that hold what ingress admits");
+    }
+
+    #[test]
+    fn descriptors_for_the_lossless_limits_are_required_under_pfc() {
+        let mut c = three_ports_with_pfc_keys_only();
+        assert_eq!(c.frames(), 3 * 1092 + 4096, "the default holds the lossless limits");
+        c.buffer.frames = Some(3 * 1092 + 63);
+        let reason = rejects(&c, "buffer.frames");
+        assert!(
+            reason.contains("3 ports × 1 lossless priorities × ⌊pfc.max 65536 B / 60 B⌋ = 3276 frames + 64"),
+            "{reason}"
+        );
+        c.policy.kind = PolicyKind::PfcWdrop;
+        c.buffer.frames = Some(3000);
+        let keys: Vec<_> = c.validate().unwrap().into_iter().map(|w| w.key).collect();
+        assert_eq!(keys, ["buffer.frames", "buffer.egress_max"]);
+        c.buffer.mode = BufferMode::Shared;
+        c.buffer.frames = None;
+        let keys: Vec<_> = c.validate().unwrap().into_iter().map(|w| w.key).collect();
+        assert_eq!(keys, ["buffer.queue_cap"], "the default pool holds 3 × 64 KiB");
+        c.buffer.pool = Some(ByteSize(150_000));
+        c.buffer.port_cap = Some(ByteSize(100_000));
+        let keys: Vec<_> = c.validate().unwrap().into_iter().map(|w| w.key).collect();
+        assert_eq!(keys, ["buffer.queue_cap", "buffer.pool"]);
+        c.policy.kind = PolicyKind::None;
+        let keys: Vec<_> = c.validate().unwrap().into_iter().map(|w| w.key).collect();
+        assert_eq!(keys, ["policy.kind"]);
     }
 
     #[test]

@@ -111,6 +111,10 @@ pub struct Switch {
     lossless: u8,
     ingress_max: u64,
     frames: u32,
+    /// Lossless frames held, and the most frames lossy ones may hold (under `pfc` the
+    /// descriptors the lossless ingress limits can need are kept from lossy traffic).
+    lossless_held: u32,
+    lossy_frame_limit: u32,
 }
 
 /// A locally administered MAC for port `index` of the switch named `name`.
@@ -126,7 +130,7 @@ impl Switch {
         let warnings = config.validate()?;
         let limits = config.buffer_limits()?;
         let weights = config.scheduler_weights()?;
-        let frames = config.buffer.frames;
+        let frames = config.frames();
         let mut ports = Vec::with_capacity(config.ports.len());
         for (index, port) in config.ports.iter().enumerate() {
             let max_frame = port.mtu + crate::config::L2_HEADER_MAX as u32;
@@ -146,7 +150,7 @@ impl Switch {
         let speeds: Vec<BitRate> = config.ports.iter().map(|p| p.speed).collect();
         let switch = Switch {
             counters: vec![PortCounters::default(); ports.len()],
-            buffers: Buffers::new(ports.len(), limits, frames),
+            buffers: Buffers::new(ports.len(), limits, config.unbounded_egress_mask(), frames),
             arena: Arena::new(frames),
             fdb,
             policy: PolicyEngine::from_config(config),
@@ -164,6 +168,8 @@ impl Switch {
             lossless: config.lossless_mask(),
             ingress_max: config.pfc.max.bytes(),
             frames,
+            lossless_held: 0,
+            lossy_frame_limit: config.lossy_frame_limit(),
             ports,
         };
         Ok((switch, warnings))
@@ -179,6 +185,16 @@ impl Switch {
         old: &SwitchConfig,
         new: &SwitchConfig,
     ) -> Result<Vec<ConfigWarning>, ConfigError> {
+        if new.buffer.frames.is_some_and(|frames| frames != self.frames) {
+            return Err(ConfigError {
+                key: "buffer.frames".into(),
+                reason: "changed; restart pfcswitchd to apply".into(),
+            });
+        }
+        // The descriptors are those of the running switch: the new limits must fit them.
+        let mut pinned = new.clone();
+        pinned.buffer.frames = Some(self.frames);
+        let new = &pinned;
         let warnings = new.validate()?;
         let same_port = |(a, b): (&crate::config::PortConfig, &crate::config::PortConfig)| {
             a.name == b.name && a.iface == b.iface && a.speed == b.speed && a.mtu == b.mtu
@@ -189,15 +205,10 @@ impl Switch {
                 reason: "ports changed; restart pfcswitchd to apply".into(),
             });
         }
-        if old.buffer.frames != new.buffer.frames {
-            return Err(ConfigError {
-                key: "buffer.frames".into(),
-                reason: "changed; restart pfcswitchd to apply".into(),
-            });
-        }
         let weights = new.scheduler_weights()?;
         let egress_full = new.egress_full()?;
-        self.buffers.set_limits(new.buffer_limits()?, self.frames);
+        self.buffers.set_limits(new.buffer_limits()?, new.unbounded_egress_mask(), self.frames);
+        self.lossy_frame_limit = new.lossy_frame_limit();
         for (index, (port, config)) in self.ports.iter_mut().zip(&new.ports).enumerate() {
             port.default_priority = Pcp::from_low_bits(config.default_priority);
             port.dscp_map = (config.trust == crate::config::Trust::Dscp).then(|| new.dscp_map(index)).transpose()?;
@@ -287,16 +298,21 @@ impl Switch {
             return self.drop_rx(port, p, DropReason::Filtered);
         }
         let lossless = self.lossless & priority.mask() != 0;
-        if lossless && self.buffers.ingress(port, p).bytes + u64::from(len) > self.ingress_max {
+        if lossless && self.buffers.ingress(port, p).bytes + Buffers::ingress_charge(len) > self.ingress_max {
             return self.drop_rx(port, p, DropReason::IngressMax);
         }
-        if !self.buffers.pool_has_room() {
+        let lossy_held = self.arena.in_use() as u32 - self.lossless_held;
+        if !self.buffers.is_unbounded(p) && !self.buffers.pool_has_room()
+            || !lossless && lossy_held >= self.lossy_frame_limit
+        {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         }
-        let descriptor = Descriptor { handle, len, ingress: port as u16, priority: p as u8, copies: 0, egress };
+        let descriptor =
+            Descriptor { handle, len, ingress: port as u16, priority: p as u8, lossless, copies: 0, egress };
         let Some(index) = self.arena.alloc(descriptor) else {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         };
+        self.lossless_held += u32::from(lossless);
         let bytes = self.buffers.add_ingress(port, p, len);
         self.policy.on_ingress(port, priority, bytes, &mut PolicyActions::new(now, &mut self.xoff));
         self.pipeline.fifos[port].push_back(index);
@@ -420,6 +436,7 @@ impl Switch {
         let bytes = self.buffers.sub_ingress(ingress, priority.index(), frame.len);
         self.policy.on_ingress(ingress, priority, bytes, &mut PolicyActions::new(now, &mut self.xoff));
         self.arena.release(index);
+        self.lossless_held -= u32::from(frame.lossless);
     }
 
     /// The next transmission on `port` at `now`, if its wire is free and something may go:

@@ -85,7 +85,7 @@ fn pfc_baselines_block_or_drop() {
     report("PFC_wstop", &wstop);
     assert_eq!(wstop.drops, 0);
     assert!(wstop.victim_a < 0.8, "wstop stalls the victim on the same priority: {wstop:?}");
-    let wdrop = run(PolicyKind::Pfc, CapfcAlgorithm::Max);
+    let wdrop = run(PolicyKind::PfcWdrop, CapfcAlgorithm::Max);
     report("PFC_wdrop", &wdrop);
     assert!(wdrop.drops > 0, "wdrop drops at X: {wdrop:?}");
 }

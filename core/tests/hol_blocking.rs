@@ -59,7 +59,7 @@ fn wstop_blocks_a_victim_towards_an_idle_port() {
 
 #[test]
 fn wdrop_drops_at_the_full_queue_and_spares_the_victim() {
-    let outcome = run(PolicyKind::Pfc);
+    let outcome = run(PolicyKind::PfcWdrop);
     assert!(outcome.egress_full_drops > 0, "drop mode drops at the full egress");
     assert!(outcome.victim_share > 0.99, "the victim is unaffected: {:.1}%", outcome.victim_share * 100.0);
     assert!(!outcome.victim_sender_paused);

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{flow, pcp, star, wire_bits};
-use pfcswitch_core::config::{SwitchConfig, headroom_bound};
+use pfcswitch_core::config::{PolicyKind, SwitchConfig, headroom_bound};
 use pfcswitch_core::counters::DropReason;
 use pfcswitch_core::units::{BitRate, ByteSize};
 use std::time::Duration;
@@ -24,13 +24,18 @@ struct Outcome {
     max_ingress: u64,
 }
 
-fn incast(senders: usize, headroom: u64) -> Outcome {
+/// Under `pfc` every byte held at ingress may sit in the one egress queue, so only the
+/// headroom decides about loss. A headroom below the bound is refused under `pfc`: that case
+/// runs `pfc-wdrop` with egress queues that hold what ingress admits (the egress-full case is
+/// the wstop/wdrop test's).
+fn incast(senders: usize, headroom: u64, policy: PolicyKind) -> Outcome {
     let speed = BitRate::gbps(1);
     let mut config = SwitchConfig::with_ports("incast", senders + 1, speed);
+    config.policy.kind = policy;
     config.pfc.max = ByteSize(config.pfc.xoff.bytes() + headroom);
-    // Every byte held at ingress sits in the one egress queue: let it hold them all, so
-    // that only PFC decides about loss (the egress-full case is the wstop/wdrop test's).
-    config.buffer.egress_max = Some(ByteSize(config.pfc.max.bytes() * senders as u64));
+    if policy == PolicyKind::PfcWdrop {
+        config.buffer.egress_max = Some(ByteSize(config.pfc.max.bytes() * senders as u64));
+    }
     let mut net = star(&config, CABLE);
     let receiver = senders;
     let start = net.now();
@@ -77,7 +82,7 @@ fn bound() -> u64 {
 #[test]
 fn incast_with_headroom_at_the_bound_is_lossless_and_keeps_the_egress_busy() {
     for senders in [2, 4, 8] {
-        let outcome = incast(senders, bound());
+        let outcome = incast(senders, bound(), PolicyKind::Pfc);
         assert_eq!(outcome.drops, 0, "{senders}:1 switch drops");
         assert_eq!(outcome.lost, 0, "{senders}:1 receiver sequence gaps");
         assert_eq!(outcome.delivered, senders as u64 * FRAMES_PER_SENDER);
@@ -103,7 +108,7 @@ fn incast_with_headroom_at_the_bound_is_lossless_and_keeps_the_egress_busy() {
 fn incast_with_headroom_below_the_bound_drops_lossless_frames() {
     let headroom = bound() / 10;
     for senders in [2, 4, 8] {
-        let outcome = incast(senders, headroom);
+        let outcome = incast(senders, headroom, PolicyKind::PfcWdrop);
         assert!(outcome.drops > 0, "{senders}:1 with {headroom} B of headroom should drop");
         assert_eq!(outcome.ingress_max_drops, outcome.drops, "all drops are ingress overruns");
         assert_eq!(outcome.lost, outcome.drops, "every switch drop is a gap at the receiver");

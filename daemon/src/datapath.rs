@@ -124,7 +124,7 @@ impl Datapath {
         }
         let mut classifier = Classifier::load()?;
         let queues: u32 = ifaces.iter().map(|i| crate::xsk::rx_queue_count(i)).sum();
-        let frames = config.buffer.frames + queues * (FILL_TARGET + RING_SIZE / 4) + CONTROL_RESERVE as u32;
+        let frames = config.frames() + queues * (FILL_TARGET + RING_SIZE / 4) + CONTROL_RESERVE as u32;
         let area = UmemArea::new(frames).map_err(|source| DatapathError::Io { what: "map the UMEM", source })?;
         let sockets = Sockets::open(&area, &ifaces)?;
         for socket in &sockets.queues {
@@ -325,10 +325,12 @@ impl Datapath {
         new.policy = policy;
         // `reconfigure` validates the new configuration before it changes anything.
         match self.switch.reconfigure(self.clock.now(), &self.config, &new) {
-            Ok(_) => {
+            Ok(warnings) => {
                 log::info!("policy set to {}", new.policy.kind.name());
-                let message =
-                    format!("policy {} in force (not saved: a reload returns to the file's)", new.policy.kind.name());
+                let message = with_warnings(
+                    format!("policy {} in force (not saved: a reload returns to the file's)", new.policy.kind.name()),
+                    &warnings,
+                );
                 self.config = new;
                 ControlResponse::Done { message }
             }
@@ -339,21 +341,21 @@ impl Datapath {
     /// Re-reads the configuration file and applies it without losing a frame.
     fn reload(&mut self) -> ControlResponse {
         notify::reloading();
+        let path = self.options.config_path.display().to_string();
         let result = config::load(&self.options.config_path).map_err(|e| e.to_string()).and_then(|(new, _)| {
-            self.switch
-                .reconfigure(self.clock.now(), &self.config, &new)
-                .map_err(|e| format!("{}: {e}", self.options.config_path.display()))?;
+            let warnings =
+                self.switch.reconfigure(self.clock.now(), &self.config, &new).map_err(|e| format!("{path}: {e}"))?;
             for index in 0..new.ports.len() {
                 let iface = new.ports[index].iface.clone().unwrap_or_else(|| new.ports[index].name.clone());
                 let port = classification(&new, index).map_err(|e| e.to_string())?;
                 self.classifier.configure_port(&iface, &port).map_err(|e| e.to_string())?;
             }
             self.config = new;
-            Ok(())
+            Ok(warnings)
         });
         notify::notify("READY=1");
         match result {
-            Ok(()) => ControlResponse::Done { message: format!("reloaded {}", self.options.config_path.display()) },
+            Ok(warnings) => ControlResponse::Done { message: with_warnings(format!("reloaded {path}"), &warnings) },
             Err(message) => {
                 log::error!("reload failed, keeping the running configuration: {message}");
                 ControlResponse::Error { message }
@@ -411,4 +413,12 @@ fn resident_bytes() -> u64 {
     let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
     // SAFETY: sysconf has no preconditions.
     pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64
+}
+
+/// `message`, then each warning on a line of its own; each is also logged.
+fn with_warnings(message: String, warnings: &[pfcswitch_core::config::ConfigWarning]) -> String {
+    warnings.iter().fold(message, |text, warning| {
+        log::warn!("{warning}");
+        format!("{text}\nwarning: {warning}")
+    })
 }

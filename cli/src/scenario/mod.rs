@@ -42,7 +42,7 @@ pub enum ScenarioCommand {
 pub struct RunArgs {
     /// A built-in scenario (`pfcswitch scenario list`) or a scenario file.
     pub scenario: String,
-    /// Flow-control policy of every switch: pfc, pfc-wstop, capfc-max, capfc-cal, none
+    /// Flow-control policy of every switch: pfc, pfc-wdrop, pfc-wstop, capfc-max, capfc-cal, none
     /// (default: the scenario's).
     #[arg(long)]
     pub policy: Option<String>,
@@ -59,8 +59,8 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     pub scenario: String,
-    /// Comma-separated policies (default: pfc,pfc-wstop,capfc-max,capfc-cal; with --pfcwd,
-    /// the scenario's).
+    /// Comma-separated policies (default: pfc-wdrop,pfc-wstop,capfc-max,capfc-cal; with
+    /// --pfcwd, the scenario's).
     #[arg(long, value_delimiter = ',')]
     pub policies: Option<Vec<String>>,
     /// Comma-separated PFC watchdog modes (off, alert, drop, forward), each run under every policy.
@@ -253,12 +253,13 @@ impl TryFrom<String> for RunPolicy {
 
 pub fn parse_policy(name: &str) -> Result<RunPolicy> {
     let (kind, algorithm) = match name {
-        "pfc" | "pfc-wdrop" => (PolicyKind::Pfc, None),
+        "pfc" => (PolicyKind::Pfc, None),
+        "pfc-wdrop" => (PolicyKind::PfcWdrop, None),
         "pfc-wstop" => (PolicyKind::PfcWstop, None),
         "capfc" | "capfc-max" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Max)),
         "capfc-cal" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Calibrate)),
         "none" => (PolicyKind::None, None),
-        other => bail!("unknown policy `{other}` (known: pfc, pfc-wstop, capfc-max, capfc-cal, none)"),
+        other => bail!("unknown policy `{other}` (known: pfc, pfc-wdrop, pfc-wstop, capfc-max, capfc-cal, none)"),
     };
     Ok(RunPolicy { kind, algorithm })
 }
@@ -326,7 +327,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     let names = match &args.policies {
         Some(names) => names.clone(),
         None if !args.pfcwd.is_empty() => vec![scenario.policy.name().to_string()],
-        None => ["pfc", "pfc-wstop", "capfc-max", "capfc-cal"].map(String::from).to_vec(),
+        None => ["pfc-wdrop", "pfc-wstop", "capfc-max", "capfc-cal"].map(String::from).to_vec(),
     };
     // A misspelt policy fails now, not after the runs before it.
     let policies = names.iter().map(|p| parse_policy(p)).collect::<Result<Vec<_>>>()?;

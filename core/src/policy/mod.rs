@@ -87,7 +87,7 @@ impl PolicyEngine {
     pub fn from_config(config: &SwitchConfig) -> PolicyEngine {
         match config.policy.kind {
             PolicyKind::None => PolicyEngine::None,
-            PolicyKind::Pfc | PolicyKind::PfcWstop => {
+            PolicyKind::Pfc | PolicyKind::PfcWdrop | PolicyKind::PfcWstop => {
                 PolicyEngine::Pfc(Pfc::new(config.lossless_mask(), config.pfc.xoff.bytes(), config.pfc.xon.bytes()))
             }
             PolicyKind::Capfc => {
