@@ -300,18 +300,19 @@ fn max_quanta() -> u16 {
 }
 
 impl StormSpec {
-    /// Checks the storm against the run's hosts; returns the host's index.
-    pub fn host_index(&self, hosts: &[String]) -> Result<usize, WorkloadError> {
+    /// Checks the storm against the run's hosts and link speed; returns the host's index and
+    /// the storm its NIC makes.
+    pub fn resolve(&self, hosts: &[String], speed: BitRate) -> Result<(usize, Storm), WorkloadError> {
         let invalid = |reason: String| WorkloadError::Storm { host: self.host.clone(), reason };
         let index = hosts
             .iter()
             .position(|h| *h == self.host)
             .ok_or_else(|| invalid(format!("no such host (hosts: {})", hosts.join(", "))))?;
-        Storm::new(self.priority, self.quanta, BitRate::gbps(1)).map_err(|e| invalid(e.to_string()))?;
+        let storm = Storm::new(self.priority, self.quanta, speed).map_err(|e| invalid(e.to_string()))?;
         if self.duration.is_zero() {
             return Err(invalid("`duration` must be greater than zero".into()));
         }
-        Ok(index)
+        Ok((index, storm))
     }
 }
 
@@ -527,13 +528,12 @@ mod tests {
         assert_eq!(Storm::new(8, 1, BitRate::gbps(1)), Err(StormError::Priority(8)));
         let spec: StormSpec = toml::from_str("host = \"h4\"\npriority = 3\nstart = \"1s\"\nduration = \"2s\"").unwrap();
         assert_eq!(spec.quanta, u16::MAX);
-        assert_eq!(spec.host_index(&hosts()), Ok(3));
+        assert_eq!(spec.resolve(&hosts(), BitRate::mbps(100)), Ok((3, storm)));
+        let error = |spec: StormSpec| spec.resolve(&hosts(), BitRate::mbps(100)).unwrap_err().to_string();
         let stranger = StormSpec { host: "h99".into(), ..spec.clone() };
-        assert!(
-            stranger.host_index(&hosts()).unwrap_err().to_string().starts_with("storm of host `h99`: no such host")
-        );
-        let xon = StormSpec { quanta: 0, ..spec };
-        assert!(xon.host_index(&hosts()).unwrap_err().to_string().contains("quanta must be at least 1"));
+        assert!(error(stranger).starts_with("storm of host `h99`: no such host"));
+        assert!(error(StormSpec { quanta: 0, ..spec.clone() }).contains("quanta must be at least 1"));
+        assert!(error(StormSpec { duration: Duration::ZERO, ..spec }).contains("`duration` must be greater than zero"));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use pfcswitch_core::host::ConnectionSpec;
 use pfcswitch_core::report::Snapshot;
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp};
-use pfcswitch_core::workload::{self, PlannedConnection};
+use pfcswitch_core::workload::{self, PlannedConnection, Storm};
 use pfcswitchd::timer::Clock;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -288,8 +288,8 @@ pub(super) struct Prepared {
     pub out: PathBuf,
     pub configs: Vec<SwitchConfig>,
     pub topology: TopologyDescription,
-    /// Index into the hosts of each of the scenario's storms.
-    pub storm_hosts: Vec<usize>,
+    /// Each of the scenario's storms: its host (index into the hosts) and what its NIC sends.
+    pub storms: Vec<(usize, Storm)>,
 }
 
 /// Loads the scenario, checks it against its topology and writes the switch configs;
@@ -317,8 +317,8 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         let known = &topology.switches;
         bail!("{}: `switches` names {configured:?}, topology {} has {known:?}", file.display(), scenario.topology);
     }
-    let storm_hosts = (scenario.storms.iter())
-        .map(|storm| storm.host_index(&topology.hosts))
+    let storms = (scenario.storms.iter())
+        .map(|storm| storm.resolve(&topology.hosts, scenario.speed))
         .collect::<Result<Vec<_>, _>>()
         .with_context(|| format!("{}", file.display()))?;
     write_configs(&scenario, &file, &policy, args.pfcwd, &out.join("configs"))?;
@@ -329,7 +329,7 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     }
     let modes: std::collections::BTreeSet<&str> = configs.iter().map(|c| PfcwdMode::of(&c.pfcwd).name()).collect();
     let pfcwd = if modes.len() == 1 { modes.into_iter().next().expect("one") } else { "mixed" };
-    Ok(Prepared { scenario, policy, pfcwd, out, configs, topology, storm_hosts })
+    Ok(Prepared { scenario, policy, pfcwd, out, configs, topology, storms })
 }
 
 /// Starts each storm of the scenario in its host's namespace, on the host's interface: the
@@ -338,12 +338,12 @@ fn start_storms(
     scenario: &Scenario,
     topology: &Topology,
     hosts: &[String],
-    storm_hosts: &[usize],
+    resolved: &[(usize, Storm)],
     epoch: Instant,
 ) -> Result<Children> {
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let mut storms = Children { what: "a storm", children: Vec::new() };
-    for (storm, &host) in scenario.storms.iter().zip(storm_hosts) {
+    for (storm, &(host, _)) in scenario.storms.iter().zip(resolved) {
         let child = Command::new("ip")
             .args(["netns", "exec", &topology.namespace(&hosts[host])])
             .arg(&exe)
@@ -372,7 +372,7 @@ fn storm_frames(storms: &mut Children) -> Result<Vec<u64>> {
 }
 
 pub fn run(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, pfcwd, out, topology, storm_hosts, .. } = prepare(args, "")?;
+    let Prepared { scenario, policy, pfcwd, out, topology, storms: resolved, .. } = prepare(args, "")?;
     let TopologyDescription { switches, hosts, .. } = topology;
     catch_interrupts();
     eprintln!(
@@ -432,7 +432,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             ready[index] |= line == "ready";
         }
     }
-    let mut storms = start_storms(&scenario, &topology, &hosts, &storm_hosts, epoch)?;
+    let mut storms = start_storms(&scenario, &topology, &hosts, &resolved, epoch)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     let priorities = scenario.priorities();

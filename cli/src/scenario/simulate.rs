@@ -15,7 +15,7 @@ use pfcswitch_core::report::{QueueDepths, Snapshot};
 use pfcswitch_core::sim::{Endpoint, Network, SimHost};
 use pfcswitch_core::switch::Switch;
 use pfcswitch_core::time::Instant;
-use pfcswitch_core::workload::{self, Storm};
+use pfcswitch_core::workload;
 use std::time::Duration;
 
 const CABLE: Duration = Duration::from_micros(1);
@@ -35,7 +35,7 @@ fn switch_port(end: &str, names: &[String], configs: &[SwitchConfig]) -> Result<
 }
 
 pub fn simulate(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, pfcwd, out, configs, topology, storm_hosts } = prepare(args, "-sim")?;
+    let Prepared { scenario, policy, pfcwd, out, configs, topology, storms } = prepare(args, "-sim")?;
     let TopologyDescription { switches, hosts, links } = topology;
     eprintln!(
         "scenario {} ({}), policy {}, pfcwd {pfcwd}, seed {}: simulated on virtual time",
@@ -74,8 +74,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     }
     // A storming host's NIC sends the same frames `pfcswitch traffic storm` sends, on time.
     let mut storm_times = Vec::new();
-    for (spec, &host) in scenario.storms.iter().zip(&storm_hosts) {
-        let storm = Storm::new(spec.priority, spec.quanta, scenario.speed)?;
+    for (spec, (host, storm)) in scenario.storms.iter().zip(storms) {
         let times: Vec<Instant> = storm.times(EPOCH + spec.start, spec.duration).collect();
         net.hosts[host].inject_all(times.iter().map(|&at| (at, storm.frame())));
         storm_times.push(times);
