@@ -113,7 +113,12 @@ fn family<M: EncodeMetric + TypedMetric>(
 }
 
 /// A family of one sample without labels.
-fn single<M: EncodeMetric + TypedMetric>(encoder: &mut DescriptorEncoder, name: &str, help: &str, metric: M) -> fmt::Result {
+fn single<M: EncodeMetric + TypedMetric>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    metric: M,
+) -> fmt::Result {
     let name = match M::TYPE {
         MetricType::Counter => name.strip_suffix("_total").expect("counter names end in _total"),
         _ => name,
@@ -150,9 +155,11 @@ impl SnapshotCollector {
         help: &str,
         value: impl Fn(&PriorityReport) -> M,
     ) -> fmt::Result {
-        let samples = self.0.ports.iter().flat_map(|port| {
-            port.priorities.iter().map(|p| (port_priority(&port.name, p.priority), value(p)))
-        });
+        let samples = self
+            .0
+            .ports
+            .iter()
+            .flat_map(|port| port.priorities.iter().map(|p| (port_priority(&port.name, p.priority), value(p))));
         family(encoder, name, help, samples.collect::<Vec<_>>())
     }
 
@@ -184,7 +191,12 @@ fn encode_capfc(encoder: &mut DescriptorEncoder, capfc: &CapfcReport) -> fmt::Re
     let inputs = |value: fn(&pfcswitch_core::report::CapfcInputReport) -> bool| {
         capfc.inputs.iter().map(move |i| (port_priority(&i.port, i.priority), flag(value(i)))).collect::<Vec<_>>()
     };
-    family(encoder, "pfcswitch_capfc_paused", "CaPFC D(i,p): 1 while the input asks its peer to pause.", inputs(|i| i.paused))?;
+    family(
+        encoder,
+        "pfcswitch_capfc_paused",
+        "CaPFC D(i,p): 1 while the input asks its peer to pause.",
+        inputs(|i| i.paused),
+    )?;
     family(
         encoder,
         "pfcswitch_capfc_ingress_congested",
@@ -269,12 +281,9 @@ impl Collector for SnapshotCollector {
             |p| gauge(p.ingress_high_water),
         )?;
         self.per_priority(e, "pfcswitch_egress_queue_bytes", "Bytes in the egress queue.", |p| gauge(p.egress_bytes))?;
-        self.per_priority(
-            e,
-            "pfcswitch_egress_high_water_bytes",
-            "Highest egress queue since the last reset.",
-            |p| gauge(p.egress_high_water),
-        )?;
+        self.per_priority(e, "pfcswitch_egress_high_water_bytes", "Highest egress queue since the last reset.", |p| {
+            gauge(p.egress_high_water)
+        })?;
         self.per_priority(e, "pfcswitch_peer_paused", "1 while the peer pauses our egress on this priority.", |p| {
             flag(p.peer_paused)
         })?;
@@ -294,7 +303,8 @@ impl Collector for SnapshotCollector {
         let per_port = s.ports.iter().map(|p| (vec![("port", p.name.clone())], counter(p.pause_rx)));
         family(e, "pfcswitch_pause_rx_frames_total", "802.3x PAUSE frames received.", per_port.collect::<Vec<_>>())?;
         let by_reason = |port: &str, reason: &str| vec![("port", port.to_string()), ("reason", reason.to_string())];
-        let malformed = s.ports.iter().flat_map(|p| p.malformed.iter().map(|(r, &n)| (by_reason(&p.name, r), counter(n))));
+        let malformed =
+            s.ports.iter().flat_map(|p| p.malformed.iter().map(|(r, &n)| (by_reason(&p.name, r), counter(n))));
         family(
             e,
             "pfcswitch_malformed_frames_total",
@@ -314,7 +324,12 @@ impl Collector for SnapshotCollector {
         let xdp_drops = s.ports.iter().flat_map(|port| {
             port.xdp.iter().flat_map(|x| x.drops.iter()).map(|(r, &n)| (by_reason(&port.name, r), counter(n)))
         });
-        family(e, "pfcswitch_xdp_drops_total", "Frames the XDP classifier dropped, by reason.", xdp_drops.collect::<Vec<_>>())?;
+        family(
+            e,
+            "pfcswitch_xdp_drops_total",
+            "Frames the XDP classifier dropped, by reason.",
+            xdp_drops.collect::<Vec<_>>(),
+        )?;
         if let Some(d) = &s.datapath {
             single(e, "pfcswitch_umem_frames_free", "UMEM frames on the free list.", gauge(d.umem_frames_free))?;
             single(e, "pfcswitch_umem_frames", "UMEM frames in all.", gauge(d.umem_frames))?;
@@ -495,7 +510,10 @@ fn reply(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>)
     response
 }
 
-async fn respond(request: Request<hyper::body::Incoming>, snapshots: Arc<Snapshots>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn respond(
+    request: Request<hyper::body::Incoming>,
+    snapshots: Arc<Snapshots>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     if request.method() != Method::GET && request.method() != Method::HEAD {
         let mut response = reply(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET /metrics\n");
         response.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
@@ -564,7 +582,8 @@ mod tests {
         let snapshot = Arc::new(snapshot());
         let text = render(snapshot.clone(), Format::Text004);
         let openmetrics = render(snapshot, Format::OpenMetrics);
-        for family in ["pfcswitch_rx_frames_total", "pfcswitch_paused_seconds_total", "pfcswitch_lossless_drops_total"] {
+        for family in ["pfcswitch_rx_frames_total", "pfcswitch_paused_seconds_total", "pfcswitch_lossless_drops_total"]
+        {
             assert!(text.contains(&format!("# TYPE {family} counter\n")), "{family}:\n{text}");
             let bare = family.strip_suffix("_total").unwrap();
             assert!(openmetrics.contains(&format!("# TYPE {bare} counter\n")), "{family}:\n{openmetrics}");
@@ -577,7 +596,12 @@ mod tests {
         assert!(openmetrics.ends_with("# EOF\n") && !text.contains("# EOF"));
         let lossless: Vec<&str> = text.lines().filter(|l| l.starts_with("pfcswitch_lossless_drops_total{")).collect();
         assert!(!lossless.is_empty() && lossless.iter().all(|l| l.contains("priority=\"3\"")), "{lossless:?}");
-        assert!(lossless.iter().any(|l| l.starts_with("pfcswitch_lossless_drops_total{port=\"p3\"") && l.ends_with(" 7")));
-        assert!(text.lines().any(|l| l.starts_with("pfcswitch_drops_total{port=\"p3\",priority=\"0\"") && l.ends_with(" 9")));
+        assert!(
+            lossless.iter().any(|l| l.starts_with("pfcswitch_lossless_drops_total{port=\"p3\"") && l.ends_with(" 7"))
+        );
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("pfcswitch_drops_total{port=\"p3\",priority=\"0\"") && l.ends_with(" 9"))
+        );
     }
 }
