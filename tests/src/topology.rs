@@ -168,10 +168,20 @@ impl Topology {
         String::from_utf8_lossy(&self.run(node, "ip", &["-d", "link", "show"]).stdout).contains("prog/xdp")
     }
 
-    /// The Prometheus exposition of `switch`, fetched over HTTP inside its namespace.
+    /// The Prometheus exposition of `switch` in text format 0.0.4 (curl's default `Accept`),
+    /// fetched over HTTP inside its namespace.
     pub fn metrics(&self, switch: &str) -> String {
-        let output = self.run(switch, "curl", &["-sf", "http://127.0.0.1:9464/metrics"]);
-        String::from_utf8(output.stdout).expect("UTF-8 metrics")
+        self.scrape(switch, "*/*").1
+    }
+
+    /// The exposition `switch` serves to a client that sends `Accept: accept`: its Content-Type
+    /// and its body.
+    pub fn scrape(&self, switch: &str, accept: &str) -> (String, String) {
+        let header = format!("Accept: {accept}");
+        let args = ["-sf", "-H", &header, "-w", "\n%{content_type}", "http://127.0.0.1:9464/metrics"];
+        let output = String::from_utf8(self.run(switch, "curl", &args).stdout).expect("UTF-8 metrics");
+        let (body, content_type) = output.rsplit_once('\n').expect("curl wrote the content type");
+        (content_type.to_string(), body.to_string())
     }
 }
 

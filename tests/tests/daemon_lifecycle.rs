@@ -212,7 +212,17 @@ fn metrics_pass_promtool_and_the_unit_passes_systemd_analyze() {
         assert!(metrics.contains(&format!("# TYPE {family} ")), "{family} is exported");
     }
     assert!(metrics.contains("pfcswitch_rx_frames_total{port=\"p1\",priority=\"0\"}"));
+    assert!(metrics.contains("# TYPE pfcswitch_lossless_drops_total counter"));
     pfcswitch_tests::oracle::assert_promtool_clean(&metrics);
+    let (content_type, _) = topology.scrape("sw1", "text/plain");
+    assert_eq!(content_type, "text/plain; version=0.0.4; charset=utf-8");
+    // What Prometheus asks for: OpenMetrics, which a strict parser must accept.
+    let prometheus = "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+    let (content_type, openmetrics) = topology.scrape("sw1", prometheus);
+    assert_eq!(content_type, "application/openmetrics-text; version=1.0.0; charset=utf-8");
+    assert!(openmetrics.ends_with("# EOF\n") && openmetrics.contains("# TYPE pfcswitch_rx_frames counter\n"));
+    let families = pfcswitch_tests::oracle::assert_openmetrics_parses(&openmetrics);
+    println!("text 0.0.4 passes promtool; OpenMetrics: {families} families parsed by python3-prometheus-client");
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(repo().join("configs/pfcswitchd@.service"), dir.path().join("pfcswitchd@.service")).unwrap();
