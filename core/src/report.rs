@@ -75,6 +75,9 @@ pub struct CapfcInputReport {
     pub paused: bool,
     /// The egress queues o with E(i,o,p) = 1: whom the input is paused on behalf of.
     pub on_behalf_of: Vec<String>,
+    /// Times an egress queue raised E(i,o,p) for this input: pauses for congestion elsewhere,
+    /// not for its own ingress queue.
+    pub signals_total: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +123,7 @@ impl CapfcReport {
                     .filter(|q| q.priority == p.value() && q.signalled.iter().any(|s| s == name))
                     .map(|q| q.port.clone())
                     .collect(),
+                signals_total: capfc.signal_activations(i, p),
             })
             .collect();
         CapfcReport { inputs, queues }

@@ -283,8 +283,9 @@ impl Incast {
         crate::wait_until("the incast reaches h3", Duration::from_secs(20), || Self::forwarded(topology) >= 1000);
     }
 
-    /// Waits for the senders and the receiver; asserts the receiver kept up and lost nothing.
-    pub fn assert_lossless(mut self) {
+    /// Waits for the senders and the receiver; asserts the receiver kept up and lost nothing
+    /// (a failure shows sw1's drops and how late its datapath woke up).
+    pub fn assert_lossless(mut self, topology: &Topology) {
         for mut sender in std::mem::take(&mut self.senders) {
             assert!(sender.wait().unwrap().success());
         }
@@ -294,7 +295,11 @@ impl Incast {
         let flows = received["flows"].as_array().unwrap();
         assert_eq!(flows.len(), 2, "both senders' flows arrived: {received}");
         for flow in flows {
-            assert_eq!((flow["frames"].as_u64(), flow["lost"].as_u64()), (Some(self.frames), Some(0)), "{flow}");
+            if (flow["frames"].as_u64(), flow["lost"].as_u64()) != (Some(self.frames), Some(0)) {
+                let snapshot = topology.snapshot("sw1");
+                let drops: Vec<_> = snapshot.ports.iter().map(|p| (&p.name, &p.priorities[3].drops)).collect();
+                panic!("{flow}: {} frames sent; sw1 drops {drops:?}; datapath {:?}", self.frames, snapshot.datapath);
+            }
         }
     }
 }

@@ -178,7 +178,7 @@ fn sighup_reloads_thresholds_without_losing_frames() {
     // SAFETY: signalling the daemon topology.sh started.
     unsafe { libc::kill(topology.pid("sw1") as i32, libc::SIGHUP) };
     let before_reload = Incast::forwarded(&topology);
-    incast.assert_lossless();
+    incast.assert_lossless(&topology);
     assert!(before_reload <= 14_000, "the reload came mid-incast: {before_reload} of 16000 frames were out before it");
     let snapshot = topology.snapshot("sw1");
     assert_eq!((snapshot.pfc.xoff_bytes, snapshot.pfc.xon_bytes), (20_000, 10_000), "the new thresholds are in force");

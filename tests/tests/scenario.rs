@@ -63,12 +63,12 @@ fn incast_under_pfc_is_lossless_reproducible_and_plotted() {
         assert_eq!(results["summary"]["drops"], 0);
         assert!(results["summary"]["pfc_frames"].as_u64().unwrap() > 0, "the incast triggered PFC");
         let background = results["flows"].as_array().unwrap().iter().find(|f| f["class"] == "background").unwrap();
-        // About 75 Mbit/s on an idle machine, 35-70 under `stress-ng --cpu 2`: the margin is for
-        // the endpoints' CPU, not for pauses (priority 0 is never paused, and the query's pauses
-        // of priority 3 last milliseconds).
+        // 65-70 Mbit/s under `stress-ng --cpu 2`, below 40 when a simulation shared the cores:
+        // the margin is for the endpoints' CPU, not for pauses (priority 0 is never paused, and
+        // the query's pauses of priority 3 last milliseconds).
         let goodput = background["goodput_mbps"].as_f64().unwrap();
         println!("background (priority 0) beside the incast: {goodput:.1} Mbit/s");
-        assert!(goodput > 25.0, "PFC on priority 3 leaves priority 0 running: {goodput:.1} Mbit/s");
+        assert!(goodput > 30.0, "PFC on priority 3 leaves priority 0 running: {goodput:.1} Mbit/s");
     }
     for plot in ["fct-cdf", "queues", "throughput"] {
         for extension in ["svg", "png"] {
@@ -161,10 +161,10 @@ receivers = ["{to}"]
         println!("{topology}: h1 -> {to} used {:.1}% of 100 Mbit/s", 100.0 * link_use);
         // The ≥ 97 % target is scripts/bench-line-rate.sh's (medians of runs), and line rate to
         // 0.5 % is the core's on virtual time (core/tests/line_rate.rs). A single run here gets
-        // 90-97 % on an idle machine and 65-70 % under `stress-ng --cpu 2`, where the endpoints
-        // and switches stall for whole 10 ms bins: this asserts that frames cross the datapath
-        // at speed and in order, with a margin for the machine, not the speed target.
-        assert!(link_use >= 0.5, "{topology}: {flow}");
+        // 90-97 % on an idle machine, 90-94 % under `stress-ng --cpu 2`, 65-70 % when a
+        // simulation also shared the cores (whole 10 ms bins empty): this asserts that frames
+        // cross the datapath at speed and in order, with a margin for a busy machine.
+        assert!(link_use >= 0.75, "{topology}: {flow}");
         assert_eq!(flow["receiver"]["out_of_order"], 0);
     }
 }
