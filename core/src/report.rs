@@ -75,9 +75,6 @@ pub struct CapfcInputReport {
     pub paused: bool,
     /// The egress queues o with E(i,o,p) = 1: whom the input is paused on behalf of.
     pub on_behalf_of: Vec<String>,
-    /// Times an egress queue raised E(i,o,p) for this input: pauses for congestion elsewhere,
-    /// not for its own ingress queue.
-    pub signals_total: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,6 +88,8 @@ pub struct CapfcQueueReport {
     pub arrivals: BTreeMap<String, u32>,
     /// Inputs with E(i,o,p) = 1.
     pub signalled: Vec<String>,
+    /// Times E(i,o,p) was raised, per input port name: whom the queue blamed for congestion.
+    pub signals_total: BTreeMap<String, u64>,
 }
 
 impl CapfcReport {
@@ -108,6 +107,9 @@ impl CapfcReport {
                     warn_activations: state.warn_activations,
                     arrivals: state.counters.iter().enumerate().map(|(i, &c)| (names[i].to_string(), c)).collect(),
                     signalled: state.signalled.iter().map(|&i| names[i].to_string()).collect(),
+                    signals_total: (state.signal_activations.iter().enumerate())
+                        .map(|(i, &n)| (names[i].to_string(), n))
+                        .collect(),
                 });
             }
         }
@@ -123,7 +125,6 @@ impl CapfcReport {
                     .filter(|q| q.priority == p.value() && q.signalled.iter().any(|s| s == name))
                     .map(|q| q.port.clone())
                     .collect(),
-                signals_total: capfc.signal_activations(i, p),
             })
             .collect();
         CapfcReport { inputs, queues }
