@@ -88,6 +88,8 @@ pub struct CapfcQueueReport {
     pub arrivals: BTreeMap<String, u32>,
     /// Inputs with E(i,o,p) = 1.
     pub signalled: Vec<String>,
+    /// Times E(i,o,p) was raised, per input port name: whom the queue blamed for congestion.
+    pub signals_total: BTreeMap<String, u64>,
 }
 
 impl CapfcReport {
@@ -105,6 +107,9 @@ impl CapfcReport {
                     warn_activations: state.warn_activations,
                     arrivals: state.counters.iter().enumerate().map(|(i, &c)| (names[i].to_string(), c)).collect(),
                     signalled: state.signalled.iter().map(|&i| names[i].to_string()).collect(),
+                    signals_total: (state.signal_activations.iter().enumerate())
+                        .map(|(i, &n)| (names[i].to_string(), n))
+                        .collect(),
                 });
             }
         }
