@@ -18,7 +18,7 @@ use crate::time::Instant;
 use std::time::Duration;
 
 /// What the watchdog counted for one (port, priority).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PfcwdCounters {
     pub storms_detected: u64,
     pub storms_restored: u64,

@@ -155,12 +155,76 @@ impl SnapshotCollector {
         help: &str,
         value: impl Fn(&PriorityReport) -> M,
     ) -> fmt::Result {
-        let samples = self
-            .0
-            .ports
-            .iter()
-            .flat_map(|port| port.priorities.iter().map(|p| (port_priority(&port.name, p.priority), value(p))));
+        self.per_priority_where(encoder, name, help, |_| true, value)
+    }
+
+    /// A family with one sample per (port, priority) of the priorities `which` selects.
+    fn per_priority_where<M: EncodeMetric + TypedMetric>(
+        &self,
+        encoder: &mut DescriptorEncoder,
+        name: &str,
+        help: &str,
+        which: fn(&PriorityReport) -> bool,
+        value: impl Fn(&PriorityReport) -> M,
+    ) -> fmt::Result {
+        let samples = self.0.ports.iter().flat_map(|port| {
+            port.priorities.iter().filter(|p| which(p)).map(|p| (port_priority(&port.name, p.priority), value(p)))
+        });
         family(encoder, name, help, samples.collect::<Vec<_>>())
+    }
+
+    /// The PFC watchdog's families, per port and lossless priority.
+    fn pfcwd(&self, e: &mut DescriptorEncoder) -> fmt::Result {
+        let lossless = |p: &PriorityReport| p.lossless;
+        self.per_priority_where(
+            e,
+            "pfcswitch_pfcwd_stormed",
+            "1 while the PFC watchdog holds the egress queue as stormed.",
+            lossless,
+            |p| flag(p.pfcwd.stormed),
+        )?;
+        self.per_priority_where(
+            e,
+            "pfcswitch_pfcwd_storms_detected_total",
+            "PFC storms the watchdog detected on the egress queue.",
+            lossless,
+            |p| counter(p.pfcwd.counters.storms_detected),
+        )?;
+        self.per_priority_where(
+            e,
+            "pfcswitch_pfcwd_storms_restored_total",
+            "Stormed egress queues the watchdog restored.",
+            lossless,
+            |p| counter(p.pfcwd.counters.storms_restored),
+        )?;
+        self.per_priority_where(
+            e,
+            "pfcswitch_pfcwd_tx_dropped_frames_total",
+            "Frames the watchdog's drop action discarded from or for the stormed egress queue.",
+            lossless,
+            |p| counter(p.pfcwd.counters.tx_dropped),
+        )?;
+        self.per_priority_where(
+            e,
+            "pfcswitch_pfcwd_rx_dropped_frames_total",
+            "Frames the watchdog's drop action discarded as they arrived on the stormed port and priority.",
+            lossless,
+            |p| counter(p.pfcwd.counters.rx_dropped),
+        )?;
+        self.per_priority_where(
+            e,
+            "pfcswitch_pfcwd_pausing_peer_seconds",
+            "Seconds this port has asserted XOFF towards its peer without a break (0 when it does not).",
+            lossless,
+            |p| gauge(p.pausing_peer_continuous_seconds),
+        )?;
+        self.per_priority_where(
+            e,
+            "pfcswitch_pfcwd_long_pausing_total",
+            "Times this port asserted XOFF towards its peer longer than pfcwd.pausing_peer_limit.",
+            lossless,
+            |p| counter(p.pfcwd.counters.long_pausing),
+        )
     }
 
     /// Drops by reason per (port, priority), of the priorities `which` selects.
@@ -296,6 +360,7 @@ impl Collector for SnapshotCollector {
         self.per_priority(e, "pfcswitch_pausing_seconds_total", "Time we asserted XOFF towards the peer.", |p| {
             counter(p.pausing_seconds)
         })?;
+        self.pfcwd(e)?;
         if let Some(capfc) = &s.capfc {
             encode_capfc(e, capfc)?;
         }
@@ -603,5 +668,25 @@ mod tests {
             text.lines()
                 .any(|l| l.starts_with("pfcswitch_drops_total{port=\"p3\",priority=\"0\"") && l.ends_with(" 9"))
         );
+    }
+
+    /// The shipped alert rules query families the endpoint really exports, with the labels
+    /// they group by: a renamed family would leave an alert that never fires.
+    #[test]
+    fn every_family_the_alert_rules_use_is_exported_per_port_and_priority() {
+        let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/pfcswitch-alerts.yml");
+        let rules = std::fs::read_to_string(rules).expect("configs/pfcswitch-alerts.yml");
+        let text = render(Arc::new(snapshot()), Format::Text004);
+        let mut names: Vec<&str> = rules
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|word| word.starts_with("pfcswitch_"))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        assert!(names.len() >= 4, "{names:?}");
+        for name in names {
+            let sample = format!("{name}{{port=\"p1\",priority=\"3\"");
+            assert!(text.lines().any(|l| l.starts_with(&sample)), "{sample} not exported:\n{text}");
+        }
     }
 }
