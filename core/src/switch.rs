@@ -503,9 +503,7 @@ impl Switch {
         let (buffers, arena) = (&self.buffers, &self.arena);
         let head_len = |p: usize| arena.get(buffers.head(port, p).expect("eligible queue has a head")).len;
         let p = self.ports[port].scheduler.pick(eligible, head_len)?;
-        let index = self.buffers.head(port, p).expect("picked queue has a head");
-        let frame = *self.arena.get(index);
-        let queue_bytes = self.buffers.dequeue(port, p, frame.len);
+        let (frame, last) = self.take_head(now, port, p);
         self.pfcwd.sent(port, p);
         let state = &mut self.ports[port];
         state.scheduler.sent(p, frame.len, self.buffers.queue_len(port, p) == 0);
@@ -513,11 +511,22 @@ impl Switch {
         let counters = &mut self.counters[port].priority[p];
         counters.tx_frames += 1;
         counters.tx_bytes += u64::from(frame.len);
-        let priority = Pcp::from_low_bits(frame.priority);
+        if self.pipeline.waiting > 0 {
+            self.run_pipeline(now);
+        }
+        Some(Tx::Data { handle: frame.handle, len: frame.len, last })
+    }
+
+    /// Takes the head frame off egress queue (port, p), tells the policy, and releases the
+    /// frame if that was its last copy (returned as `true`).
+    fn take_head(&mut self, now: Instant, port: usize, p: usize) -> (Descriptor, bool) {
+        let index = self.buffers.head(port, p).expect("a queue with frames has a head");
+        let frame = *self.arena.get(index);
+        let queue_bytes = self.buffers.dequeue(port, p, frame.len);
         let event = EgressEvent {
             ingress: usize::from(frame.ingress),
             egress: port,
-            priority,
+            priority: Pcp::from_low_bits(frame.priority),
             len: frame.len,
             queue_bytes,
             enqueued: false,
@@ -529,10 +538,7 @@ impl Switch {
         if last {
             self.release(now, index);
         }
-        if self.pipeline.waiting > 0 {
-            self.run_pipeline(now);
-        }
-        Some(Tx::Data { handle: frame.handle, len: frame.len, last })
+        (frame, last)
     }
 
     /// A handle the switch accepted and then dropped (egress full in the pipeline).
@@ -595,29 +601,13 @@ impl Switch {
         if action != PfcwdAction::Drop {
             return;
         }
-        while let Some(index) = self.buffers.head(port, p) {
-            let frame = *self.arena.get(index);
-            let queue_bytes = self.buffers.dequeue(port, p, frame.len);
+        while self.buffers.queue_len(port, p) > 0 {
+            let (frame, last) = self.take_head(now, port, p);
             self.pfcwd.count_tx_drop(port, p);
             self.counters[port].priority[p].drops[DropReason::Pfcwd as usize] += 1;
-            let event = EgressEvent {
-                ingress: usize::from(frame.ingress),
-                egress: port,
-                priority,
-                len: frame.len,
-                queue_bytes,
-                enqueued: false,
-            };
-            self.policy.on_egress(&event, &mut PolicyActions::new(now, &mut self.xoff));
-            let copies = &mut self.arena.get_mut(index).copies;
-            *copies -= 1;
-            if *copies == 0 {
-                self.release(now, index);
+            if last {
                 self.freed.push_back(frame.handle);
             }
-        }
-        if self.pipeline.blocked.is_some() {
-            self.pipeline.blocked = None;
         }
     }
 
