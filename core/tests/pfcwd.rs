@@ -34,7 +34,7 @@ fn offered_frames(window: (Duration, Duration)) -> f64 {
     (window.1 - window.0).as_secs_f64() * 400e6 / ((FRAME + 24) * 8) as f64
 }
 
-fn network(watchdog: Option<PfcwdAction>) -> (Network, Instant) {
+fn config(watchdog: Option<PfcwdAction>) -> SwitchConfig {
     let mut config = SwitchConfig::with_ports("wd", 4, BitRate::gbps(1));
     config.pfcwd = PfcwdConfig {
         enabled: watchdog.is_some(),
@@ -43,7 +43,11 @@ fn network(watchdog: Option<PfcwdAction>) -> (Network, Instant) {
         restoration_time: RESTORATION,
         pausing_peer_limit: 50 * MS,
     };
-    let mut net = star(&config, Duration::from_micros(1));
+    config
+}
+
+fn network(watchdog: Option<PfcwdAction>) -> (Network, Instant) {
+    let mut net = star(&config(watchdog), Duration::from_micros(1));
     let start = net.now();
     for (id, to) in [(0, 2), (1, 3)] {
         let mut spec = flow(id, to, 3, FRAME, u64::MAX, start);
@@ -173,4 +177,22 @@ fn a_port_pausing_its_peer_too_long_is_reported() {
     assert!(switch.pausing_for(net.now(), 0, pcp(3)) > 200 * MS, "host 0 paused since early in the storm");
     assert_eq!(switch.pfcwd().counters(0, 3).long_pausing, 1, "reported once per episode");
     assert_eq!(switch.pfcwd().counters(1, 3).long_pausing, 0, "port 1 never paused its peer");
+}
+
+/// `[pfcwd]` is reloadable: turning the watchdog off restores its stormed queues at once, and
+/// the peer's PFC is obeyed again.
+#[test]
+fn a_reload_that_turns_the_watchdog_off_restores_stormed_queues() {
+    let (mut net, start) = network(Some(PfcwdAction::Drop));
+    net.run_until(start + DURING.0);
+    let now = net.now();
+    let switch = &mut net.switches[0];
+    assert!(switch.queue_state(now, 2, pcp(3)).stormed);
+    switch.reconfigure(now, &config(Some(PfcwdAction::Drop)), &config(None)).unwrap();
+    assert!(!switch.queue_state(now, 2, pcp(3)).stormed);
+    assert_eq!(switch.pfcwd().counters(2, 3).storms_restored, 1);
+    let before = net.hosts[3].received(1).frames;
+    net.run_until(start + DURING.1);
+    assert!(net.switches[0].queue_state(net.now(), 0, pcp(3)).pausing_peer, "the storm spreads again");
+    assert!(((net.hosts[3].received(1).frames - before) as f64) < 0.2 * offered_frames(DURING));
 }
