@@ -13,6 +13,7 @@ PACKAGES=(
   iproute2 ethtool iputils-ping iperf3              # namespaces, veth, real traffic
   tcpdump tshark                                    # captures and the Wireshark oracle
   python3 python3-scapy                             # the scapy oracle
+  python3-prometheus-client                         # its OpenMetrics parser, an oracle of the endpoint
   prometheus                                        # promtool, to lint the metrics endpoint
   jq fonts-dejavu-core
 )

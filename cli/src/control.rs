@@ -102,7 +102,7 @@ pub fn command(socket: &Path, req: ControlRequest, json: bool) -> Result<()> {
     }
 }
 
-fn print_json(value: &Value) {
+pub fn print_json(value: &Value) {
     println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
 }
 
@@ -324,6 +324,7 @@ pub fn queues(snapshot: &Snapshot, all: bool, json: bool) {
                     "egress_bytes": q.egress_bytes, "egress_high_water": q.egress_high_water,
                     "peer_paused": q.peer_paused, "pausing_peer": q.pausing_peer,
                     "paused_seconds": q.paused_seconds, "pausing_seconds": q.pausing_seconds, "xoff_to_xon": q.xoff_to_xon,
+                    "pfcwd_stormed": q.pfcwd.stormed,
                 })
             })
             .collect();
@@ -342,6 +343,7 @@ pub fn queues(snapshot: &Snapshot, all: bool, json: bool) {
         "PAUSED-S",
         "PAUSING-S",
         "XOFF->XON",
+        "PFCWD",
     ]);
     let yes = |b: bool| if b { "yes" } else { "-" }.to_string();
     for (p, q) in rows {
@@ -358,6 +360,7 @@ pub fn queues(snapshot: &Snapshot, all: bool, json: bool) {
             format!("{:.3}", q.paused_seconds),
             format!("{:.3}", q.pausing_seconds),
             q.xoff_to_xon.to_string(),
+            if q.pfcwd.stormed { "stormed" } else { "-" }.to_string(),
         ]);
     }
     table.print();

@@ -54,10 +54,15 @@ pub enum FrameCommand {
     },
 }
 
+/// `--src` of PAUSE and PFC frames when none is given (see its help).
+const DEFAULT_MAC_CONTROL_SRC: EthernetAddress = EthernetAddress([0x02, 0, 0, 0, 0, 0x01]);
+
 #[derive(Debug, Args)]
 pub struct MacControlArgs {
-    /// Source MAC address (the sending port).
-    #[arg(long)]
+    /// Source MAC address, the sending port's. The default is the first locally administered
+    /// unicast address (no vendor's): receivers obey PAUSE and PFC whatever the source, which
+    /// only names the sender in captures. Pass the port's own address to name it.
+    #[arg(long, default_value_t = DEFAULT_MAC_CONTROL_SRC)]
     src: EthernetAddress,
     /// Destination MAC address.
     #[arg(long, default_value_t = PAUSE_MULTICAST)]

@@ -5,6 +5,7 @@ mod control;
 mod decode;
 mod endpoint;
 mod frame;
+mod pfcwd;
 mod plot;
 mod policy;
 mod scenario;
@@ -58,6 +59,9 @@ enum Command {
     },
     /// Re-read pfcswitchd's configuration file (same as SIGHUP).
     Reload,
+    /// The PFC watchdog: its settings, and storms per port and lossless priority.
+    #[command(subcommand)]
+    Pfcwd(pfcwd::PfcwdCommand),
     /// The flow-control policy: show its state, or switch it at run time.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -122,6 +126,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Counters { .. } => control::command(&socket()?, ControlRequest::ResetCounters, json),
         Command::Reload => control::command(&socket()?, ControlRequest::Reload, json),
         Command::Policy(command) => policy::run(command, &socket()?, json),
+        Command::Pfcwd(pfcwd::PfcwdCommand::Show) => view(pfcwd::show),
+        Command::Pfcwd(pfcwd::PfcwdCommand::Stats) => view(pfcwd::stats),
     }
 }
 

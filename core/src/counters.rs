@@ -17,15 +17,19 @@ pub enum DropReason {
     LinkLocal,
     /// The destination was learned on the ingress port itself.
     Filtered,
+    /// The PFC watchdog's `drop` action: the frame's egress queue, or its ingress port and
+    /// priority, is stormed.
+    Pfcwd,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 5] = [
+    pub const ALL: [DropReason; 6] = [
         DropReason::IngressMax,
         DropReason::EgressFull,
         DropReason::NoBuffer,
         DropReason::LinkLocal,
         DropReason::Filtered,
+        DropReason::Pfcwd,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -35,6 +39,7 @@ impl DropReason {
             DropReason::NoBuffer => "no_buffer",
             DropReason::LinkLocal => "link_local",
             DropReason::Filtered => "filtered",
+            DropReason::Pfcwd => "pfcwd",
         }
     }
 }

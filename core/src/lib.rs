@@ -11,6 +11,7 @@ pub mod counters;
 pub mod fdb;
 pub mod host;
 pub mod pause;
+pub mod pfcwd;
 pub mod policy;
 pub mod report;
 pub mod sched;

@@ -52,6 +52,9 @@ pub struct Snapshot {
     pub fdb: Vec<FdbReport>,
     /// Filled by the datapath that runs the switch (absent under the simulator).
     pub datapath: Option<DatapathReport>,
+    /// The PFC watchdog's settings in force (`[pfcwd]`).
+    #[serde(default)]
+    pub pfcwd: crate::config::PfcwdConfig,
     /// CaPFC's state, under policy `capfc`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capfc: Option<CapfcReport>,
@@ -88,6 +91,8 @@ pub struct CapfcQueueReport {
     pub arrivals: BTreeMap<String, u32>,
     /// Inputs with E(i,o,p) = 1.
     pub signalled: Vec<String>,
+    /// Times E(i,o,p) was raised, per input port name: whom the queue blamed for congestion.
+    pub signals_total: BTreeMap<String, u64>,
 }
 
 impl CapfcReport {
@@ -105,6 +110,9 @@ impl CapfcReport {
                     warn_activations: state.warn_activations,
                     arrivals: state.counters.iter().enumerate().map(|(i, &c)| (names[i].to_string(), c)).collect(),
                     signalled: state.signalled.iter().map(|&i| names[i].to_string()).collect(),
+                    signals_total: (state.signal_activations.iter().enumerate())
+                        .map(|(i, &n)| (names[i].to_string(), n))
+                        .collect(),
                 });
             }
         }
@@ -173,6 +181,19 @@ pub struct PriorityReport {
     pub pausing_peer: bool,
     pub paused_seconds: f64,
     pub pausing_seconds: f64,
+    /// How long this port has been asserting XOFF on the priority without a break (0 if not).
+    #[serde(default)]
+    pub pausing_peer_continuous_seconds: f64,
+    /// The PFC watchdog's state and counters for this egress queue (lossless priorities).
+    #[serde(default)]
+    pub pfcwd: PfcwdQueueReport,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PfcwdQueueReport {
+    pub stormed: bool,
+    #[serde(flatten)]
+    pub counters: crate::pfcwd::PfcwdCounters,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -276,6 +297,11 @@ impl Snapshot {
                             pausing_peer: q.pausing_peer,
                             paused_seconds: q.paused_time.as_secs_f64(),
                             pausing_seconds: q.pausing_time.as_secs_f64(),
+                            pausing_peer_continuous_seconds: switch.pausing_for(now, index, priority).as_secs_f64(),
+                            pfcwd: PfcwdQueueReport {
+                                stormed: q.stormed,
+                                counters: switch.pfcwd().counters(index, priority.index()),
+                            },
                         }
                     })
                     .collect();
@@ -325,6 +351,7 @@ impl Snapshot {
             ports,
             fdb,
             datapath: None,
+            pfcwd: switch.pfcwd().config().clone(),
             capfc: switch.capfc().map(|capfc| CapfcReport::of(capfc, config)),
         }
     }

@@ -14,10 +14,11 @@
 //! [`Switch::new`], so the per-frame path does not allocate.
 
 use crate::buffer::{Arena, Buffers, Descriptor, Level};
-use crate::config::{ConfigError, ConfigWarning, EgressFull, SwitchConfig};
+use crate::config::{ConfigError, ConfigWarning, EgressFull, PfcwdAction, SwitchConfig};
 use crate::counters::{DropReason, PortCounters};
 use crate::fdb::{DEFAULT_FDB_CAPACITY, Fdb, FdbEntry};
 use crate::pause::PeerPause;
+use crate::pfcwd::{PfcwdEvent, Watchdog};
 use crate::policy::{EgressEvent, PolicyActions, PolicyEngine, XoffTransmitter};
 use crate::sched::{Scheduler, Shaper};
 use crate::time::Instant;
@@ -71,6 +72,8 @@ pub struct QueueState {
     pub paused_time: Duration,
     pub pausing_time: Duration,
     pub xoff_to_xon: u64,
+    /// The PFC watchdog holds this egress queue as stormed.
+    pub stormed: bool,
 }
 
 #[derive(Debug)]
@@ -115,6 +118,9 @@ pub struct Switch {
     /// descriptors the lossless ingress limits can need are kept from lossy traffic).
     lossless_held: u32,
     lossy_frame_limit: u32,
+    pfcwd: Watchdog,
+    /// The watchdog's decisions of one timeout, carried out right after (sized once).
+    pfcwd_events: Vec<PfcwdEvent>,
 }
 
 /// A locally administered MAC for port `index` of the switch named `name`.
@@ -170,6 +176,8 @@ impl Switch {
             frames,
             lossless_held: 0,
             lossy_frame_limit: config.lossy_frame_limit(),
+            pfcwd: Watchdog::new(ports.len(), config.lossless_mask(), &config.pfcwd),
+            pfcwd_events: Vec::with_capacity(ports.len() * 8),
             ports,
         };
         Ok((switch, warnings))
@@ -219,6 +227,8 @@ impl Switch {
         self.fdb.reconfigure(new.fdb.aging, &statics);
         self.lossless = new.lossless_mask();
         self.ingress_max = new.pfc.max.bytes();
+        let mut restored = Vec::new();
+        self.pfcwd.reconfigure(self.lossless, &new.pfcwd, &mut restored);
         let speeds: Vec<BitRate> = new.ports.iter().map(|p| p.speed).collect();
         self.xoff.set_quanta(&speeds, new.pfc.quanta);
         self.policy = PolicyEngine::from_config(new);
@@ -284,6 +294,10 @@ impl Switch {
         let counters = &mut self.counters[port].priority[p];
         counters.rx_frames += 1;
         counters.rx_bytes += u64::from(len);
+        if self.pfcwd.drops(port, p) {
+            self.pfcwd.count_rx_drop(port, p);
+            return self.drop_rx(port, p, DropReason::Pfcwd);
+        }
         if view.l2.dst.is_link_local() {
             return self.drop_rx(port, p, DropReason::LinkLocal);
         }
@@ -345,22 +359,44 @@ impl Switch {
 
     /// A received PAUSE pauses every priority; a PFC frame its enabled classes that are
     /// PFC-enabled on this switch (802.1Qbb: the enable vector of a port governs both
-    /// directions).
+    /// directions). The watchdog sees every pause and resume of a lossless class, and classes
+    /// it holds as stormed under `drop` or `forward` are not obeyed.
     fn obey(&mut self, now: Instant, port: usize, repr: &MacControlRepr) {
         let counters = &mut self.counters[port];
-        match repr {
-            MacControlRepr::Pause { .. } => {
+        let (enable, quanta) = match repr {
+            MacControlRepr::Pause { quanta } => {
                 counters.pause_rx += 1;
-                self.ports[port].peer_pause.apply(now, repr);
+                (0xFF, [*quanta; 8])
             }
             MacControlRepr::Pfc(pfc) => {
                 for (class, _) in pfc.classes() {
                     counters.priority[class.index()].pfc_rx += 1;
                 }
-                let obeyed = wire::PfcRepr { enable: pfc.enable & self.lossless, quanta: pfc.quanta };
-                self.ports[port].peer_pause.apply(now, &MacControlRepr::Pfc(obeyed));
+                (pfc.enable & self.lossless, pfc.quanta)
+            }
+        };
+        let mut obeyed = wire::PfcRepr { enable, quanta };
+        for p in (0..8).filter(|&p| enable & self.lossless & (1 << p) != 0) {
+            self.pfcwd.pfc_received(now, port, p, quanta[p] > 0);
+            if self.pfcwd.ignores_pfc(port, p) {
+                obeyed.enable &= !(1 << p);
             }
         }
+        self.ports[port].peer_pause.apply(now, &MacControlRepr::Pfc(obeyed));
+        let watched = obeyed.enable & self.lossless;
+        for p in (0..8).filter(|&p| watched & (1 << p) != 0) {
+            self.watch_queue(now, port, p);
+        }
+    }
+
+    /// Tells the watchdog whether egress queue (port, p) is stuck: frames held, peer pausing.
+    fn watch_queue(&mut self, now: Instant, port: usize, p: usize) {
+        let stuck = self.is_stuck(now, port, p);
+        self.pfcwd.queue_state(now, port, p, stuck);
+    }
+
+    fn is_stuck(&self, now: Instant, port: usize, p: usize) -> bool {
+        self.buffers.queue_len(port, p) > 0 && self.ports[port].peer_pause.is_paused(now, Pcp::from_low_bits(p as u8))
     }
 
     /// Moves frames from the ingress FIFOs to egress queues, as far as the rate and (in stop
@@ -404,6 +440,11 @@ impl Switch {
         }
         let mut copies = 0u8;
         for egress in targets {
+            if self.pfcwd.drops(egress, p) {
+                self.pfcwd.count_tx_drop(egress, p);
+                self.counters[egress].priority[p].drops[DropReason::Pfcwd as usize] += 1;
+                continue;
+            }
             if !self.buffers.fits(egress, p, len) {
                 self.counters[egress].priority[p].drops[DropReason::EgressFull as usize] += 1;
                 continue;
@@ -419,6 +460,7 @@ impl Switch {
                 enqueued: true,
             };
             self.policy.on_egress(&event, &mut PolicyActions::new(now, &mut self.xoff));
+            self.watch_queue(now, egress, p);
         }
         if copies == 0 {
             self.release(now, index);
@@ -461,20 +503,30 @@ impl Switch {
         let (buffers, arena) = (&self.buffers, &self.arena);
         let head_len = |p: usize| arena.get(buffers.head(port, p).expect("eligible queue has a head")).len;
         let p = self.ports[port].scheduler.pick(eligible, head_len)?;
-        let index = self.buffers.head(port, p).expect("picked queue has a head");
-        let frame = *self.arena.get(index);
-        let queue_bytes = self.buffers.dequeue(port, p, frame.len);
+        let (frame, last) = self.take_head(now, port, p);
+        self.pfcwd.sent(port, p);
         let state = &mut self.ports[port];
         state.scheduler.sent(p, frame.len, self.buffers.queue_len(port, p) == 0);
         state.shaper.send(now, frame.len as usize);
         let counters = &mut self.counters[port].priority[p];
         counters.tx_frames += 1;
         counters.tx_bytes += u64::from(frame.len);
-        let priority = Pcp::from_low_bits(frame.priority);
+        if self.pipeline.waiting > 0 {
+            self.run_pipeline(now);
+        }
+        Some(Tx::Data { handle: frame.handle, len: frame.len, last })
+    }
+
+    /// Takes the head frame off egress queue (port, p), tells the policy, and releases the
+    /// frame if that was its last copy (returned as `true`).
+    fn take_head(&mut self, now: Instant, port: usize, p: usize) -> (Descriptor, bool) {
+        let index = self.buffers.head(port, p).expect("a queue with frames has a head");
+        let frame = *self.arena.get(index);
+        let queue_bytes = self.buffers.dequeue(port, p, frame.len);
         let event = EgressEvent {
             ingress: usize::from(frame.ingress),
             egress: port,
-            priority,
+            priority: Pcp::from_low_bits(frame.priority),
             len: frame.len,
             queue_bytes,
             enqueued: false,
@@ -486,10 +538,7 @@ impl Switch {
         if last {
             self.release(now, index);
         }
-        if self.pipeline.waiting > 0 {
-            self.run_pipeline(now);
-        }
-        Some(Tx::Data { handle: frame.handle, len: frame.len, last })
+        (frame, last)
     }
 
     /// A handle the switch accepted and then dropped (egress full in the pipeline).
@@ -502,6 +551,9 @@ impl Switch {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut next = self.xoff.next_timeout();
         let mut consider = |at: Instant| next = Some(next.map_or(at, |n: Instant| n.min(at)));
+        if let Some(at) = self.pfcwd.next_timeout(|port, p| self.xoff.asserting_since(port, p)) {
+            consider(at);
+        }
         if self.pipeline.waiting > 0 && self.pipeline.blocked.is_none() && self.pipeline.interval.is_some() {
             consider(self.pipeline.next_slot);
         }
@@ -522,7 +574,41 @@ impl Switch {
 
     pub fn handle_timeout(&mut self, now: Instant) {
         self.xoff.handle_timeout(now);
+        let mut events = std::mem::take(&mut self.pfcwd_events);
+        let (buffers, ports, xoff) = (&self.buffers, &self.ports, &self.xoff);
+        let stuck = |port: usize, p: usize| {
+            buffers.queue_len(port, p) > 0 && ports[port].peer_pause.is_paused(now, Pcp::from_low_bits(p as u8))
+        };
+        self.pfcwd.handle_timeout(now, stuck, |port, p| xoff.asserting_since(port, p), &mut events);
+        for event in events.drain(..) {
+            if let PfcwdEvent::Stormed { port, priority, action } = event {
+                self.contain_storm(now, port, priority, action);
+            }
+        }
+        self.pfcwd_events = events;
         self.run_pipeline(now);
+    }
+
+    /// Carries out the watchdog's action on a stormed queue: `drop` discards what it holds,
+    /// and `drop` and `forward` end the peer's pause (its further PFC is ignored).
+    fn contain_storm(&mut self, now: Instant, port: usize, p: usize, action: PfcwdAction) {
+        let priority = Pcp::from_low_bits(p as u8);
+        if action == PfcwdAction::Alert {
+            return;
+        }
+        let resume = wire::PfcRepr::default().with_class(priority, 0);
+        self.ports[port].peer_pause.apply(now, &MacControlRepr::Pfc(resume));
+        if action != PfcwdAction::Drop {
+            return;
+        }
+        while self.buffers.queue_len(port, p) > 0 {
+            let (frame, last) = self.take_head(now, port, p);
+            self.pfcwd.count_tx_drop(port, p);
+            self.counters[port].priority[p].drops[DropReason::Pfcwd as usize] += 1;
+            if last {
+                self.freed.push_back(frame.handle);
+            }
+        }
     }
 
     pub fn counters(&self, port: usize) -> &PortCounters {
@@ -539,7 +625,17 @@ impl Switch {
             paused_time: self.ports[port].peer_pause.paused_time(now, priority),
             pausing_time: self.xoff.pausing_time(now, port, priority),
             xoff_to_xon: self.xoff.xoff_to_xon(port, priority),
+            stormed: self.pfcwd.is_stormed(port, p),
         }
+    }
+
+    pub fn pfcwd(&self) -> &Watchdog {
+        &self.pfcwd
+    }
+
+    /// How long `port` has been asserting XOFF on `priority` without a break (zero if not).
+    pub fn pausing_for(&self, now: Instant, port: usize, priority: Pcp) -> Duration {
+        crate::pfcwd::pausing_for(now, self.xoff.asserting_since(port, priority.index()))
     }
 
     /// The CaPFC engine's state, when the policy is CaPFC.
@@ -568,6 +664,7 @@ impl Switch {
         self.counters.fill(PortCounters::default());
         self.buffers.reset_high_water();
         self.xoff.reset_counters(now);
+        self.pfcwd.reset_counters();
         for port in &mut self.ports {
             port.peer_pause.reset_time(now);
         }

@@ -2,8 +2,12 @@
 //! priority 3; victim A enters on a third input towards an idle egress on the same priority;
 //! victim B leaves one of the congesting senders towards an idle egress on lossless
 //! priority 1. CaPFC pauses only the contributors on priority 3 (§II-D, §II-E): X never
-//! reaches MAX, nothing drops, both victims keep their rate. PFC_wstop stalls everyone;
-//! PFC_wdrop drops at X.
+//! reaches MAX, nothing drops, both victims keep their rate and their lanes never see a PFC
+//! frame. PFC_wstop stalls everyone; PFC_wdrop drops at X.
+//!
+//! The exact "never" is decided here, where arrivals are paced: on the AF_XDP datapath a late
+//! wake-up can hand the switch a victim's backlog at once and cross its ingress XOFF, a pause
+//! PFC itself asks for (tests/tests/capfc.rs checks it is that and rare).
 
 mod common;
 
@@ -27,6 +31,9 @@ struct Outcome {
     x_high_water: u64,
     drops: u64,
     x_delivered_share: f64,
+    /// PFC frames sent on (port, priority): the congesting inputs 0 and 1 on priority 3, then
+    /// victim A's input 3 on priority 3 and victim B's lane, input 0 on priority 1.
+    pfc_tx: [u64; 4],
 }
 
 fn frames_at(rate: BitRate) -> f64 {
@@ -53,6 +60,8 @@ fn run(kind: PolicyKind, algorithm: CapfcAlgorithm) -> Outcome {
         drops: (0..6).map(|p| switch.counters(p).priority.iter().map(|c| c.total_drops()).sum::<u64>()).sum(),
         x_delivered_share: (net.hosts[2].received(0).frames + net.hosts[2].received(1).frames) as f64
             / frames_at(SPEED),
+        pfc_tx: [(0, 3), (1, 3), (3, 3), (0, 1)]
+            .map(|(port, priority)| switch.counters(port).priority[priority].pfc_tx),
     }
 }
 
@@ -76,6 +85,9 @@ fn capfc_isolates_the_victims_without_a_drop() {
         assert_eq!(outcome.drops, 0, "{name}: {outcome:?}");
         assert!(outcome.victim_a >= 0.8 && outcome.victim_b >= 0.8, "{name}: {outcome:?}");
         assert!(outcome.x_delivered_share > 0.9, "{name}: the congested egress stays busy: {outcome:?}");
+        let [c1, c2, victim_a, victim_b] = outcome.pfc_tx;
+        assert!(c1 > 0 && c2 > 0, "{name}: CaPFC paused the congesting inputs: {outcome:?}");
+        assert_eq!((victim_a, victim_b), (0, 0), "{name}: the victims' lanes were never paused: {outcome:?}");
     }
 }
 
@@ -85,6 +97,7 @@ fn pfc_baselines_block_or_drop() {
     report("PFC_wstop", &wstop);
     assert_eq!(wstop.drops, 0);
     assert!(wstop.victim_a < 0.8, "wstop stalls the victim on the same priority: {wstop:?}");
+    assert!(wstop.pfc_tx[2] > 0, "wstop's stalled pipeline backs up victim A's input until PFC pauses it: {wstop:?}");
     let wdrop = run(PolicyKind::PfcWdrop, CapfcAlgorithm::Max);
     report("PFC_wdrop", &wdrop);
     assert!(wdrop.drops > 0, "wdrop drops at X: {wdrop:?}");

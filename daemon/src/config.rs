@@ -113,11 +113,13 @@ mod tests {
 
     #[test]
     fn an_mtu_whose_frames_do_not_fit_a_umem_chunk_is_rejected() {
-        let (_guard, path) = write(&GOOD.replace("speed = \"1Gbps\"", "speed = \"1Gbps\"\nmtu = 9000"));
+        // Headroom for 9000-byte frames, so that the MTU is the only problem.
+        let jumbo = GOOD.replace("xon = \"40KB\"", "xon = \"40KB\"\nmax = \"90KB\"");
+        let (_guard, path) = write(&jumbo.replace("speed = \"1Gbps\"", "speed = \"1Gbps\"\nmtu = 9000"));
         let error = load(&path).unwrap_err();
         assert_eq!((error.key.as_deref(), error.line), (Some("port[0].mtu"), Some(7)), "{error}");
         assert!(error.reason.contains("the largest MTU is 3822"), "{error}");
-        let (_guard, path) = write(&GOOD.replace("speed = \"1Gbps\"", "speed = \"1Gbps\"\nmtu = 3400"));
+        let (_guard, path) = write(&jumbo.replace("speed = \"1Gbps\"", "speed = \"1Gbps\"\nmtu = 3400"));
         assert!(load(&path).is_ok());
     }
 

@@ -20,3 +20,13 @@ pub fn require_root() {
         "this test needs root (network namespaces, XDP, raw sockets): run the README's test command as root"
     );
 }
+
+/// Polls `condition` every 20 ms until it holds, failing the test after `timeout`: for what
+/// the kernel or another process does in its own time (detaching a program, starting traffic).
+pub fn wait_until(what: &str, timeout: std::time::Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + timeout;
+    while !condition() {
+        assert!(std::time::Instant::now() < deadline, "timed out after {timeout:?} waiting until {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

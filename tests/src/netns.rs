@@ -56,26 +56,37 @@ impl Netns {
     /// Runs `f` on a thread that has entered this namespace, so sockets, interface lookups
     /// and XDP attachment happen inside it.
     pub fn enter<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    self.move_current_thread();
-                    f()
-                })
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        })
+        enter(&self.name, f)
     }
 
     /// Moves the calling thread into this namespace (for objects that must stay on the
     /// thread that made them; spawn a thread for it).
     pub fn move_current_thread(&self) {
-        let path = format!("/run/netns/{}", self.name);
-        let file = File::open(&path).unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
-        // SAFETY: a valid namespace fd; setns only changes this thread's namespace.
-        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "setns({path}): {}", std::io::Error::last_os_error());
+        move_current_thread(&self.name)
     }
+}
+
+/// Runs `f` on a thread that has entered the named namespace. Sockets made there stay in it
+/// wherever they are used afterwards.
+pub fn enter<R: Send>(name: &str, f: impl FnOnce() -> R + Send) -> R {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                move_current_thread(name);
+                f()
+            })
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// Moves the calling thread into the named namespace (`ip netns` names, under /run/netns).
+pub fn move_current_thread(name: &str) {
+    let path = format!("/run/netns/{name}");
+    let file = File::open(&path).unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
+    // SAFETY: a valid namespace fd; setns only changes this thread's namespace.
+    let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+    assert_eq!(rc, 0, "setns({path}): {}", std::io::Error::last_os_error());
 }
 
 impl Drop for Netns {

@@ -80,6 +80,26 @@ pub fn scapy(args: &[&str]) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Python's prometheus_client OpenMetrics parser (Debian python3-prometheus-client), which is
+/// strict (`# EOF`, family types, sample suffixes): fails the test on any complaint; returns
+/// the families it read.
+pub fn assert_openmetrics_parses(exposition: &str) -> usize {
+    let script = "import sys\nfrom prometheus_client.openmetrics.parser import text_string_to_metric_families as p\n\
+                  print(len(list(p(sys.stdin.read()))))";
+    let mut python = std::process::Command::new(python())
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 (scripts/setup.sh installs it)");
+    std::io::Write::write_all(python.stdin.as_mut().unwrap(), exposition.as_bytes()).unwrap();
+    let output = python.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the OpenMetrics parser (python3-prometheus-client) refused it: {stderr}");
+    String::from_utf8_lossy(&output.stdout).trim().parse().expect("a family count")
+}
+
 /// `promtool check metrics` on an exposition: fails the test on any complaint.
 pub fn assert_promtool_clean(metrics: &str) {
     let mut promtool = std::process::Command::new("promtool")

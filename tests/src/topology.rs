@@ -14,8 +14,8 @@ use std::time::Duration;
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Runs daemon tests one at a time: each pfcswitchd spins a core for timer accuracy, and
-/// the machine has two.
+/// Runs daemon tests one at a time, and CPU-bound simulations not beside them: a datapath's
+/// timing needs the cores (the machine has two), and its tests' margins assume them.
 pub fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -168,10 +168,20 @@ impl Topology {
         String::from_utf8_lossy(&self.run(node, "ip", &["-d", "link", "show"]).stdout).contains("prog/xdp")
     }
 
-    /// The Prometheus exposition of `switch`, fetched over HTTP inside its namespace.
+    /// The Prometheus exposition of `switch` in text format 0.0.4 (curl's default `Accept`),
+    /// fetched over HTTP inside its namespace.
     pub fn metrics(&self, switch: &str) -> String {
-        let output = self.run(switch, "curl", &["-sf", "http://127.0.0.1:9464/metrics"]);
-        String::from_utf8(output.stdout).expect("UTF-8 metrics")
+        self.scrape(switch, "*/*").1
+    }
+
+    /// The exposition `switch` serves to a client that sends `Accept: accept`: its Content-Type
+    /// and its body.
+    pub fn scrape(&self, switch: &str, accept: &str) -> (String, String) {
+        let header = format!("Accept: {accept}");
+        let args = ["-sf", "-H", &header, "-w", "\n%{content_type}", "http://127.0.0.1:9464/metrics"];
+        let output = String::from_utf8(self.run(switch, "curl", &args).stdout).expect("UTF-8 metrics");
+        let (body, content_type) = output.rsplit_once('\n').expect("curl wrote the content type");
+        (content_type.to_string(), body.to_string())
     }
 }
 
@@ -277,6 +287,17 @@ impl Incast {
         Incast { receiver: Some(receiver), senders, frames }
     }
 
+    /// Frames sw1 has sent to h3 on priority 3 so far.
+    pub fn forwarded(topology: &Topology) -> u64 {
+        topology.snapshot("sw1").port("p3").expect("star3 has p3").priorities[3].tx_frames
+    }
+
+    /// Returns once the incast is under way (1000 frames reached h3), however late the senders
+    /// got the CPU.
+    pub fn wait_under_way(topology: &Topology) {
+        crate::wait_until("the incast reaches h3", Duration::from_secs(20), || Self::forwarded(topology) >= 1000);
+    }
+
     /// Waits for the senders and the receiver; returns the frames each flow lost (sequence
     /// gaps and missing tail), having asserted the receiver kept up and saw both flows.
     pub fn lost(mut self) -> Vec<u64> {
@@ -291,9 +312,15 @@ impl Incast {
         flows.iter().map(|flow| self.frames - flow["frames"].as_u64().unwrap()).collect()
     }
 
-    /// Waits for the senders and the receiver; asserts nothing was lost.
-    pub fn assert_lossless(self) {
-        assert_eq!(self.lost(), [0, 0], "frames lost per flow");
+    /// Waits for the senders and the receiver; asserts nothing was lost (a failure shows
+    /// sw1's drops and how late its datapath woke up).
+    pub fn assert_lossless(self, topology: &Topology) {
+        let lost = self.lost();
+        if lost != [0, 0] {
+            let snapshot = topology.snapshot("sw1");
+            let drops: Vec<_> = snapshot.ports.iter().map(|p| (&p.name, &p.priorities[3].drops)).collect();
+            panic!("frames lost per flow {lost:?}; sw1 drops {drops:?}; datapath {:?}", snapshot.datapath);
+        }
     }
 }
 

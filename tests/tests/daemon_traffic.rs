@@ -4,6 +4,7 @@
 use pfcswitch_tests::capture::Capture;
 use pfcswitch_tests::oracle::{read_pcap, tshark_fields};
 use pfcswitch_tests::topology::{Topology, binary, serial};
+use pfcswitch_tests::wait_until;
 use serde_json::Value;
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -135,7 +136,10 @@ fn incast_at_twice_the_egress_speed_is_lossless_and_pfc_is_on_the_wire() {
 }
 
 /// A PFC frame for class 3 sent by h2 pauses class 3 towards h2 for 65535 quanta at
-/// 100 Mbit/s (335.5 ms); class 0 keeps flowing. Measured in a capture on h2.
+/// 100 Mbit/s (335.5 ms); class 0 keeps flowing. Measured in a capture on h2 and by the
+/// switch's own pause accounting. The pause's exact timing is the core's, checked to the
+/// nanosecond on virtual time (core/tests/pause_obey.rs); on the wire, the switch may react
+/// and wake up late on a busy machine, but never resumes early.
 #[test]
 fn an_injected_pfc_frame_pauses_only_its_class_for_the_encoded_time() {
     let _serial = serial();
@@ -149,14 +153,30 @@ fn an_injected_pfc_frame_pauses_only_its_class_for_the_encoded_time() {
         .unwrap();
     assert!(crafted.status.success());
     let capture = Capture::start(&topology, "h2", "eth0", "", &dir.path().join("h2.pcap"));
-    let common = ["--dst", "02:00:00:00:00:02", "--rate", "20Mbps", "--duration", "1500ms"];
-    let class3 = sender(&topology, "h1", &[&common[..], &["--pcp", "3", "--flow", "3"]].concat());
-    let class0 = sender(&topology, "h1", &[&common[..], &["--pcp", "0", "--flow", "0"]].concat());
-    std::thread::sleep(Duration::from_millis(500));
+    // Until stopped: the pause must end, and class 3 flow again, before the senders do.
+    let common = ["--dst", "02:00:00:00:00:02", "--rate", "20Mbps", "--duration", "60s"];
+    let senders = [3, 0].map(|class| {
+        let (pcp, flow) = (class.to_string(), class.to_string());
+        sender(&topology, "h1", &[&common[..], &["--pcp", &pcp, "--flow", &flow]].concat())
+    });
+    let towards_h2 = |class: usize| topology.snapshot("sw1").port("p2").unwrap().priorities[class].clone();
+    wait_until("class 3 flows to h2", Duration::from_secs(20), || towards_h2(3).tx_frames >= 100);
     topology.run("h2", binary("pfcswitch"), &["frame", "send", "--iface", "eth0", pfc.to_str().unwrap()]);
-    finish(class3);
-    finish(class0);
+    wait_until("the pause is over", Duration::from_secs(20), || {
+        let class3 = towards_h2(3);
+        class3.pfc_rx == 1 && !class3.peer_paused
+    });
+    let resumed_at = towards_h2(3).tx_frames;
+    wait_until("class 3 flows again", Duration::from_secs(20), || towards_h2(3).tx_frames >= resumed_at + 100);
+    for mut sender in senders {
+        let _ = sender.kill();
+        let _ = sender.wait();
+    }
     let pcap = capture.stop();
+    let pause = 65535.0 * 512.0 / 100e6;
+    let paused = towards_h2(3).paused_seconds;
+    assert!((paused - pause).abs() < 1e-6, "the switch paused class 3 for {paused} s, encoded {pause} s");
+    assert_eq!(towards_h2(0).paused_seconds, 0.0, "class 0 was never paused");
 
     let frames = read_pcap(&pcap);
     let rows = tshark_fields(&pcap, &["frame.time_epoch", "vlan.priority", "macc.opcode", "eth.src"], &[]);
@@ -166,29 +186,38 @@ fn an_injected_pfc_frame_pauses_only_its_class_for_the_encoded_time() {
         rows.iter().find(|r| r[2] == "0x0101" && r[3] == "02:00:00:00:00:02").map(time).expect("the PFC frame left h2");
     let class3: Vec<f64> = rows.iter().filter(|r| r[1] == "3").map(time).collect();
     let class0: Vec<f64> = rows.iter().filter(|r| r[1] == "0").map(time).collect();
-    // veth delivers at once, so a class-3 frame the switch started before it processed the
-    // PFC frame may still show up just after it; the pause is the gap that follows.
-    let pause = 65535.0 * 512.0 / 100e6;
-    let resumed = class3.iter().copied().find(|&t| t > sent_at + 0.005).expect("class 3 resumed");
-    let last_before = class3.iter().copied().rfind(|&t| t < resumed).expect("class 3 flowed before");
-    assert!(last_before - sent_at < 0.001, "class 3 stopped within a millisecond of the PFC frame");
-    // At 20 Mbit/s a class-3 frame arrives every 0.6 ms; allow the sender some scheduling slack.
-    assert!(sent_at - last_before < 0.010, "class 3 was flowing until the pause");
+    // The switch acts on the PFC frame after h2 sent it and resumes `pause` after that, so no
+    // class-3 frame arrives from `sent_at + react` (frames it had started, or sent before a
+    // late wake-up, may come just after the PFC frame) until `sent_at + pause`, and it resumes
+    // within `react` of the encoded time (5 ms when idle; 50 ms covers a loaded 2-core VM).
+    let react = 0.050;
+    assert!(class3.iter().any(|&t| t < sent_at), "class 3 flowed before the pause");
+    let resumed = class3.iter().copied().find(|&t| t > sent_at + react).expect("class 3 resumed");
     let gap = resumed - sent_at;
-    // Within 5 ms (1.5 %): the switch's and the capture's scheduling on a loaded 2-core VM.
-    assert!((gap - pause).abs() < 0.005, "class 3 paused {:.3} ms, encoded {:.3} ms", gap * 1e3, pause * 1e3);
-    // Class 0 is not paused: it keeps arriving throughout, at its offered rate give or take the
-    // userspace sender's timer jitter.
-    let in_pause: Vec<f64> = class0.iter().copied().filter(|&t| t > sent_at && t < resumed).collect();
-    let during = in_pause.len();
-    let expected = (pause * 20e6 / ((1500.0 + 24.0) * 8.0)) as usize;
-    assert!(during * 4 >= expected * 3, "class 0 kept flowing: {during} frames in the pause, ~{expected} offered");
-    let longest_gap = in_pause.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
-    assert!(longest_gap < 0.020, "class 0 never stalled: longest gap {:.1} ms", longest_gap * 1e3);
-    println!(
-        "PFC class 3 for 65535 quanta at 100 Mbit/s: class 3 paused {:.3} ms (encoded {:.3} ms); {during} class-0 frames meanwhile",
+    assert!(
+        gap > pause - 0.001 && gap < pause + react,
+        "class 3 resumed {:.3} ms after the PFC frame, encoded {:.3} ms",
         gap * 1e3,
         pause * 1e3
+    );
+    // Class 0 is not paused: it arrives throughout the pause, at the rate its sender keeps
+    // outside it (a paused class would show a 335 ms gap).
+    let (during, outside): (Vec<f64>, Vec<f64>) = class0.iter().partition(|&&t| t > sent_at && t < resumed);
+    let span = class0.last().unwrap() - class0.first().unwrap();
+    let rate_outside = outside.len() as f64 / (span - gap);
+    assert!(
+        during.len() as f64 >= 0.5 * rate_outside * gap,
+        "class 0 kept flowing: {} frames in the pause, {rate_outside:.0}/s outside it",
+        during.len()
+    );
+    let longest_gap = during.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
+    assert!(longest_gap < pause / 4.0, "class 0 never stalled: longest gap {:.1} ms", longest_gap * 1e3);
+    println!(
+        "PFC class 3 for 65535 quanta at 100 Mbit/s: the switch paused class 3 {:.3} ms, on the wire {:.3} ms (encoded {:.3} ms); {} class-0 frames meanwhile ({rate_outside:.0}/s outside the pause)",
+        paused * 1e3,
+        gap * 1e3,
+        pause * 1e3,
+        during.len()
     );
 }
 

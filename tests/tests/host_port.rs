@@ -13,7 +13,7 @@ use pfcswitch_core::wire::{
     TRAFFIC_UDP_PORT, VlanRepr, build_cnm_frame, build_mac_control_frame,
 };
 use pfcswitch_tests::netns::{Netns, run_checked};
-use pfcswitch_tests::require_root;
+use pfcswitch_tests::{require_root, wait_until};
 use pfcswitchd::host_port::{HostPort, HostPortDrops};
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Output, Stdio};
@@ -457,11 +457,7 @@ fn a_new_endpoint_starts_cleanly_after_the_previous_one_was_killed_with_sigkill(
     // No cleanup ran in the probe; the kernel released its BPF link (and AF_XDP socket) when
     // the process died, so its program leaves the interface by itself.
     eprintln!("endpoint program attached right after SIGKILL: {}", hosts.has_xdp(1));
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while hosts.has_xdp(1) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!hosts.has_xdp(1), "the kernel detached the killed endpoint's program");
+    wait_until("the kernel detached the killed endpoint's program", Duration::from_secs(10), || !hosts.has_xdp(1));
     let frames = stream(2_000);
     let wanted = frames.iter().filter(|(_, wanted)| *wanted).count();
     let started = Instant::now();

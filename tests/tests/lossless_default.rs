@@ -54,7 +54,7 @@ fn a_pfc_only_config_is_lossless_under_pfc_and_drops_at_egress_under_pfc_wdrop()
     assert!(checked.contains("valid (3 ports, policy pfc)") && !checked.contains("warn"), "{checked}");
 
     let topology = Topology::up("star3", Some(&config));
-    Incast::at_speed(&topology, FRAMES, "20Mbps").assert_lossless();
+    Incast::at_speed(&topology, FRAMES, "20Mbps").assert_lossless(&topology);
     let snapshot = topology.snapshot("sw1");
     for port in &snapshot.ports {
         let drops: u64 = port.priorities[3].drops.values().sum();

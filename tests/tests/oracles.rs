@@ -7,6 +7,7 @@ use pfcswitch_core::wire::{
     build_mac_control_frame,
 };
 use pfcswitch_tests::oracle::{read_pcap, scapy, tshark_expert_messages, tshark_fields, write_pcap};
+use pfcswitch_tests::topology::binary;
 use serde_json::{Value, json};
 
 /// xorshift64*: deterministic frames without a dependency.
@@ -230,6 +231,31 @@ fn cnm_matches_the_design_table_byte_by_byte() {
     assert_eq!(rows[0], ["6", "100", "0x22e7"]);
     assert_eq!(rows[1], ["6", "100", "0x22e9"]);
     assert_no_expert_messages(&pcap);
+}
+
+/// `pfcswitch frame pause` and `frame pfc` as the README shows them, without `--src`: the
+/// frames carry the documented default source 02:00:00:00:00:01, and tshark reads them as asked.
+#[test]
+fn frame_pause_and_pfc_need_no_source_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let craft = |args: &[&str], file: &str| {
+        let path = dir.path().join(file);
+        let output =
+            std::process::Command::new(binary("pfcswitch")).arg("frame").args(args).arg("-o").arg(&path).output();
+        let output = output.expect("pfcswitch runs");
+        assert!(output.status.success(), "pfcswitch frame {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        path
+    };
+    let pause = craft(&["pause", "--quanta", "1000"], "pause.pcap");
+    let pfc = craft(&["pfc", "--class", "3=65535", "--class", "4=0"], "pfc.pcap");
+    let fields = ["eth.src", "eth.dst", "macc.opcode", "macc.pause_time", "macc.cbfc.enbv", "macc.cbfc.pause_time.c3"];
+    let rows = |pcap: &std::path::Path| {
+        assert_no_expert_messages(pcap);
+        tshark_fields(pcap, &fields, &[])
+    };
+    let default = "02:00:00:00:00:01";
+    assert_eq!(rows(&pause), [[default, "01:80:c2:00:00:01", "0x0001", "1000", "", ""]]);
+    assert_eq!(rows(&pfc), [[default, "01:80:c2:00:00:01", "0x0101", "", "0x0018", "65535"]]);
 }
 
 /// The negative control: the expert-message check does flag a broken frame, and core::wire

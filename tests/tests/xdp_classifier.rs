@@ -5,9 +5,10 @@ use pfcswitch_core::wire::{
     DataFrameSpec, EthernetAddress, MacControlRepr, PAUSE_MULTICAST, Pcp, PfcRepr, VlanRepr, build_mac_control_frame,
 };
 use pfcswitch_tests::netns::Netns;
-use pfcswitch_tests::require_root;
+use pfcswitch_tests::{require_root, wait_until};
 use pfcswitchd::classifier::{Classifier, ClassifierDrop, PortClassification};
 use pfcswitchd::packet::RawSocket;
+use std::time::Duration;
 
 const PORT: u32 = 5;
 
@@ -24,7 +25,8 @@ fn pfc_frame() -> Vec<u8> {
     frame
 }
 
-/// Sends `frames` from `from` and returns the classifier's counters on `to` afterwards.
+/// Sends `frames` from `from` and returns the classifier's counters on `to` once it has
+/// counted every one of them (as a priority or a drop).
 fn send_and_count(classifier: &Classifier, from: &str, frames: &[(usize, Vec<u8>)]) -> ([u64; 8], [u64; 8]) {
     let socket = RawSocket::open(from).expect("AF_PACKET socket");
     for (copies, frame) in frames {
@@ -32,8 +34,13 @@ fn send_and_count(classifier: &Classifier, from: &str, frames: &[(usize, Vec<u8>
             socket.send(frame).expect("send");
         }
     }
-    // veth delivers synchronously through the peer's NAPI; give it a moment to drain.
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // veth hands frames to the peer's NAPI, which runs the program when the kernel gets to it.
+    let sent: usize = frames.iter().map(|(copies, _)| copies).sum();
+    let counted = || {
+        let rx: u64 = classifier.rx_counters(PORT).unwrap().iter().map(|c| c.frames).sum();
+        rx + ClassifierDrop::ALL.iter().map(|&reason| classifier.drops(PORT, reason).unwrap()).sum::<u64>()
+    };
+    wait_until("the classifier counted every frame", Duration::from_secs(10), || counted() >= sent as u64);
     let counters = classifier.rx_counters(PORT).unwrap();
     (counters.map(|c| c.frames), counters.map(|c| c.bytes))
 }
@@ -64,11 +71,7 @@ fn classifies_by_pcp_default_priority_and_counts_truncated_tags() {
     // The kernel releases a BPF link asynchronously after its last fd closes.
     let attached =
         || String::from_utf8_lossy(&netns.ip(&["-d", "link", "show", "dev", "sw0"]).stdout).contains("prog/xdp");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    while attached() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(!attached(), "dropping the classifier detaches it");
+    wait_until("dropping the classifier detaches it", Duration::from_secs(10), || !attached());
 }
 
 #[test]

@@ -44,10 +44,13 @@ pub struct Capfc {
     decision: Vec<bool>,
     /// How many egress queues signal E(i,o,p) = 1, by `ingress_index`: D without a scan.
     signals: Vec<u32>,
+
     /// C(i,o,p), by `egress_index`.
     counters: Vec<u32>,
     /// E(i,o,p), by `egress_index`.
     egress_signal: Vec<bool>,
+    /// Times E(i,o,p) was raised, by `egress_index`: whom each queue blamed.
+    signal_activations: Vec<u64>,
     /// Whether (o,p) is counting (occupancy ≥ WARN), by `queue_index`. While it is not, its
     /// counters are all zero.
     counting: Vec<bool>,
@@ -68,6 +71,8 @@ pub struct CapfcQueueState {
     pub counters: Vec<u32>,
     /// Inputs with E(i,o,p) = 1.
     pub signalled: Vec<usize>,
+    /// Times E(i,o,p) was raised, per input i.
+    pub signal_activations: Vec<u64>,
 }
 
 impl Capfc {
@@ -89,6 +94,7 @@ impl Capfc {
             ingress_state: vec![false; pairs],
             decision: vec![false; pairs],
             signals: vec![0; pairs],
+            signal_activations: vec![0; pairs * ports],
             counters: vec![0; pairs * ports],
             egress_signal: vec![false; pairs * ports],
             counting: vec![false; pairs],
@@ -131,6 +137,7 @@ impl Capfc {
             warn_activations: self.warn_activations[q],
             counters: self.counters[base..base + self.ports].to_vec(),
             signalled: (0..self.ports).filter(|&i| self.egress_signal[base + i]).collect(),
+            signal_activations: self.signal_activations[base..base + self.ports].to_vec(),
         })
     }
 
@@ -168,6 +175,7 @@ impl Capfc {
         if on {
             self.signals[index] += 1;
             self.signalled[queue] += 1;
+            self.signal_activations[at] += 1;
         } else {
             self.signals[index] -= 1;
             self.signalled[queue] -= 1;
@@ -354,6 +362,8 @@ mod tests {
         assert_eq!(h.asserted(), [1], "XOFF goes out of input 1 only");
         let bytes = h.arrivals(&[0, 0, 0], bytes); // input 0 now leads 5 to 3
         assert_eq!(h.paused(), [0, 1], "inputs are added one by one while congestion persists");
+        let blamed = |h: &Harness| h.capfc.queue_state(4, P3).unwrap().signal_activations;
+        assert_eq!(blamed(&h), [1, 1, 0, 0, 0], "input 2 contributed, but was never the heaviest");
         // Egress never pauses ingress: nothing else happens to the other inputs.
         assert_eq!(h.capfc.queue_state(4, P3).unwrap().signalled, [0, 1]);
         // Draining to XON clears every E(·,o,p) and with it XOFF.
@@ -361,6 +371,9 @@ mod tests {
         assert_eq!(h.paused(), [0, 1], "above XON the signals stay");
         h.egress(0, 4, 20 * KB, false);
         assert!(h.paused().is_empty() && h.asserted().is_empty());
+        h.ingress(3, 60 * KB);
+        assert_eq!(h.paused(), [3], "its own ingress XOFF pauses input 3");
+        assert_eq!(blamed(&h), [1, 1, 0, 0, 0], "clearing E, and I's pauses, blame no one");
     }
 
     #[test]

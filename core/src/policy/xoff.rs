@@ -19,6 +19,8 @@ struct PortXoff {
     refresh_every: Duration,
     refresh_at: Option<Instant>,
     since: [Instant; 8],
+    /// When the current assertion began (`since` restarts at a counter reset; this does not).
+    asserted_at: [Instant; 8],
     pausing: [Duration; 8],
     xoff_to_xon: [u64; 8],
 }
@@ -40,6 +42,7 @@ impl XoffTransmitter {
                 refresh_every: speed.pause_duration(quanta) / 2,
                 refresh_at: None,
                 since: [Instant::ZERO; 8],
+                asserted_at: [Instant::ZERO; 8],
                 pausing: [Duration::ZERO; 8],
                 xoff_to_xon: [0; 8],
             })
@@ -68,6 +71,7 @@ impl XoffTransmitter {
         state.changed |= priority.mask();
         if xoff {
             state.since[p] = now;
+            state.asserted_at[p] = now;
         } else {
             state.pausing[p] += now - state.since[p];
             state.xoff_to_xon[p] += 1;
@@ -110,6 +114,12 @@ impl XoffTransmitter {
     /// Bit p set: `port` asserts XOFF for priority p.
     pub fn asserted(&self, port: usize) -> u8 {
         self.ports[port].asserted
+    }
+
+    /// When (port, priority) began asserting its current XOFF, if it does.
+    pub fn asserting_since(&self, port: usize, priority: usize) -> Option<Instant> {
+        let state = &self.ports[port];
+        (state.asserted & (1 << priority) != 0).then(|| state.asserted_at[priority])
     }
 
     /// Total time (port, priority) has asserted XOFF up to `now`.
