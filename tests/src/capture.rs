@@ -48,7 +48,7 @@ impl Capture {
             let mut line = String::new();
             if stderr.read_line(&mut line).expect("tcpdump's stderr") == 0 {
                 let _ = child.kill();
-                panic!("tcpdump on {node}:{iface} exited before listening: {said}");
+                panic!("tcpdump on {iface} exited before listening: {said}");
             }
             said.push_str(&line);
         }
