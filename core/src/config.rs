@@ -964,27 +964,9 @@ mod tests {
         assert_eq!(keys, ["buffer.queue_cap"]);
     }
 
-    /// The issue's report: three 20 Mbit/s ports and only the documented `[pfc]` keys.
+    /// configs/pfc-only.toml: three 20 Mbit/s ports and only the documented `[pfc]` keys.
     fn three_ports_with_pfc_keys_only() -> SwitchConfig {
-        let text = r#"
-            [switch]
-            name = "sw"
-            [[port]]
-            name = "p1"
-            speed = "20Mbps"
-            [[port]]
-            name = "p2"
-            speed = "20Mbps"
-            [[port]]
-            name = "p3"
-            speed = "20Mbps"
-            [pfc]
-            lossless = [3]
-            xoff = "40KiB"
-            xon = "20KiB"
-            max = "64KiB"
-        "#;
-        toml::from_str(text).unwrap()
+        toml::from_str(include_str!("../../configs/pfc-only.toml")).unwrap()
     }
 
     #[test]

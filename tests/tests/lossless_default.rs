@@ -1,35 +1,12 @@
-//! The default policy keeps lossless priorities lossless. A user's switch: three 20 Mbit/s
-//! ports and only the documented `[pfc]` keys (no `[buffer]`), and a 2:1 incast of
+//! The default policy keeps lossless priorities lossless. A user's switch
+//! (configs/pfc-only.toml: three 20 Mbit/s ports and only the documented `[pfc]` keys), and a 2:1 incast of
 //! PFC-obeying senders at line rate on priority 3. Under `pfc` (the default) nothing is lost;
 //! under the CaPFC paper's `pfc-wdrop` the same switch drops at the full egress queue, and
 //! `--check` and the reload say so beforehand, with the numbers.
 
-use pfcswitch_tests::topology::{Incast, Topology, binary, serial};
+use pfcswitch_tests::topology::{Incast, Topology, binary, repo, serial};
 use std::path::Path;
 use std::process::Command;
-
-const CONFIG: &str = r#"
-[switch]
-name = "sw1"
-
-[[port]]
-name = "p1"
-speed = "20Mbps"
-
-[[port]]
-name = "p2"
-speed = "20Mbps"
-
-[[port]]
-name = "p3"
-speed = "20Mbps"
-
-[pfc]
-lossless = [3]
-xoff = "40KiB"
-xon = "20KiB"
-max = "64KiB"
-"#;
 
 /// 3000 frames of 1500 B per sender: 3.6 s of the receiver's 20 Mbit/s port.
 const FRAMES: u64 = 3000;
@@ -49,7 +26,8 @@ fn a_pfc_only_config_is_lossless_under_pfc_and_drops_at_egress_under_pfc_wdrop()
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("sw1.toml");
-    std::fs::write(&config, CONFIG).unwrap();
+    let file = std::fs::read_to_string(repo().join("configs/pfc-only.toml")).unwrap();
+    std::fs::write(&config, &file).unwrap();
     let checked = check(&config);
     assert!(checked.contains("valid (3 ports, policy pfc)") && !checked.contains("warn"), "{checked}");
 
@@ -70,7 +48,7 @@ fn a_pfc_only_config_is_lossless_under_pfc_and_drops_at_egress_under_pfc_wdrop()
         2 * FRAMES
     );
 
-    std::fs::write(&config, format!("{CONFIG}\n[policy]\nkind = \"pfc-wdrop\"\n")).unwrap();
+    std::fs::write(&config, format!("{file}\n[policy]\nkind = \"pfc-wdrop\"\n")).unwrap();
     let checked = check(&config);
     assert!(
         checked.contains("buffer.egress_max")
