@@ -22,7 +22,7 @@ pub enum PolicyCommand {
 
 #[derive(Debug, Args)]
 pub struct SetArgs {
-    /// pfc, pfc-wdrop, pfc-wstop, none, capfc (= capfc-max), capfc-max, capfc-cal.
+    /// pfc, pfc-wdrop, pfc-wstop, none, capfc (= capfc-max), capfc-max, capfc-cal, ofc.
     kind: String,
     /// CaPFC share of the counted arrivals the paused inputs must cover, in (0, 1].
     #[arg(long)]
@@ -33,6 +33,9 @@ pub struct SetArgs {
     egress_xon: Option<ByteSize>,
     #[arg(long)]
     egress_warn: Option<ByteSize>,
+    /// OFC: X^c_OFF = alpha × pfc.xoff, with pfc.xon < X^c_OFF < pfc.xoff.
+    #[arg(long)]
+    alpha: Option<f64>,
 }
 
 pub fn run(command: PolicyCommand, socket: &Path, json: bool) -> Result<()> {
@@ -56,6 +59,9 @@ fn set(args: &SetArgs, socket: &Path, json: bool) -> Result<()> {
         egress_xoff: args.egress_xoff.unwrap_or(current.egress_xoff),
         egress_xon: args.egress_xon.unwrap_or(current.egress_xon),
         egress_warn: args.egress_warn.unwrap_or(current.egress_warn),
+        alpha: args.alpha.unwrap_or(current.alpha),
+        // The tables are sized at start: a running switch keeps its capacity.
+        flow_table_capacity: current.flow_table_capacity,
     };
     control::command(socket, ControlRequest::SetPolicy { policy }, json)
 }

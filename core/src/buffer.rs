@@ -11,10 +11,13 @@
 //! ingress limits of the ports that feed them bound them (802.1Qbb as deployed), so an
 //! admitted lossless frame always finds room, and they keep out of the shared pool (their
 //! memory is the lossless ingress limits, as a merchant-silicon headroom pool is).
+//!
+//! Every egress queue is a [`NestedQueue`]; under policy `ofc` the lossless ones use its two
+//! backup queues (OFC's nested hierarchy), otherwise it is a plain FIFO.
 
 use crate::config::BufferLimits;
-use crate::wire::MIN_FRAME_LEN;
-use std::collections::VecDeque;
+use crate::policy::NestedQueue;
+use crate::wire::{FlowKey, MIN_FRAME_LEN};
 
 /// A frame the switch holds.
 #[derive(Clone, Copy, Debug, Default)]
@@ -28,6 +31,8 @@ pub struct Descriptor {
     pub lossless: bool,
     /// Egress copies still queued or waiting in the pipeline.
     pub copies: u8,
+    /// OFC's flow: the frame's (source, destination) MAC pair.
+    pub flow: FlowKey,
     /// Ports to forward to (decided at reception).
     pub egress: u64,
 }
@@ -91,23 +96,27 @@ pub struct Buffers {
     limits: BufferLimits,
     /// Bit p set: egress queues of priority p are unbounded (see the module docs).
     unbounded: u8,
+    /// Bit p set: egress queues of priority p are OFC's nested hierarchy.
+    nested: u8,
     ingress: Vec<[Level; 8]>,
     egress: Vec<[Level; 8]>,
-    queues: Vec<[VecDeque<u32>; 8]>,
+    queues: Vec<[NestedQueue; 8]>,
     /// Shared mode: pool bytes held by each egress port, and by all.
     port_shared: Vec<u64>,
     pool_used: u64,
 }
 
 impl Buffers {
-    pub fn new(ports: usize, limits: BufferLimits, unbounded: u8, frames: u32) -> Buffers {
-        let queue_frames = |p: usize| Self::queue_frames(limits, unbounded, p, frames);
+    pub fn new(ports: usize, limits: BufferLimits, unbounded: u8, nested: u8, frames: u32) -> Buffers {
+        let queue =
+            |p: usize| NestedQueue::new(Self::queue_frames(limits, unbounded, p, frames), nested & (1 << p) != 0);
         Buffers {
             limits,
             unbounded,
+            nested,
             ingress: vec![[Level::default(); 8]; ports],
             egress: vec![[Level::default(); 8]; ports],
-            queues: (0..ports).map(|_| std::array::from_fn(|p| VecDeque::with_capacity(queue_frames(p)))).collect(),
+            queues: (0..ports).map(|_| std::array::from_fn(queue)).collect(),
             port_shared: vec![0; ports],
             pool_used: 0,
         }
@@ -126,13 +135,19 @@ impl Buffers {
     }
 
     /// Applies new limits to queues that may hold frames (a configuration reload): queue
-    /// capacities grow if needed, and the pool accounting is recomputed under the new mode.
-    pub fn set_limits(&mut self, limits: BufferLimits, unbounded: u8, frames: u32) {
+    /// capacities grow if needed, queues that stop being nested are flattened (each flow's
+    /// frames stay in order), and the pool accounting is recomputed under the new mode.
+    pub fn set_limits(&mut self, limits: BufferLimits, unbounded: u8, nested: u8, frames: u32) {
         self.limits = limits;
         self.unbounded = unbounded;
+        self.nested = nested;
         for queues in &mut self.queues {
             for (p, queue) in queues.iter_mut().enumerate() {
-                queue.reserve(Self::queue_frames(limits, unbounded, p, frames).saturating_sub(queue.len()));
+                let is_nested = nested & (1 << p) != 0;
+                if !is_nested {
+                    queue.flatten();
+                }
+                queue.reserve(Self::queue_frames(limits, unbounded, p, frames), is_nested);
             }
         }
         for (port, levels) in self.egress.iter().enumerate() {
@@ -194,8 +209,7 @@ impl Buffers {
     /// unbounded; its own capacity in dedicated mode; in shared mode its reserve, then the
     /// pool within the queue's, the port's and the pool's caps.
     pub fn fits(&self, port: usize, priority: usize, len: u32) -> bool {
-        let queue = &self.queues[port][priority];
-        if queue.len() == queue.capacity() {
+        if !self.queues[port][priority].has_room() {
             return false;
         }
         if self.is_unbounded(priority) {
@@ -219,7 +233,7 @@ impl Buffers {
     /// checked [`Buffers::fits`]. Returns the queue's bytes after.
     pub fn enqueue(&mut self, port: usize, priority: usize, index: u32, len: u32) -> u64 {
         let before = self.egress[port][priority].bytes;
-        self.queues[port][priority].push_back(index);
+        self.queues[port][priority].push(index);
         self.egress[port][priority].add(u64::from(len));
         let extra = self.shared_part(priority, before + u64::from(len)) - self.shared_part(priority, before);
         self.port_shared[port] += extra;
@@ -227,13 +241,15 @@ impl Buffers {
         self.egress[port][priority].bytes
     }
 
+    /// The frame (port, priority) sends next: for a nested queue, as of its last settle.
     pub fn head(&self, port: usize, priority: usize) -> Option<u32> {
-        self.queues[port][priority].front().copied()
+        self.queues[port][priority].head()
     }
 
-    /// Removes the head of (port, priority), whose length is `len`; returns the queue's bytes after.
+    /// Removes the head of (port, priority), whose length is `len`; returns the queue's bytes
+    /// after. A nested queue must be settled again before the next [`Buffers::head`].
     pub fn dequeue(&mut self, port: usize, priority: usize, len: u32) -> u64 {
-        self.queues[port][priority].pop_front().expect("dequeue from an empty queue");
+        self.queues[port][priority].pop();
         let before = self.egress[port][priority].bytes;
         self.egress[port][priority].sub(u64::from(len));
         let freed = self.shared_part(priority, before) - self.shared_part(priority, before - u64::from(len));
@@ -242,9 +258,19 @@ impl Buffers {
         self.egress[port][priority].bytes
     }
 
-    /// Bit p set: egress queue (port, p) is not empty.
+    /// Bit p set: egress queue (port, p) has a frame it may send (held frames of paused
+    /// OFC flows do not count).
     pub fn backlog(&self, port: usize) -> u8 {
-        (0..8).filter(|&p| !self.queues[port][p].is_empty()).fold(0, |mask, p| mask | 1 << p)
+        (0..8).filter(|&p| self.queues[port][p].head().is_some()).fold(0, |mask, p| mask | 1 << p)
+    }
+
+    /// OFC's nested hierarchy of egress (port, priority).
+    pub fn nested(&self, port: usize, priority: usize) -> &NestedQueue {
+        &self.queues[port][priority]
+    }
+
+    pub fn nested_mut(&mut self, port: usize, priority: usize) -> &mut NestedQueue {
+        &mut self.queues[port][priority]
     }
 
     pub fn queue_len(&self, port: usize, priority: usize) -> usize {
@@ -270,7 +296,7 @@ mod tests {
 
     #[test]
     fn dedicated_queues_hold_egress_max_bytes() {
-        let mut buffers = Buffers::new(2, BufferLimits::Dedicated { egress_max: 3000 }, 0, 64);
+        let mut buffers = Buffers::new(2, BufferLimits::Dedicated { egress_max: 3000 }, 0, 0, 64);
         assert!(buffers.fits(1, 3, 1500));
         buffers.enqueue(1, 3, 0, 1500);
         buffers.enqueue(1, 3, 1, 1500);
@@ -283,7 +309,7 @@ mod tests {
     #[test]
     fn shared_mode_applies_reserve_queue_port_and_pool_caps() {
         let limits = BufferLimits::Shared { reserve: 1000, pool: 5000, queue_cap: 3000, port_cap: 4000 };
-        let mut buffers = Buffers::new(3, limits, 0, 1024);
+        let mut buffers = Buffers::new(3, limits, 0, 0, 1024);
         for i in 0..4 {
             buffers.enqueue(0, 0, i, 1000); // reserve + 3000 shared
         }

@@ -242,6 +242,11 @@ pub enum PolicyKind {
     /// Congestion-aware PFC (CaPFC paper §II): ingress state OR egress congestion signals.
     #[serde(rename = "capfc")]
     Capfc,
+    /// Original-congestion fine-grained PFC (OFC paper §III): PAUSE frames carry the congested
+    /// flows, upstream egresses park only those in a nested three-queue hierarchy; lossless
+    /// like `pfc` (egress never drops an admitted lossless frame).
+    #[serde(rename = "ofc")]
+    Ofc,
 }
 
 impl PolicyKind {
@@ -252,13 +257,20 @@ impl PolicyKind {
             PolicyKind::PfcWstop => "pfc-wstop",
             PolicyKind::None => "none",
             PolicyKind::Capfc => "capfc",
+            PolicyKind::Ofc => "ofc",
         }
     }
 
     /// Whether admitted lossless frames are exempt from egress limits (only bounded by the
     /// ingress accounting that feeds their queue).
     pub const fn lossless_egress_unbounded(self) -> bool {
-        matches!(self, PolicyKind::Pfc)
+        self.keeps_lossless()
+    }
+
+    /// Policies that promise lossless priorities never lose an admitted frame (`pfc` and
+    /// `ofc`, which is PFC with finer pauses): the config checks refuse what would break it.
+    pub const fn keeps_lossless(self) -> bool {
+        matches!(self, PolicyKind::Pfc | PolicyKind::Ofc)
     }
 }
 
@@ -285,6 +297,11 @@ pub struct PolicyConfig {
     pub egress_xoff: ByteSize,
     pub egress_xon: ByteSize,
     pub egress_warn: ByteSize,
+    /// OFC: the congested pause threshold X^c_OFF = alpha × pfc.xoff (§III-C), with
+    /// pfc.xon < X^c_OFF < pfc.xoff.
+    pub alpha: f64,
+    /// OFC: flows each of the three tables holds per port and lossless priority.
+    pub flow_table_capacity: u32,
 }
 
 impl Default for PolicyConfig {
@@ -296,6 +313,8 @@ impl Default for PolicyConfig {
             egress_xoff: ByteSize(25_000),
             egress_xon: ByteSize(20_000),
             egress_warn: ByteSize(20_000),
+            alpha: 0.9,
+            flow_table_capacity: 256,
         }
     }
 }
@@ -463,6 +482,7 @@ impl SwitchConfig {
         self.buffer_limits()?;
         self.validate_lossless_capacity(&mut warnings)?;
         self.validate_capfc()?;
+        self.validate_ofc()?;
         if self.frames() < 64 {
             return Err(error("buffer.frames", format!("{} is too few; at least 64", self.frames())));
         }
@@ -567,6 +587,44 @@ impl SwitchConfig {
         Ok(())
     }
 
+    /// OFC §III-C: X_ON < X^c_OFF = α·X_OFF < X_OFF, i.e. X_ON / X_OFF < α < 1.
+    fn validate_ofc(&self) -> Result<(), ConfigError> {
+        let policy = &self.policy;
+        if policy.kind != PolicyKind::Ofc {
+            return Ok(());
+        }
+        let xoff_c = self.ofc_xoff_c();
+        let (xoff, xon) = (self.pfc.xoff.bytes(), self.pfc.xon.bytes());
+        if !(policy.alpha < 1.0 && xoff_c > xon && xoff_c < xoff) {
+            return Err(error(
+                "policy.alpha",
+                format!(
+                    "{} gives X^c_OFF = {xoff_c} B; OFC needs pfc.xon ({xon} B) < alpha × pfc.xoff < pfc.xoff \
+                     ({xoff} B), i.e. alpha in ({:.3}, 1)",
+                    policy.alpha,
+                    xon as f64 / xoff as f64
+                ),
+            ));
+        }
+        if !(1..=65_536).contains(&policy.flow_table_capacity) {
+            return Err(error(
+                "policy.flow_table_capacity",
+                format!("{} is outside 1..=65536", policy.flow_table_capacity),
+            ));
+        }
+        Ok(())
+    }
+
+    /// OFC's congested pause threshold X^c_OFF in bytes.
+    pub fn ofc_xoff_c(&self) -> u64 {
+        (self.policy.alpha * self.pfc.xoff.bytes() as f64).round() as u64
+    }
+
+    /// Priorities whose egress queues are OFC's nested hierarchy.
+    pub fn nested_egress_mask(&self) -> u8 {
+        if self.policy.kind == PolicyKind::Ofc { self.lossless_mask() } else { 0 }
+    }
+
     fn validate_pfc(&self, warnings: &mut Vec<ConfigWarning>) -> Result<(), ConfigError> {
         let pfc = &self.pfc;
         let mut seen = 0u8;
@@ -618,10 +676,13 @@ impl SwitchConfig {
         key: &str,
         problem: String,
     ) -> Result<(), ConfigError> {
-        if self.policy.kind == PolicyKind::Pfc {
+        if self.policy.kind.keeps_lossless() {
             return Err(error(
                 key,
-                format!("{problem}; policy \"pfc\" keeps lossless priorities lossless and refuses this"),
+                format!(
+                    "{problem}; policy \"{}\" keeps lossless priorities lossless and refuses this",
+                    self.policy.kind.name()
+                ),
             ));
         }
         warnings.push(ConfigWarning { key: key.into(), message: problem });
@@ -649,7 +710,7 @@ impl SwitchConfig {
         }
         let (ports, max) = (self.ports.len() as u64, self.pfc.max.bytes());
         let frames_needed = self.lossless_frames_bound();
-        let lossy_room = if kind == PolicyKind::Pfc { MIN_LOSSY_FRAMES } else { 0 };
+        let lossy_room = if kind.keeps_lossless() { MIN_LOSSY_FRAMES } else { 0 };
         if u64::from(self.frames()) < frames_needed + lossy_room {
             let lossy = if lossy_room > 0 { format!(" + {lossy_room} for lossy traffic") } else { String::new() };
             self.lossless_at_risk(
@@ -664,7 +725,7 @@ impl SwitchConfig {
             )?;
         }
         if kind.lossless_egress_unbounded() || kind == PolicyKind::PfcWstop {
-            // Lossless queues are unbounded (pfc) or stall the pipeline instead of dropping.
+            // Lossless queues are unbounded (pfc, ofc) or stall the pipeline instead of dropping.
             return Ok(());
         }
         let feeders = ports.saturating_sub(1);
@@ -717,7 +778,7 @@ impl SwitchConfig {
 
     /// The most frames lossy priorities may hold: under `pfc` what the lossless limits leave.
     pub fn lossy_frame_limit(&self) -> u32 {
-        if self.policy.kind != PolicyKind::Pfc {
+        if !self.policy.kind.keeps_lossless() {
             return self.frames();
         }
         let bound = u32::try_from(self.lossless_frames_bound()).unwrap_or(u32::MAX);

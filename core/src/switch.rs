@@ -14,16 +14,19 @@
 //! [`Switch::new`], so the per-frame path does not allocate.
 
 use crate::buffer::{Arena, Buffers, Descriptor, Level};
-use crate::config::{ConfigError, ConfigWarning, EgressFull, PfcwdAction, SwitchConfig};
+use crate::config::{ConfigError, ConfigWarning, EgressFull, PfcwdAction, PolicyKind, SwitchConfig};
 use crate::counters::{DropReason, PortCounters};
 use crate::fdb::{DEFAULT_FDB_CAPACITY, Fdb, FdbEntry};
 use crate::pause::PeerPause;
 use crate::pfcwd::{PfcwdEvent, Watchdog};
-use crate::policy::{EgressEvent, PolicyActions, PolicyEngine, XoffTransmitter};
+use crate::policy::{Arrival, EgressEvent, OfcFrame, PolicyActions, PolicyEngine, XoffTransmitter, ofc_thresholds};
 use crate::sched::{Scheduler, Shaper};
 use crate::time::Instant;
 use crate::units::BitRate;
-use crate::wire::{self, EthernetAddress, FrameView, MacControlRepr, PAUSE_MULTICAST, Pcp, build_mac_control_frame};
+use crate::wire::{
+    self, EthernetAddress, FlowKey, FrameView, MacControlRepr, OfcOp, OfcRepr, PAUSE_MULTICAST, Pcp, PfcRepr,
+    build_mac_control_frame, build_ofc_frame,
+};
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -41,22 +44,31 @@ pub enum RxVerdict {
 pub enum Tx {
     /// A held frame. `last`: no other copy remains, the buffer is free once sent.
     Data { handle: u64, len: u32, last: bool },
-    /// A frame the switch generated (PFC); [`ControlFrame::emit`] writes it.
+    /// A frame the switch generated (PFC, OFC); [`Switch::emit_control`] writes it.
     Control(ControlFrame),
 }
 
-/// A MAC control frame to send, as values; no buffer is involved until the caller emits it.
+/// A MAC control frame to send, as values; no buffer is involved until the caller emits it
+/// with [`Switch::emit_control`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ControlFrame {
     pub src: EthernetAddress,
     pub dst: EthernetAddress,
+    /// The PFC fields (of an OFC frame too).
     pub repr: MacControlRepr,
+    /// An OFC PAUSE or RESUME: its TLV header; the flows stay in the switch until the next
+    /// poll on the same port.
+    pub ofc: Option<OfcFrame>,
 }
 
 impl ControlFrame {
-    /// Writes the frame into `buffer` (at least 60 bytes) and returns its length.
-    pub fn emit(&self, buffer: &mut [u8]) -> usize {
-        build_mac_control_frame(buffer, self.src, self.dst, &self.repr)
+    /// Bytes on the wire (FCS excluded): 60, or more for an OFC frame with many flows.
+    pub fn len(&self) -> usize {
+        self.ofc.map_or(wire::MIN_FRAME_LEN, |frame| wire::ofc_frame_len(frame.entries()))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
     }
 }
 
@@ -156,7 +168,13 @@ impl Switch {
         let speeds: Vec<BitRate> = config.ports.iter().map(|p| p.speed).collect();
         let switch = Switch {
             counters: vec![PortCounters::default(); ports.len()],
-            buffers: Buffers::new(ports.len(), limits, config.unbounded_egress_mask(), frames),
+            buffers: Buffers::new(
+                ports.len(),
+                limits,
+                config.unbounded_egress_mask(),
+                config.nested_egress_mask(),
+                frames,
+            ),
             arena: Arena::new(frames),
             fdb,
             policy: PolicyEngine::from_config(config),
@@ -213,9 +231,26 @@ impl Switch {
                 reason: "ports changed; restart pfcswitchd to apply".into(),
             });
         }
+        let keep_ofc = match &self.policy {
+            PolicyEngine::Ofc(ofc) if new.policy.kind == PolicyKind::Ofc => {
+                if ofc.capacity() != new.policy.flow_table_capacity as usize {
+                    return Err(ConfigError {
+                        key: "policy.flow_table_capacity".into(),
+                        reason: "changed; the OFC tables are sized at start, restart pfcswitchd to apply".into(),
+                    });
+                }
+                true
+            }
+            _ => false,
+        };
         let weights = new.scheduler_weights()?;
         let egress_full = new.egress_full()?;
-        self.buffers.set_limits(new.buffer_limits()?, new.unbounded_egress_mask(), self.frames);
+        self.buffers.set_limits(
+            new.buffer_limits()?,
+            new.unbounded_egress_mask(),
+            new.nested_egress_mask(),
+            self.frames,
+        );
         self.lossy_frame_limit = new.lossy_frame_limit();
         for (index, (port, config)) in self.ports.iter_mut().zip(&new.ports).enumerate() {
             port.default_priority = Pcp::from_low_bits(config.default_priority);
@@ -231,7 +266,13 @@ impl Switch {
         self.pfcwd.reconfigure(self.lossless, &new.pfcwd, &mut restored);
         let speeds: Vec<BitRate> = new.ports.iter().map(|p| p.speed).collect();
         self.xoff.set_quanta(&speeds, new.pfc.quanta);
-        self.policy = PolicyEngine::from_config(new);
+        match &mut self.policy {
+            PolicyEngine::Ofc(ofc) if keep_ofc => ofc.set_thresholds(ofc_thresholds(new)),
+            _ => {
+                self.policy = PolicyEngine::from_config(new);
+                self.count_queued_flows(now);
+            }
+        }
         // Re-decide every pause under the new thresholds; release what is no longer lossless.
         for port in 0..self.ports.len() {
             for priority in Pcp::ALL {
@@ -254,6 +295,29 @@ impl Switch {
         self.pipeline.blocked = None;
         self.run_pipeline(now);
         Ok(warnings)
+    }
+
+    /// A new OFC engine learns the flows already queued (Algorithm 2 line 12 for each).
+    fn count_queued_flows(&mut self, now: Instant) {
+        let PolicyEngine::Ofc(ofc) = &mut self.policy else { return };
+        let mut actions = PolicyActions::new(now, &mut self.xoff);
+        for port in 0..self.ports.len() {
+            for priority in Pcp::ALL.into_iter().filter(|p| self.lossless & p.mask() != 0) {
+                for index in self.buffers.nested(port, priority.index()).frames() {
+                    let frame = self.arena.get(index);
+                    let event = EgressEvent {
+                        ingress: usize::from(frame.ingress),
+                        egress: port,
+                        priority,
+                        len: frame.len,
+                        flow: frame.flow,
+                        queue_bytes: 0,
+                        enqueued: true,
+                    };
+                    crate::policy::Policy::on_egress(ofc.as_mut(), &event, &mut actions);
+                }
+            }
+        }
     }
 
     /// Lets each port send up to `burst` early to make up for a late wake-up (the datapath
@@ -282,7 +346,16 @@ impl Switch {
         if view.is_mac_control() {
             return match view.mac_control() {
                 Ok(repr) => {
-                    self.obey(now, port, &repr);
+                    let ofc = match (&self.policy, view.ofc()) {
+                        (PolicyEngine::Ofc(_), Ok(ofc)) => ofc,
+                        (PolicyEngine::Ofc(_), Err(error)) => {
+                            // The PFC part stands on its own: obey it, count the bad TLV.
+                            self.malformed(port, error);
+                            None
+                        }
+                        _ => None,
+                    };
+                    self.obey(now, port, &repr, ofc);
                     RxVerdict::Consumed
                 }
                 Err(error) => self.malformed(port, error),
@@ -321,14 +394,18 @@ impl Switch {
         {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         }
+        let flow = FlowKey { src: view.l2.src, dst: view.l2.dst };
         let descriptor =
-            Descriptor { handle, len, ingress: port as u16, priority: p as u8, lossless, copies: 0, egress };
+            Descriptor { handle, len, ingress: port as u16, priority: p as u8, lossless, copies: 0, egress, flow };
         let Some(index) = self.arena.alloc(descriptor) else {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         };
         self.lossless_held += u32::from(lossless);
         let bytes = self.buffers.add_ingress(port, p, len);
         self.policy.on_ingress(port, priority, bytes, &mut PolicyActions::new(now, &mut self.xoff));
+        if lossless {
+            self.ofc_arrival(now, port, priority, flow, bytes, egress);
+        }
         self.pipeline.fifos[port].push_back(index);
         self.pipeline.waiting += 1;
         self.run_pipeline(now);
@@ -360,8 +437,9 @@ impl Switch {
     /// A received PAUSE pauses every priority; a PFC frame its enabled classes that are
     /// PFC-enabled on this switch (802.1Qbb: the enable vector of a port governs both
     /// directions). The watchdog sees every pause and resume of a lossless class, and classes
-    /// it holds as stormed under `drop` or `forward` are not obeyed.
-    fn obey(&mut self, now: Instant, port: usize, repr: &MacControlRepr) {
+    /// it holds as stormed under `drop` or `forward` are not obeyed. Under OFC a PAUSE with
+    /// flows pauses only those (unless COARSE); see [`Switch::obey_ofc`].
+    fn obey(&mut self, now: Instant, port: usize, repr: &MacControlRepr, ofc: Option<OfcRepr<'_>>) {
         let counters = &mut self.counters[port];
         let (enable, quanta) = match repr {
             MacControlRepr::Pause { quanta } => {
@@ -382,11 +460,95 @@ impl Switch {
                 obeyed.enable &= !(1 << p);
             }
         }
+        if matches!(self.policy, PolicyEngine::Ofc(_)) {
+            obeyed = self.obey_ofc(now, port, obeyed, ofc);
+        }
         self.ports[port].peer_pause.apply(now, &MacControlRepr::Pfc(obeyed));
         let watched = obeyed.enable & self.lossless;
         for p in (0..8).filter(|&p| watched & (1 << p) != 0) {
             self.watch_queue(now, port, p);
         }
+    }
+
+    /// OFC Algorithm 2 on egress `port`: a PAUSE's flows go into `congested_flow_tab` and no
+    /// longer pause the whole class (unless COARSE, or the table is full); a RESUME, or a plain
+    /// PFC resume (all flows), resumes flows and rotates the nested queues. Returns what is
+    /// left to obey as plain PFC.
+    fn obey_ofc(&mut self, now: Instant, port: usize, mut obeyed: PfcRepr, tlv: Option<OfcRepr<'_>>) -> PfcRepr {
+        let lossless = self.lossless;
+        let PolicyEngine::Ofc(ofc) = &mut self.policy else { return obeyed };
+        let listed = tlv.filter(|tlv| obeyed.is_enabled(tlv.priority) && lossless & tlv.priority.mask() != 0);
+        if let Some(tlv) = listed {
+            let priority = tlv.priority;
+            match tlv.op {
+                OfcOp::Pause => {
+                    let until = now + self.ports[port].shaper.speed().pause_duration(obeyed.quanta[priority.index()]);
+                    let stored = ofc.pause_received(port, priority, tlv.flows(), until);
+                    if stored && !tlv.coarse {
+                        obeyed.enable &= !priority.mask();
+                    }
+                    self.settle(port, priority.index());
+                }
+                OfcOp::Resume => {
+                    ofc.count_resume_rx(port, priority);
+                    self.ofc_resume(port, priority, Some(&mut tlv.flows()));
+                }
+            }
+        }
+        // A plain PFC resume: every flow of the class.
+        let listed_class = listed.map_or(0, |tlv| tlv.priority.mask());
+        let resumed = obeyed.classes().filter(|&(_, quanta)| quanta == 0).fold(0u8, |mask, (c, _)| mask | c.mask())
+            & lossless
+            & !listed_class;
+        for class in Pcp::ALL.into_iter().filter(|c| resumed & c.mask() != 0) {
+            self.ofc_resume(port, class, None);
+        }
+        obeyed
+    }
+
+    /// Resumes `flows` (every flow if `None`) on egress (port, priority): Algorithm 2 lines
+    /// 7–9 and the rotation of Algorithm 3.
+    fn ofc_resume(&mut self, port: usize, priority: Pcp, flows: Option<&mut dyn Iterator<Item = FlowKey>>) {
+        let PolicyEngine::Ofc(ofc) = &mut self.policy else { return };
+        let queue = self.buffers.nested_mut(port, priority.index());
+        ofc.resume_received(port, priority, flows, queue.is_draining());
+        queue.resume();
+        self.settle(port, priority.index());
+    }
+
+    /// OFC Algorithm 3 lines 7–15: moves frames of paused flows aside until egress (port, p)
+    /// has a frame it may send, rotating back at order marks.
+    fn settle(&mut self, port: usize, p: usize) {
+        let PolicyEngine::Ofc(ofc) = &mut self.policy else { return };
+        let priority = Pcp::from_low_bits(p as u8);
+        let arena = &self.arena;
+        let queue = self.buffers.nested_mut(port, p);
+        while queue.settle(|index| ofc.is_paused(port, priority, &arena.get(index).flow)) {
+            ofc.commit_resumes(port, priority);
+            queue.rotate();
+        }
+    }
+
+    /// OFC Algorithm 1 lines 1–9 for a lossless arrival on `port` whose ingress accounting is
+    /// now `q_in`, going to the ports of `egress`.
+    fn ofc_arrival(&mut self, now: Instant, port: usize, priority: Pcp, flow: FlowKey, q_in: u64, egress: u64) {
+        let PolicyEngine::Ofc(ofc) = &mut self.policy else { return };
+        let p = priority.index();
+        let targets = (0..self.ports.len()).filter(|&o| egress & (1u64 << o) != 0);
+        let Some((out, q_out)) = targets.map(|o| (o, self.buffers.egress(o, p).bytes)).max_by_key(|&(_, bytes)| bytes)
+        else {
+            return;
+        };
+        let arrival = Arrival {
+            ingress: port,
+            priority,
+            flow,
+            q_in,
+            egress: out,
+            q_out,
+            egress_coarse_paused: self.ports[out].peer_pause.is_paused(now, priority),
+        };
+        ofc.on_arrival(&arrival, &mut PolicyActions::new(now, &mut self.xoff));
     }
 
     /// Tells the watchdog whether egress queue (port, p) is stuck: frames held, peer pausing.
@@ -456,10 +618,12 @@ impl Switch {
                 egress,
                 priority: Pcp::from_low_bits(frame.priority),
                 len,
+                flow: frame.flow,
                 queue_bytes,
                 enqueued: true,
             };
             self.policy.on_egress(&event, &mut PolicyActions::new(now, &mut self.xoff));
+            self.settle(egress, p);
             self.watch_queue(now, egress, p);
         }
         if copies == 0 {
@@ -487,23 +651,21 @@ impl Switch {
         if !self.ports[port].shaper.is_ready(now) {
             return None;
         }
-        if let Some(pfc) = self.xoff.poll_frame(now, port) {
-            let state = &mut self.ports[port];
-            state.shaper.send(now, wire::MIN_FRAME_LEN);
-            for (class, _) in pfc.classes() {
-                self.counters[port].priority[class.index()].pfc_tx += 1;
+        if let Some(control) = self.poll_control(now, port) {
+            self.ports[port].shaper.send(now, control.len());
+            if let MacControlRepr::Pfc(pfc) = control.repr {
+                for (class, _) in pfc.classes() {
+                    self.counters[port].priority[class.index()].pfc_tx += 1;
+                }
             }
-            return Some(Tx::Control(ControlFrame {
-                src: state.mac,
-                dst: PAUSE_MULTICAST,
-                repr: MacControlRepr::Pfc(pfc),
-            }));
+            return Some(Tx::Control(control));
         }
         let eligible = self.buffers.backlog(port) & !self.ports[port].peer_pause.paused_mask(now);
         let (buffers, arena) = (&self.buffers, &self.arena);
         let head_len = |p: usize| arena.get(buffers.head(port, p).expect("eligible queue has a head")).len;
         let p = self.ports[port].scheduler.pick(eligible, head_len)?;
         let (frame, last) = self.take_head(now, port, p);
+        self.settle(port, p);
         self.pfcwd.sent(port, p);
         let state = &mut self.ports[port];
         state.scheduler.sent(p, frame.len, self.buffers.queue_len(port, p) == 0);
@@ -517,6 +679,36 @@ impl Switch {
         Some(Tx::Data { handle: frame.handle, len: frame.len, last })
     }
 
+    /// The PFC frame the transmitter has for `port`, or under OFC the next OFC frame.
+    fn poll_control(&mut self, now: Instant, port: usize) -> Option<ControlFrame> {
+        let src = self.ports[port].mac;
+        let plain = |pfc| ControlFrame { src, dst: PAUSE_MULTICAST, repr: MacControlRepr::Pfc(pfc), ofc: None };
+        let PolicyEngine::Ofc(ofc) = &mut self.policy else {
+            return self.xoff.poll_frame(now, port).map(plain);
+        };
+        if !ofc.has_frames(port) {
+            let rest = ofc.queue_frames(port, self.xoff.poll_frame(now, port)?);
+            if rest.enable != 0 {
+                return Some(plain(rest));
+            }
+        }
+        let frame = ofc.poll_frame(port)?;
+        let pfc = PfcRepr::default().with_class(frame.header.priority, frame.quanta);
+        Some(ControlFrame { ofc: Some(frame), ..plain(pfc) })
+    }
+
+    /// Writes `frame`, polled from `port` (before the next poll there), into `buffer`, which
+    /// holds at least [`ControlFrame::len`] bytes; returns the length.
+    pub fn emit_control(&self, port: usize, frame: &ControlFrame, buffer: &mut [u8]) -> usize {
+        match (&frame.ofc, &self.policy) {
+            (Some(ofc_frame), PolicyEngine::Ofc(ofc)) => {
+                let flows = ofc.frame_flows(port, ofc_frame);
+                build_ofc_frame(buffer, frame.src, ofc_frame.header, ofc_frame.quanta, flows.iter().copied())
+            }
+            _ => build_mac_control_frame(buffer, frame.src, frame.dst, &frame.repr),
+        }
+    }
+
     /// Takes the head frame off egress queue (port, p), tells the policy, and releases the
     /// frame if that was its last copy (returned as `true`).
     fn take_head(&mut self, now: Instant, port: usize, p: usize) -> (Descriptor, bool) {
@@ -528,6 +720,7 @@ impl Switch {
             egress: port,
             priority: Pcp::from_low_bits(frame.priority),
             len: frame.len,
+            flow: frame.flow,
             queue_bytes,
             enqueued: false,
         };
@@ -554,12 +747,19 @@ impl Switch {
         if let Some(at) = self.pfcwd.next_timeout(|port, p| self.xoff.asserting_since(port, p)) {
             consider(at);
         }
+        let ofc = match &self.policy {
+            PolicyEngine::Ofc(ofc) => Some(ofc),
+            _ => None,
+        };
+        if let Some(at) = ofc.and_then(|ofc| ofc.next_timeout()) {
+            consider(at);
+        }
         if self.pipeline.waiting > 0 && self.pipeline.blocked.is_none() && self.pipeline.interval.is_some() {
             consider(self.pipeline.next_slot);
         }
         for (index, port) in self.ports.iter().enumerate() {
             let ready = port.shaper.ready_at();
-            if self.xoff.is_pending(index) {
+            if self.xoff.is_pending(index) || ofc.is_some_and(|ofc| ofc.has_frames(index)) {
                 consider(ready);
             }
             let backlog = self.buffers.backlog(index);
@@ -574,6 +774,10 @@ impl Switch {
 
     pub fn handle_timeout(&mut self, now: Instant) {
         self.xoff.handle_timeout(now);
+        // OFC: congested flows whose pause ran out without a refresh resume, as PFC's would.
+        while let Some((port, priority)) = self.ofc().and_then(|ofc| ofc.expired(now)) {
+            self.ofc_resume(port, priority, None);
+        }
         let mut events = std::mem::take(&mut self.pfcwd_events);
         let (buffers, ports, xoff) = (&self.buffers, &self.ports, &self.xoff);
         let stuck = |port: usize, p: usize| {
@@ -600,6 +804,11 @@ impl Switch {
         self.ports[port].peer_pause.apply(now, &MacControlRepr::Pfc(resume));
         if action != PfcwdAction::Drop {
             return;
+        }
+        // Paused OFC flows too: the queue drains whole, so flatten it (order no longer matters).
+        self.buffers.nested_mut(port, p).flatten();
+        if let PolicyEngine::Ofc(ofc) = &mut self.policy {
+            ofc.commit_resumes(port, priority);
         }
         while self.buffers.queue_len(port, p) > 0 {
             let (frame, last) = self.take_head(now, port, p);
@@ -636,6 +845,20 @@ impl Switch {
     /// How long `port` has been asserting XOFF on `priority` without a break (zero if not).
     pub fn pausing_for(&self, now: Instant, port: usize, priority: Pcp) -> Duration {
         crate::pfcwd::pausing_for(now, self.xoff.asserting_since(port, priority.index()))
+    }
+
+    /// The OFC engine's state, when the policy is OFC.
+    pub fn ofc(&self) -> Option<&crate::policy::Ofc> {
+        match &self.policy {
+            PolicyEngine::Ofc(ofc) => Some(ofc),
+            _ => None,
+        }
+    }
+
+    /// OFC's nested queues of egress (port, priority): frames parked for paused flows,
+    /// whether a backup is draining, and the rotations so far.
+    pub fn nested_queue(&self, port: usize, priority: Pcp) -> &crate::policy::NestedQueue {
+        self.buffers.nested(port, priority.index())
     }
 
     /// The CaPFC engine's state, when the policy is CaPFC.

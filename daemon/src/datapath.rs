@@ -251,7 +251,7 @@ impl Datapath {
                     }
                     Tx::Control(control) => {
                         let addr = pool.alloc().expect("checked free_count");
-                        let len = control.emit(area.chunk_mut(addr));
+                        let len = switch.emit_control(port, &control, area.chunk_mut(addr));
                         pool.submitted(addr);
                         tx_desc(addr, len as u32)
                     }

@@ -258,8 +258,9 @@ pub fn parse_policy(name: &str) -> Result<RunPolicy> {
         "pfc-wstop" => (PolicyKind::PfcWstop, None),
         "capfc" | "capfc-max" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Max)),
         "capfc-cal" => (PolicyKind::Capfc, Some(CapfcAlgorithm::Calibrate)),
+        "ofc" => (PolicyKind::Ofc, None),
         "none" => (PolicyKind::None, None),
-        other => bail!("unknown policy `{other}` (known: pfc, pfc-wdrop, pfc-wstop, capfc-max, capfc-cal, none)"),
+        other => bail!("unknown policy `{other}` (known: pfc, pfc-wdrop, pfc-wstop, capfc-max, capfc-cal, ofc, none)"),
     };
     Ok(RunPolicy { kind, algorithm })
 }

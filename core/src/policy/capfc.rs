@@ -280,6 +280,7 @@ mod tests {
     use crate::policy::XoffTransmitter;
     use crate::time::Instant;
     use crate::units::BitRate;
+    use crate::wire::FlowKey;
 
     const P3: Pcp = Pcp::from_low_bits(3);
     const KB: u64 = 1000;
@@ -306,7 +307,15 @@ mod tests {
         }
 
         fn egress(&mut self, ingress: usize, egress: usize, queue_bytes: u64, enqueued: bool) {
-            let event = EgressEvent { ingress, egress, priority: P3, len: 1000, queue_bytes, enqueued };
+            let event = EgressEvent {
+                ingress,
+                egress,
+                priority: P3,
+                len: 1000,
+                flow: FlowKey::default(),
+                queue_bytes,
+                enqueued,
+            };
             self.capfc.on_egress(&event, &mut PolicyActions::new(Instant::ZERO, &mut self.xoff));
         }
 
@@ -441,8 +450,15 @@ mod tests {
         let mut h = Harness::new(CapfcAlgorithm::Max, 0.8);
         let lossy = Pcp::from_low_bits(0);
         for bytes in (1..40).map(|k| k * KB) {
-            let event =
-                EgressEvent { ingress: 0, egress: 4, priority: lossy, len: 1000, queue_bytes: bytes, enqueued: true };
+            let event = EgressEvent {
+                ingress: 0,
+                egress: 4,
+                priority: lossy,
+                len: 1000,
+                flow: FlowKey::default(),
+                queue_bytes: bytes,
+                enqueued: true,
+            };
             h.capfc.on_egress(&event, &mut PolicyActions::new(Instant::ZERO, &mut h.xoff));
         }
         h.capfc.on_ingress(0, lossy, 60 * KB, &mut PolicyActions::new(Instant::ZERO, &mut h.xoff));

@@ -5,16 +5,20 @@
 //! frames. Adding a scheme means a new engine here and a config kind, nothing else.
 
 mod capfc;
+mod ofc;
 mod pfc;
 mod xoff;
 
 pub use capfc::{Capfc, CapfcQueueState, CapfcThresholds};
+pub use ofc::{
+    Arrival, FlowTable, NestedQueue, Ofc, OfcCounters, OfcFrame, OfcTable, OfcTables, OfcThresholds, TableFull,
+};
 pub use pfc::Pfc;
 pub use xoff::XoffTransmitter;
 
 use crate::config::{PolicyKind, SwitchConfig};
 use crate::time::Instant;
-use crate::wire::Pcp;
+use crate::wire::{FlowKey, Pcp};
 
 /// PFC's ingress hysteresis (802.1Qbb, and CaPFC's I(i,p), §II-C): congested at `xoff`
 /// bytes or more, clear at `xon` or less, unchanged (`None`) in between.
@@ -26,6 +30,11 @@ pub(crate) fn hysteresis(bytes: u64, xoff: u64, xon: u64) -> Option<bool> {
     } else {
         None
     }
+}
+
+/// OFC's X_OFF, X_ON (PFC's) and X^c_OFF = alpha × X_OFF.
+pub fn ofc_thresholds(config: &SwitchConfig) -> OfcThresholds {
+    OfcThresholds { xoff: config.pfc.xoff.bytes(), xon: config.pfc.xon.bytes(), xoff_c: config.ofc_xoff_c() }
 }
 
 /// What a policy may do in reaction to an event.
@@ -45,6 +54,11 @@ impl<'a> PolicyActions<'a> {
         self.xoff.set(self.now, port, priority, xoff);
     }
 
+    /// Sends the asserted pause of (port, priority) again now: its content changed (OFC's flows).
+    pub fn announce(&mut self, port: usize, priority: Pcp) {
+        self.xoff.announce(port, priority);
+    }
+
     pub fn is_asserted(&self, port: usize, priority: Pcp) -> bool {
         self.xoff.asserted(port) & priority.mask() != 0
     }
@@ -57,6 +71,7 @@ pub struct EgressEvent {
     pub egress: usize,
     pub priority: Pcp,
     pub len: u32,
+    pub flow: FlowKey,
     /// The egress queue's bytes after the event.
     pub queue_bytes: u64,
     pub enqueued: bool,
@@ -81,6 +96,7 @@ pub enum PolicyEngine {
     None,
     Pfc(Pfc),
     Capfc(Box<Capfc>),
+    Ofc(Box<Ofc>),
 }
 
 impl PolicyEngine {
@@ -108,6 +124,12 @@ impl PolicyEngine {
                     thresholds,
                 )))
             }
+            PolicyKind::Ofc => PolicyEngine::Ofc(Box::new(Ofc::new(
+                &config.ports.iter().map(|p| p.mtu).collect::<Vec<_>>(),
+                config.lossless_mask(),
+                ofc_thresholds(config),
+                config.policy.flow_table_capacity as usize,
+            ))),
         }
     }
 
@@ -116,6 +138,7 @@ impl PolicyEngine {
             PolicyEngine::None => None,
             PolicyEngine::Pfc(pfc) => Some(pfc),
             PolicyEngine::Capfc(capfc) => Some(capfc.as_mut()),
+            PolicyEngine::Ofc(ofc) => Some(ofc.as_mut()),
         }
     }
 

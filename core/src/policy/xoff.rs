@@ -78,6 +78,12 @@ impl XoffTransmitter {
         }
     }
 
+    /// Sends an asserted class again at the next poll (its OFC flows changed).
+    pub fn announce(&mut self, port: usize, priority: Pcp) {
+        let state = &mut self.ports[port];
+        state.changed |= state.asserted & priority.mask();
+    }
+
     pub fn is_pending(&self, port: usize) -> bool {
         self.ports[port].changed != 0
     }

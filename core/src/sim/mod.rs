@@ -195,7 +195,7 @@ impl Network {
                         Tx::Data { handle, last: true, .. } => handle,
                         Tx::Data { handle, last: false, .. } => self.store.duplicate(handle),
                         Tx::Control(control) => {
-                            let len = control.emit(&mut self.scratch);
+                            let len = self.switches[s].emit_control(port, &control, &mut self.scratch);
                             self.store.insert(&self.scratch[..len])
                         }
                     };

@@ -109,6 +109,15 @@ impl<'a> FrameView<'a> {
         MacControlRepr::parse(&MacControlPacket::new_checked(self.payload)?)
     }
 
+    /// The OFC TLV after a PFC frame's fields, if it has one (interim).
+    pub fn ofc(&self) -> Result<Option<super::OfcRepr<'a>>> {
+        let packet = MacControlPacket::new_checked(self.payload)?;
+        if packet.opcode() != super::OPCODE_PFC {
+            return Ok(None);
+        }
+        super::OfcRepr::parse_trailer(self.payload.get(20..).unwrap_or(&[]))
+    }
+
     pub fn cnm(&self) -> Result<CnmRepr<'a>> {
         self.expect_ethertype(ethertype::CNM, Layer::Cnm)?;
         CnmRepr::parse(&CnmPacket::new_checked(self.payload)?)

@@ -32,7 +32,7 @@ pub use ipv4::{Ipv4Addr, Ipv4Packet, Ipv4Repr};
 pub use mac_control::{
     MAC_CONTROL_MIN_PAYLOAD, MacControlPacket, MacControlRepr, OPCODE_PAUSE, OPCODE_PFC, PAUSE_MULTICAST, PfcRepr,
 };
-pub use ofc::FlowKey;
+pub use ofc::{FlowKey, OfcHeader, OfcOp, OfcRepr, build_ofc_frame, ofc_frame_len, ofc_max_entries};
 pub use traffic::{TRAFFIC_HEADER_LEN, TRAFFIC_UDP_PORT, TrafficHeader, TrafficKind, TrafficRepr};
 pub use udp::{UdpPacket, UdpRepr};
 pub use vlan::{Pcp, VLAN_HEADER_LEN, VlanHeader, VlanRepr};

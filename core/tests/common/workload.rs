@@ -23,7 +23,7 @@ pub struct Workload {
     frames: Vec<(usize, Vec<u8>)>,
     next: usize,
     now: Instant,
-    control: [u8; 128],
+    control: [u8; 2048],
 }
 
 fn mac(port: usize) -> EthernetAddress {
@@ -72,7 +72,7 @@ impl Workload {
                 frames.push((ingress, bytes));
             }
         }
-        let mut workload = Workload { switch, frames, next: 0, now: Instant::ZERO, control: [0; 128] };
+        let mut workload = Workload { switch, frames, next: 0, now: Instant::ZERO, control: [0; 2048] };
         // Teach the switch every address, so that the steady state forwards without flooding.
         for port in 0..PORTS {
             let (_, announce) = workload.frames.iter().find(|(ingress, _)| *ingress == port).expect("each port sends");
@@ -99,7 +99,7 @@ impl Workload {
         for port in 0..PORTS {
             while let Some(tx) = self.switch.poll_tx(self.now, port) {
                 if let Tx::Control(control) = tx {
-                    control.emit(&mut self.control);
+                    self.switch.emit_control(port, &control, &mut self.control);
                 }
                 sent += 1;
             }
