@@ -20,12 +20,15 @@ use std::time::Duration;
 
 const FRAME: usize = 1000;
 
+/// A data frame as (sender, receiver, sequence).
+type Sent = (usize, usize, u32);
+
 struct Rig {
     switch: Switch,
     now: Instant,
     next_handle: u64,
     /// handle → (sender, receiver, sequence)
-    frames: HashMap<u64, (usize, usize, u32)>,
+    frames: HashMap<u64, Sent>,
     sequence: HashMap<(usize, usize), u32>,
 }
 
@@ -88,7 +91,7 @@ impl Rig {
 
     /// Everything `port` sends, as far as time allows in 10 ms: data as (src, dst, seq), and
     /// control frames as their bytes.
-    fn drain(&mut self, port: usize) -> (Vec<(usize, usize, u32)>, Vec<Vec<u8>>) {
+    fn drain(&mut self, port: usize) -> (Vec<Sent>, Vec<Vec<u8>>) {
         let (mut data, mut control) = (Vec::new(), Vec::new());
         let end = self.now + Duration::from_millis(10);
         while self.now < end {
@@ -115,7 +118,7 @@ impl Rig {
     }
 }
 
-fn seqs(data: &[(usize, usize, u32)], src: usize, dst: usize) -> Vec<u32> {
+fn seqs(data: &[Sent], src: usize, dst: usize) -> Vec<u32> {
     data.iter().filter(|&&(s, d, _)| (s, d) == (src, dst)).map(|&(_, _, seq)| seq).collect()
 }
 

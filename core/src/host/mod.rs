@@ -85,6 +85,11 @@ impl HostNic {
         self.shaper.is_ready(now) && !self.pause.is_paused(now, priority)
     }
 
+    /// Whether the peer pauses `priority` at `now`.
+    pub fn is_paused(&self, now: Instant, priority: Pcp) -> bool {
+        self.pause.is_paused(now, priority)
+    }
+
     /// The earliest time a frame of `priority` may start.
     pub fn ready_at(&self, priority: Pcp) -> Instant {
         self.shaper.ready_at().max(self.pause.paused_until(priority))

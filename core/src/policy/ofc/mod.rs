@@ -14,7 +14,8 @@
 //! with X^c_OFF ≤ q_in < X_OFF whose egress queue holds q_out ≥ X^c_OFF, the port pauses the
 //! flows of that egress — the ones it queued there itself if the egress has no PAUSE
 //! information (original congestion, line 6), else the congested flows learnt from downstream
-//! (local congestion, line 8); at q_in ≥ X_OFF every flow (lines 10–11, sent as COARSE); at
+//! (local congestion, line 8; under a plain PFC pause, which names none, the flows queued
+//! there); at q_in ≥ X_OFF every flow (lines 10–11, sent as COARSE); at
 //! q_in ≤ X_ON it resumes what `pause_frame_tab` holds (lines 16–19). Algorithm 2 is
 //! [`Ofc::pause_received`] / [`Ofc::resume_received`]; Algorithm 3 is [`NestedQueue`].
 //!
@@ -27,6 +28,12 @@
 //! - Original congestion pauses the flows this ingress port queued at the congested egress
 //!   (plus the arriving frame's flow, still in the pipeline): the paper's "flows within it",
 //!   read as the flows of this port — others' flows are not the upstream's to pause.
+//! - "Stored information from a previous PAUSE frame" (§III-A) is kept per egress for as long
+//!   as that congestion lasts: the flows PAUSE frames named stay on record until the egress
+//!   queue has emptied, even after their RESUME. Otherwise the backlog a RESUME releases
+//!   (still ≥ X^c_OFF while it drains) looks like original congestion, and the upstream
+//!   port pauses every flow queued there, the uncongested ones too — the HoL blocking OFC
+//!   exists to avoid.
 //! - A congested flow stays paused until a RESUME names it or, like a PFC pause, until the
 //!   PAUSE's time runs out without a refresh (a lost RESUME cannot park a flow forever).
 //! - A full table falls back to the coarse, per-priority pause and counts it: a full
@@ -152,6 +159,9 @@ pub struct OfcTables {
     pub congested: Vec<(FlowKey, bool)>,
     /// When the congested flows resume without a refresh.
     pub congested_until: Option<Instant>,
+    /// Flows PAUSE frames named while the egress queue has not emptied since: what Algorithm
+    /// 1 line 8 pauses upstream.
+    pub named: Vec<FlowKey>,
     pub pause_frame: Vec<FlowKey>,
     /// Every flow of the priority is paused upstream (X_OFF or a fallback).
     pub coarse: bool,
@@ -179,6 +189,8 @@ pub struct Ofc {
     /// `true`: resumed, held paused until the current drain ends.
     congested: Vec<FlowTable<bool>>,
     congested_until: Vec<Instant>,
+    /// Flows PAUSE frames named since the egress queue was last empty.
+    named: Vec<FlowTable<()>>,
     pause_frame: Vec<FlowTable<()>>,
     coarse: Vec<bool>,
     /// Flows of a RESUME not sent yet.
@@ -215,6 +227,7 @@ impl Ofc {
             untracked: vec![0; pairs],
             congested: (0..pairs).map(|_| FlowTable::new(capacity)).collect(),
             congested_until: vec![Instant::ZERO; pairs],
+            named: (0..pairs).map(|_| FlowTable::new(capacity)).collect(),
             pause_frame: (0..pairs).map(|_| FlowTable::new(capacity)).collect(),
             coarse: vec![false; pairs],
             // A RESUME can still be pending when the set it resumed is paused and resumed again.
@@ -266,8 +279,11 @@ impl Ofc {
             return;
         }
         let mut changed = false;
-        if self.congested[e].is_empty() && !arrival.egress_coarse_paused {
+        let original = self.named[e].is_empty() && !arrival.egress_coarse_paused;
+        if self.named[e].is_empty() {
             // Line 6, original congestion: the flows this port queued at the congested egress.
+            // Also local congestion under a peer's coarse pause, which names no flow: every
+            // flow there is congested.
             let ingress = arrival.ingress as u16;
             let queued = self.flow_in_port[e].iter().filter(|(_, q)| q.ingress == ingress).map(|(flow, _)| flow);
             let (added, full) = add_flows(&mut self.pause_frame[i], queued.chain([arrival.flow]));
@@ -279,17 +295,18 @@ impl Ofc {
                 // The egress could not record every flow it holds: the list is incomplete.
                 changed |= self.pause_all(i, Some(OfcTable::FlowInPort));
             }
-            if changed {
-                self.counters[i].original += 1;
-            }
         } else {
             // Line 8, local congestion: the congested flows learnt from downstream.
-            let (added, full) = add_flows(&mut self.pause_frame[i], self.congested[e].keys());
+            let (added, full) = add_flows(&mut self.pause_frame[i], self.named[e].keys());
             changed |= added;
             if full {
                 changed |= self.pause_all(i, Some(OfcTable::PauseFrame));
             }
-            if changed {
+        }
+        if changed {
+            if original {
+                self.counters[i].original += 1;
+            } else {
                 self.counters[i].local += 1;
             }
         }
@@ -319,6 +336,8 @@ impl Ofc {
                 Ok(resumed) => *resumed = false,
                 Err(TableFull) => stored = false,
             }
+            // Same capacity as congested_flow_tab, and emptied no later: it fits if that did.
+            let _ = self.named[e].insert(flow, ());
         }
         if !stored {
             self.counters[e].table_full[OfcTable::CongestedFlow as usize] += 1;
@@ -448,6 +467,8 @@ impl Ofc {
         flow_in_port.sort_unstable();
         let mut congested: Vec<_> = self.congested[i].iter().collect();
         congested.sort_unstable();
+        let mut named: Vec<_> = self.named[i].keys().collect();
+        named.sort_unstable();
         let mut pause_frame: Vec<_> = self.pause_frame[i].keys().collect();
         pause_frame.sort_unstable();
         Some(OfcTables {
@@ -455,6 +476,7 @@ impl Ofc {
             untracked_frames: self.untracked[i],
             congested_until: (!self.congested[i].is_empty()).then_some(self.congested_until[i]),
             congested,
+            named,
             pause_frame,
             coarse: self.coarse[i],
             counters: self.counters[i],
@@ -552,6 +574,10 @@ impl Policy for Ofc {
             }
             // Queued while the table was full.
             None => self.untracked[e] = self.untracked[e].saturating_sub(1),
+        }
+        if table.is_empty() && self.untracked[e] == 0 && self.congested[e].is_empty() {
+            // The congestion the PAUSE frames reported has drained from this egress.
+            self.named[e].clear();
         }
     }
 
