@@ -16,6 +16,7 @@ fn per_frame(c: &mut Criterion) {
         ("pfc", PolicyKind::Pfc),
         ("pfc-wdrop", PolicyKind::PfcWdrop),
         ("capfc", PolicyKind::Capfc),
+        ("ofc", PolicyKind::Ofc),
         ("none", PolicyKind::None),
     ] {
         let mut workload = Workload::new(policy);

@@ -1,10 +1,12 @@
 //! Every per-port, per-priority structure is allocated when the switch is built: in steady
-//! state, receiving, queueing, scheduling, PFC and sending a frame allocate nothing.
+//! state, receiving, queueing, scheduling, PFC and sending a frame allocate nothing — under
+//! OFC too: its flow tables, nested queues and outboxes.
 
 #[path = "common/workload.rs"]
 mod workload;
 
 use pfcswitch_core::config::PolicyKind;
+use pfcswitch_core::wire::Pcp;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,7 +53,7 @@ static GLOBAL: Counting = Counting;
 
 #[test]
 fn the_per_frame_path_does_not_allocate() {
-    for policy in [PolicyKind::Pfc, PolicyKind::Capfc] {
+    for policy in [PolicyKind::Pfc, PolicyKind::Capfc, PolicyKind::Ofc] {
         let mut workload = Workload::new(policy);
         for _ in 0..100 {
             workload.burst();
@@ -67,6 +69,16 @@ fn the_per_frame_path_does_not_allocate() {
         assert!(frames >= 10_000 * BURST, "{policy:?}: the workload forwarded {frames} frames");
         let pfc_frames: u64 = (0..8).map(|p| workload.switch.counters(p).priority[3].pfc_tx).sum();
         assert!(pfc_frames > 0, "{policy:?}: PFC frames were sent");
+        if let Some(ofc) = workload.switch.ofc() {
+            let rotations: u64 =
+                (0..8).map(|p| workload.switch.nested_queue(p, Pcp::new(3).unwrap()).rotations()).sum();
+            let counters = (0..8).map(|p| ofc.tables(p, Pcp::new(3).unwrap()).unwrap().counters);
+            let (sent, received) = counters.fold((0, 0), |(s, r), c| (s + c.pause_tx + c.resume_tx, r + c.pause_rx));
+            assert!(
+                rotations > 0 && sent > 0 && received > 0,
+                "OFC parked, rotated and paused: {rotations} {sent} {received}"
+            );
+        }
         assert_eq!(allocations, 0, "{policy:?}: {allocations} allocations for {frames} frames");
     }
 }

@@ -3,13 +3,15 @@
 //! frames into one egress port at a time, then everything drained. Each burst holds 32
 //! frames of 1500 B from one ingress on priority 3 (crossing XOFF, so PFC XOFF and XON go
 //! out every burst) and 32 frames of 64–1500 B from the other ports on every priority.
+//! Under OFC the egress port's peer also pauses the elephant flow before each burst and
+//! resumes it after: its frames are parked in the nested queues, then rotated out.
 
 use pfcswitch_core::config::{PolicyKind, SwitchConfig};
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::{BitRate, ByteSize};
 use pfcswitch_core::wire::{
-    DataFrameSpec, EthernetAddress, Ipv4Addr, Pcp, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr,
-    build_data_frame,
+    DataFrameSpec, EthernetAddress, FlowKey, Ipv4Addr, OfcHeader, OfcOp, Pcp, TRAFFIC_UDP_PORT, TrafficKind,
+    TrafficRepr, VlanRepr, build_data_frame, build_ofc_frame,
 };
 use pfcswitch_core::{Switch, Tx};
 use std::time::Duration;
@@ -24,6 +26,21 @@ pub struct Workload {
     next: usize,
     now: Instant,
     control: [u8; 2048],
+    /// OFC: per burst, the egress port and its peer's PAUSE and RESUME of the elephant flow.
+    ofc_frames: Vec<(usize, Vec<u8>, Vec<u8>)>,
+}
+
+/// The PAUSE and RESUME the peer of `egress` sends for the flow `ingress` → `egress`.
+fn ofc_pause_resume(ingress: usize, egress: usize) -> (Vec<u8>, Vec<u8>) {
+    let flow = FlowKey { src: mac(ingress), dst: mac(egress) };
+    let frame = |op| {
+        let mut bytes = vec![0u8; 60];
+        let header = OfcHeader { op, priority: Pcp::new(3).unwrap(), coarse: false, more: false };
+        let len = build_ofc_frame(&mut bytes, mac(egress), header, u16::MAX, [flow]);
+        bytes.truncate(len);
+        bytes
+    };
+    (frame(OfcOp::Pause), frame(OfcOp::Resume))
 }
 
 fn mac(port: usize) -> EthernetAddress {
@@ -42,7 +59,12 @@ impl Workload {
         // Each poll may catch up: time advances in steps, not per frame.
         switch.set_shaper_burst(Duration::from_secs(1));
         let mut frames = Vec::new();
+        let mut ofc_frames = Vec::new();
         for egress in 0..PORTS {
+            if policy == PolicyKind::Ofc {
+                let (pause, resume) = ofc_pause_resume((egress + 1) % PORTS, egress);
+                ofc_frames.push((egress, pause, resume));
+            }
             for k in 0..BURST {
                 let elephant = k < BURST / 2;
                 let ingress = if elephant { (egress + 1) % PORTS } else { (egress + 1 + k % (PORTS - 1)) % PORTS };
@@ -72,7 +94,7 @@ impl Workload {
                 frames.push((ingress, bytes));
             }
         }
-        let mut workload = Workload { switch, frames, next: 0, now: Instant::ZERO, control: [0; 2048] };
+        let mut workload = Workload { switch, frames, next: 0, now: Instant::ZERO, control: [0; 2048], ofc_frames };
         // Teach the switch every address, so that the steady state forwards without flooding.
         for port in 0..PORTS {
             let (_, announce) = workload.frames.iter().find(|(ingress, _)| *ingress == port).expect("each port sends");
@@ -85,10 +107,17 @@ impl Workload {
 
     /// Receives one burst of 64 frames and sends everything; returns frames sent.
     pub fn burst(&mut self) -> usize {
+        let ofc = self.ofc_frames.get(self.next / BURST);
+        if let Some((port, pause, _)) = ofc {
+            self.switch.handle_rx(self.now, *port, u64::MAX, pause);
+        }
         for _ in 0..BURST {
             let (port, bytes) = &self.frames[self.next];
             self.switch.handle_rx(self.now, *port, self.next as u64, bytes);
             self.next = (self.next + 1) % self.frames.len();
+        }
+        if let Some((port, _, resume)) = ofc {
+            self.switch.handle_rx(self.now, *port, u64::MAX, resume);
         }
         self.drain()
     }

@@ -9,10 +9,14 @@ use crate::wire::FlowKey;
 
 #[derive(Clone, Debug)]
 pub struct FlowTable<V: Copy> {
-    slots: Vec<Option<(FlowKey, V)>>,
-    len: usize,
+    /// The entries, dense: iterating or clearing costs what the table holds, not its size.
+    entries: Vec<(FlowKey, V)>,
+    /// Open-addressing index into `entries`; `EMPTY` marks a free slot.
+    slots: Vec<u32>,
     capacity: usize,
 }
+
+const EMPTY: u32 = u32::MAX;
 
 /// The table could not take another flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,134 +34,151 @@ impl<V: Copy> FlowTable<V> {
     /// A table for up to `capacity` flows.
     pub fn new(capacity: usize) -> FlowTable<V> {
         let slots = (capacity * 2).next_power_of_two().max(2);
-        FlowTable { slots: vec![None; slots], len: 0, capacity }
+        FlowTable { entries: Vec::with_capacity(capacity), slots: vec![EMPTY; slots], capacity }
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.entries.is_empty()
     }
 
     pub fn capacity(&self) -> usize {
         self.capacity
     }
 
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
     fn home(&self, key: &FlowKey) -> usize {
-        hash(key) as usize & (self.slots.len() - 1)
+        hash(key) as usize & self.mask()
     }
 
     /// The slot holding `key`, or the empty slot where it would go.
     fn probe(&self, key: &FlowKey) -> (usize, bool) {
-        let mask = self.slots.len() - 1;
         let mut at = self.home(key);
         loop {
-            match &self.slots[at] {
-                None => return (at, false),
-                Some((k, _)) if k == key => return (at, true),
-                Some(_) => at = (at + 1) & mask,
+            match self.slots[at] {
+                EMPTY => return (at, false),
+                index if self.entries[index as usize].0 == *key => return (at, true),
+                _ => at = (at + 1) & self.mask(),
             }
         }
     }
 
-    pub fn get(&self, key: &FlowKey) -> Option<V> {
-        if self.len == 0 {
+    fn find(&self, key: &FlowKey) -> Option<usize> {
+        if self.entries.is_empty() {
             return None;
         }
         let (at, found) = self.probe(key);
-        found.then(|| self.slots[at].expect("found").1)
+        found.then(|| self.slots[at] as usize)
+    }
+
+    pub fn get(&self, key: &FlowKey) -> Option<V> {
+        self.find(key).map(|index| self.entries[index].1)
     }
 
     pub fn get_mut(&mut self, key: &FlowKey) -> Option<&mut V> {
-        if self.len == 0 {
-            return None;
-        }
-        let (at, found) = self.probe(key);
-        if found { self.slots[at].as_mut().map(|(_, v)| v) } else { None }
+        self.find(key).map(|index| &mut self.entries[index].1)
     }
 
     pub fn contains(&self, key: &FlowKey) -> bool {
-        self.get(key).is_some()
+        self.find(key).is_some()
     }
 
     /// The value of `key`, inserted as `default` if absent.
     pub fn entry(&mut self, key: FlowKey, default: V) -> Result<&mut V, TableFull> {
         let (at, found) = self.probe(&key);
-        if !found {
-            if self.len == self.capacity {
-                return Err(TableFull);
-            }
-            self.slots[at] = Some((key, default));
-            self.len += 1;
+        if found {
+            return Ok(&mut self.entries[self.slots[at] as usize].1);
         }
-        Ok(&mut self.slots[at].as_mut().expect("occupied").1)
+        if self.entries.len() == self.capacity {
+            return Err(TableFull);
+        }
+        self.slots[at] = self.entries.len() as u32;
+        self.entries.push((key, default));
+        Ok(&mut self.entries.last_mut().expect("just pushed").1)
     }
 
     /// Inserts or overwrites; returns whether the key is new.
     pub fn insert(&mut self, key: FlowKey, value: V) -> Result<bool, TableFull> {
-        let new = !self.contains(&key);
+        let len = self.entries.len();
         *self.entry(key, value)? = value;
-        Ok(new)
+        Ok(self.entries.len() > len)
     }
 
     pub fn remove(&mut self, key: &FlowKey) -> Option<V> {
-        if self.len == 0 {
+        if self.entries.is_empty() {
             return None;
         }
         let (mut hole, found) = self.probe(key);
         if !found {
             return None;
         }
-        let value = self.slots[hole].take().expect("found").1;
-        self.len -= 1;
+        let index = self.slots[hole] as usize;
+        self.slots[hole] = EMPTY;
         // Backward shift: pull later entries of the run into the hole when their home allows.
-        let mask = self.slots.len() - 1;
+        let mask = self.mask();
         let mut at = (hole + 1) & mask;
-        while let Some((k, _)) = &self.slots[at] {
-            let home = self.home(k);
-            let distance_to_hole = (hole.wrapping_sub(home)) & mask;
-            let distance_to_here = (at.wrapping_sub(home)) & mask;
-            if distance_to_hole < distance_to_here {
-                self.slots[hole] = self.slots[at].take();
+        while self.slots[at] != EMPTY {
+            let home = self.home(&self.entries[self.slots[at] as usize].0);
+            if (hole.wrapping_sub(home) & mask) < (at.wrapping_sub(home) & mask) {
+                self.slots[hole] = self.slots[at];
+                self.slots[at] = EMPTY;
                 hole = at;
             }
             at = (at + 1) & mask;
         }
+        // The last entry moves into the removed one's place: repoint its slot.
+        let value = self.entries.swap_remove(index).1;
+        if index < self.entries.len() {
+            let moved = self.slot_of(index, self.entries.len());
+            self.slots[moved] = index as u32;
+        }
         Some(value)
     }
 
-    pub fn clear(&mut self) {
-        if self.len > 0 {
-            self.slots.fill(None);
-            self.len = 0;
+    /// The slot pointing at `entries[index]` as `pointer` (its index, or its old one).
+    fn slot_of(&self, index: usize, pointer: usize) -> usize {
+        let mut at = self.home(&self.entries[index].0);
+        while self.slots[at] as usize != pointer {
+            at = (at + 1) & self.mask();
         }
+        at
     }
 
-    /// Entries in slot order (deterministic for a given history).
+    pub fn clear(&mut self) {
+        for index in 0..self.entries.len() {
+            // Matching by pointer, not key: earlier iterations left holes in the runs.
+            let at = self.slot_of(index, index);
+            self.slots[at] = EMPTY;
+        }
+        self.entries.clear();
+    }
+
+    /// Entries in a deterministic order for a given history.
     pub fn iter(&self) -> impl Iterator<Item = (FlowKey, V)> + '_ {
-        self.slots.iter().flatten().copied()
+        self.entries.iter().copied()
     }
 
     pub fn keys(&self) -> impl Iterator<Item = FlowKey> + '_ {
-        self.iter().map(|(k, _)| k)
+        self.entries.iter().map(|(k, _)| *k)
     }
 
     /// Keeps only the entries `keep` accepts.
     pub fn retain(&mut self, mut keep: impl FnMut(&FlowKey, &mut V) -> bool) {
-        let mut at = 0;
-        while at < self.slots.len() {
-            let drop = match &mut self.slots[at] {
-                Some((k, v)) => !keep(k, v),
-                None => false,
-            };
-            if drop {
-                let key = self.slots[at].expect("occupied").0;
-                self.remove(&key);
-                // A shifted entry may now sit at `at`: look at it again.
+        let mut index = 0;
+        while index < self.entries.len() {
+            let (key, value) = &mut self.entries[index];
+            if keep(key, value) {
+                index += 1;
             } else {
-                at += 1;
+                let key = *key;
+                // The last entry takes this place: look at it next.
+                self.remove(&key);
             }
         }
     }
