@@ -220,7 +220,8 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
     table.print();
 }
 
-fn selected<'a>(snapshot: &'a Snapshot, port: Option<&str>) -> Result<Vec<&'a PortReport>> {
+/// Every port, or the one named `port` (by name or interface).
+pub fn selected<'a>(snapshot: &'a Snapshot, port: Option<&str>) -> Result<Vec<&'a PortReport>> {
     match port {
         Some(name) => Ok(vec![snapshot.port(name).with_context(|| format!("no port named `{name}`"))?]),
         None => Ok(snapshot.ports.iter().collect()),

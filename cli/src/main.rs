@@ -5,6 +5,7 @@ mod control;
 mod decode;
 mod endpoint;
 mod frame;
+mod ofc;
 mod pfcwd;
 mod plot;
 mod policy;
@@ -62,6 +63,9 @@ enum Command {
     /// The PFC watchdog: its settings, and storms per port and lossless priority.
     #[command(subcommand)]
     Pfcwd(pfcwd::PfcwdCommand),
+    /// OFC's flow tables, nested queues and counters per port and lossless priority.
+    #[command(subcommand)]
+    Ofc(ofc::OfcCommand),
     /// The flow-control policy: show its state, or switch it at run time.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -128,6 +132,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Policy(command) => policy::run(command, &socket()?, json),
         Command::Pfcwd(pfcwd::PfcwdCommand::Show) => view(pfcwd::show),
         Command::Pfcwd(pfcwd::PfcwdCommand::Stats) => view(pfcwd::stats),
+        Command::Ofc(ofc::OfcCommand::Show { port }) => {
+            ofc::show(&control::snapshot(&socket()?)?, port.as_deref(), json)
+        }
     }
 }
 

@@ -20,6 +20,8 @@
 //! - one request per connection (`Connection: close`); garbage gets `400` and is closed;
 //! - two threads in all: the runtime and one blocking thread that asks the datapath.
 
+mod ofc;
+
 use crate::control::DatapathHandle;
 use http_body_util::Full;
 use hyper::body::Bytes;
@@ -91,11 +93,11 @@ impl Format {
     }
 }
 
-type Labels = Vec<(&'static str, String)>;
+pub(crate) type Labels = Vec<(&'static str, String)>;
 
 /// A family of constant metrics. Counter names are given with `_total`, as scrapers see them;
 /// OpenMetrics names the family without it and the encoder appends it to the samples.
-fn family<M: EncodeMetric + TypedMetric>(
+pub(crate) fn family<M: EncodeMetric + TypedMetric>(
     encoder: &mut DescriptorEncoder,
     name: &str,
     help: &str,
@@ -126,19 +128,19 @@ fn single<M: EncodeMetric + TypedMetric>(
     metric.encode(encoder.encode_descriptor(name, help, None, M::TYPE)?)
 }
 
-fn counter<N>(value: N) -> ConstCounter<N> {
+pub(crate) fn counter<N>(value: N) -> ConstCounter<N> {
     ConstCounter::new(value)
 }
 
-fn gauge<N>(value: N) -> ConstGauge<N> {
+pub(crate) fn gauge<N>(value: N) -> ConstGauge<N> {
     ConstGauge::new(value)
 }
 
-fn flag(value: bool) -> ConstGauge<i64> {
+pub(crate) fn flag(value: bool) -> ConstGauge<i64> {
     ConstGauge::new(i64::from(value))
 }
 
-fn port_priority(port: &str, priority: u8) -> Labels {
+pub(crate) fn port_priority(port: &str, priority: u8) -> Labels {
     vec![("port", port.to_string()), ("priority", priority.to_string())]
 }
 
@@ -363,6 +365,9 @@ impl Collector for SnapshotCollector {
         self.pfcwd(e)?;
         if let Some(capfc) = &s.capfc {
             encode_capfc(e, capfc)?;
+        }
+        if let Some(report) = &s.ofc {
+            ofc::encode(e, report)?;
         }
 
         let per_port = s.ports.iter().map(|p| (vec![("port", p.name.clone())], counter(p.pause_rx)));
@@ -688,5 +693,26 @@ mod tests {
             let sample = format!("{name}{{port=\"p1\",priority=\"3\"");
             assert!(text.lines().any(|l| l.starts_with(&sample)), "{sample} not exported:\n{text}");
         }
+    }
+
+    #[test]
+    fn ofc_families_are_exported_per_port_and_lossless_priority() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/default.toml");
+        let (mut config, _) = crate::config::load(&file).expect("the default config");
+        config.policy.kind = pfcswitch_core::config::PolicyKind::Ofc;
+        let (switch, _) = pfcswitch_core::switch::Switch::new(&config).expect("a switch");
+        let snapshot = Snapshot::of(&switch, &config, pfcswitch_core::time::Instant::ZERO, 1.5);
+        let text = render(Arc::new(snapshot), Format::Text004);
+        for sample in [
+            "pfcswitch_ofc_congested_flows{port=\"p1\",priority=\"3\"} 0",
+            "pfcswitch_ofc_tx_frames_total{port=\"p1\",priority=\"3\",kind=\"pause\"} 0",
+            "pfcswitch_ofc_decisions_total{port=\"p1\",priority=\"3\",congestion=\"original\"} 0",
+            "pfcswitch_ofc_table_full_total{port=\"p1\",priority=\"3\",table=\"pause_frame_tab\"} 0",
+            "pfcswitch_ofc_table_bytes{port=\"p1\",priority=\"3\",table=\"flow_in_port_tab\"} 0",
+            "pfcswitch_ofc_rotations_total{port=\"p1\",priority=\"3\"} 0",
+        ] {
+            assert!(text.lines().any(|l| l == sample), "{sample} not exported:\n{text}");
+        }
+        assert!(!text.contains("pfcswitch_ofc_congested_flows{port=\"p1\",priority=\"0\""), "lossless only");
     }
 }

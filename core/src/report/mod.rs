@@ -2,6 +2,10 @@
 //! CLI prints and what the metrics endpoint renders. Built at scrape time only, never on the
 //! per-frame path.
 
+mod ofc;
+
+pub use ofc::{OfcCongestedFlow, OfcCountersReport, OfcQueueReport, OfcQueuedFlow, OfcReport};
+
 use crate::config::{SwitchConfig, headroom_bound};
 use crate::counters::DropReason;
 use crate::switch::Switch;
@@ -58,6 +62,9 @@ pub struct Snapshot {
     /// CaPFC's state, under policy `capfc`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capfc: Option<CapfcReport>,
+    /// OFC's tables, nested queues and counters, under policy `ofc`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ofc: Option<OfcReport>,
 }
 
 /// CaPFC (§II): per input and lossless priority the decision D = I ∨ ⋁E and the egress
@@ -353,6 +360,7 @@ impl Snapshot {
             datapath: None,
             pfcwd: switch.pfcwd().config().clone(),
             capfc: switch.capfc().map(|capfc| CapfcReport::of(capfc, config)),
+            ofc: OfcReport::of(switch, config, now),
         }
     }
 
