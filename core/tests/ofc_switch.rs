@@ -25,6 +25,7 @@ type Sent = (usize, usize, u32);
 
 struct Rig {
     switch: Switch,
+    config: SwitchConfig,
     now: Instant,
     next_handle: u64,
     /// handle → (sender, receiver, sequence)
@@ -43,6 +44,7 @@ impl Rig {
         let (switch, _) = Switch::new(&config).expect("valid");
         let mut rig = Rig {
             switch,
+            config,
             now: Instant::from_nanos(1_000),
             next_handle: 0,
             frames: HashMap::new(),
@@ -247,4 +249,57 @@ fn the_switch_pauses_the_congested_flow_then_every_flow_then_resumes_what_it_pau
     let control = rig.drain(0).1;
     assert_eq!(control.len(), 1);
     assert_eq!(parse(&control[0]), (OfcOp::Resume, false, vec![flow(0, 1)]));
+}
+
+#[test]
+fn switching_policy_to_and_from_ofc_loses_nothing_and_keeps_each_flows_order() {
+    let mut rig = Rig::new();
+    rig.ofc(1, OfcOp::Pause, false, u16::MAX, &[flow(0, 1)]);
+    for _ in 0..3 {
+        rig.send(0, 1);
+        rig.send(2, 1);
+    }
+    rig.ofc(1, OfcOp::Resume, false, 0, &[flow(0, 1)]);
+    rig.ofc(1, OfcOp::Pause, false, u16::MAX, &[flow(0, 1), flow(2, 1)]);
+    rig.send(0, 1);
+    rig.send(2, 1);
+    // Frames parked in both backups, one of them draining.
+    let mut pfc = rig.config.clone();
+    pfc.policy.kind = PolicyKind::Pfc;
+    rig.switch.reconfigure(rig.now, &rig.config, &pfc).expect("to pfc");
+    let (data, _) = rig.drain(1);
+    assert_eq!(seqs(&data, 0, 1), [0, 1, 2, 3]);
+    assert_eq!(seqs(&data, 2, 1), [0, 1, 2, 3]);
+    // And back: the new engine learns the queued flows; a PAUSE parks them again.
+    rig.pfc(1, u16::MAX);
+    for _ in 0..2 {
+        rig.send(0, 1);
+        rig.send(2, 1);
+    }
+    rig.switch.reconfigure(rig.now, &pfc, &rig.config).expect("to ofc");
+    let tables = rig.switch.ofc().unwrap().tables(1, pcp(3)).unwrap();
+    assert_eq!(tables.flow_in_port.iter().map(|f| f.1).sum::<u32>(), 4, "queued frames counted");
+    // A plain resume resumes every flow: the OFC pause comes after it.
+    rig.pfc(1, 0);
+    rig.ofc(1, OfcOp::Pause, false, u16::MAX, &[flow(2, 1)]);
+    let (data, _) = rig.drain(1);
+    assert_eq!(seqs(&data, 0, 1), [4, 5]);
+    assert!(seqs(&data, 2, 1).is_empty());
+    rig.ofc(1, OfcOp::Resume, false, 0, &[flow(2, 1)]);
+    assert_eq!(seqs(&rig.drain(1).0, 2, 1), [4, 5]);
+}
+
+#[test]
+fn a_reload_keeps_the_tables_and_refuses_a_new_capacity() {
+    let mut rig = Rig::new();
+    rig.ofc(1, OfcOp::Pause, false, u16::MAX, &[flow(0, 1)]);
+    rig.send(0, 1);
+    let mut new = rig.config.clone();
+    new.policy.alpha = 0.85;
+    rig.switch.reconfigure(rig.now, &rig.config, &new).expect("reload");
+    assert!(rig.switch.ofc().unwrap().is_paused(1, pcp(3), &flow(0, 1)), "the peer's pause stands");
+    assert_eq!(rig.switch.ofc().unwrap().thresholds().xoff_c, 42_500);
+    new.policy.flow_table_capacity = 64;
+    let error = rig.switch.reconfigure(rig.now, &rig.config, &new).unwrap_err();
+    assert_eq!(error.key, "policy.flow_table_capacity");
 }
