@@ -53,6 +53,10 @@ pub struct SendArgs {
     /// switch's final XON is not lost on an endpoint that already left.
     #[arg(long, value_parser = parse_duration, default_value = "0s")]
     linger: Duration,
+    /// Obey OFC PAUSE frames per flow, as an OFC-aware NIC would (default: as the PFC pause
+    /// of the priority, as a RoCE NIC does).
+    #[arg(long)]
+    ofc_per_flow: bool,
 }
 
 #[derive(Debug, Args)]
@@ -148,6 +152,9 @@ pub fn send(args: &SendArgs, json: bool) -> Result<()> {
     timer::tighten_timer_slack();
     let clock = Clock::new();
     let mut nic = HostNic::new(args.speed, 0xFF);
+    if args.ofc_per_flow {
+        nic.obey_ofc_per_flow(mac);
+    }
     // A userspace sender wakes tens of microseconds late; credit it so it keeps its rate.
     let jitter_credit = Duration::from_micros(200);
     nic.set_burst(jitter_credit);
@@ -185,13 +192,13 @@ pub fn send(args: &SendArgs, json: bool) -> Result<()> {
             }
             break;
         }
-        if nic.can_send(now, args.pcp) && flow.ready_at() <= now {
+        if nic.can_send_to(now, args.pcp, args.dst) && flow.ready_at() <= now {
             let len = flow.next_frame(now, mac, ip, &mut frame);
             socket.send(&frame[..len])?;
             nic.sent(now, len);
             continue;
         }
-        let next = nic.ready_at(args.pcp).max(flow.ready_at());
+        let next = nic.ready_at_to(args.pcp, args.dst).max(flow.ready_at());
         let deadline = end.map_or(next, |end| next.min(end));
         let mut fds = [timer::readable(socket.fd())];
         // No spinning: the NIC's burst credit absorbs late wake-ups, and the switch needs the CPU.

@@ -172,3 +172,40 @@ fn an_ofc_switch_and_a_pfc_switch_carry_a_lossless_incast_in_both_arrangements()
         assert_eq!((delivered, lost, drops), (8000, 0, 0), "{} next to {}", a.name(), b.name());
     }
 }
+
+/// Fig. 1 with F0 and F1 both from h0: an OFC PAUSE from sw1 names F1, and a NIC that obeys
+/// it as the PFC pause of the priority (a RoCE NIC, the default) stops F0 with it; an
+/// OFC-aware NIC stops only F1.
+fn one_sender(per_flow: bool) -> (f64, f64) {
+    let Fig1 { mut net, start } = fig1(PolicyKind::Ofc);
+    if per_flow {
+        net.hosts[0].nic.obey_ofc_per_flow(host_mac(0));
+    }
+    let mut f1 = flow(1, 3, 3, FRAME, u64::MAX, start);
+    f1.rate = Some(BitRate::mbps(600));
+    net.hosts[0].add_flow(f1);
+    net.hosts[1] = SimHost::new(host_mac(1), Ipv4Addr::new(10, 0, 0, 2), SPEED);
+    let run = Duration::from_millis(12);
+    net.run_for(run);
+    let offered = |mbps: f64| run.as_secs_f64() * mbps * 1e6 / ((FRAME + 24) * 8) as f64;
+    (
+        net.hosts[2].received(0).frames as f64 / offered(400.0),
+        net.hosts[0].nic.paused_time(net.now(), pcp(3)).as_secs_f64(),
+    )
+}
+
+#[test]
+fn an_ofc_aware_nic_keeps_sending_the_flows_the_pause_does_not_name() {
+    let (priority_share, priority_paused) = one_sender(false);
+    let (flow_share, flow_paused) = one_sender(true);
+    println!(
+        "F0 from the same host as F1: {:.1} % of its rate with a per-priority NIC (paused {:.2} ms), {:.1} % per flow",
+        priority_share * 100.0,
+        priority_paused * 1e3,
+        flow_share * 100.0
+    );
+    assert!(priority_paused > 0.0, "the RoCE-like NIC pauses the whole priority");
+    assert!(flow_share >= 0.9, "the OFC-aware NIC keeps F0 going: {flow_share:.3}");
+    assert!(flow_share > priority_share + 0.05);
+    assert_eq!(flow_paused, 0.0, "and never pauses the priority");
+}

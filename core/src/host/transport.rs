@@ -411,7 +411,10 @@ impl Transport {
     fn next_control(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
         // The first ACK or NAK whose priority is not paused: a paused priority's ACKs must not
         // hold up another's (a NIC keeps them per priority).
-        let position = self.control.iter().position(|&id| nic.can_send(now, self.control_priority(id)))?;
+        let position = self
+            .control
+            .iter()
+            .position(|&id| nic.can_send_to(now, self.control_priority(id), self.control_dst(id)))?;
         let id = self.control.remove(position).expect("found");
         let inbound = self.inbound[id as usize].as_mut().expect("queued by its receiver");
         let kind = inbound.pending.take().expect("queued with a pending kind");
@@ -430,6 +433,11 @@ impl Transport {
         Some(build_data_frame(buffer, &spec))
     }
 
+    /// Where connection `id`'s ACKs and NAKs go: its sender.
+    fn control_dst(&self, id: u32) -> EthernetAddress {
+        self.inbound[id as usize].as_ref().expect("queued by its receiver").src
+    }
+
     /// The priority of connection `id`'s ACKs and NAKs: its data's.
     fn control_priority(&self, id: u32) -> Pcp {
         let inbound = self.inbound[id as usize].as_ref().expect("queued by its receiver");
@@ -441,7 +449,7 @@ impl Transport {
         let n = self.connections.len();
         let chosen = (0..n).map(|i| (self.next_connection + i) % n).find(|&i| {
             let c = &self.connections[i];
-            c.send_at(payload, window, until, now) == Some(now) && nic.can_send(now, c.spec.priority)
+            c.send_at(payload, window, until, now) == Some(now) && nic.can_send_to(now, c.spec.priority, c.spec.dst)
         })?;
         self.next_connection = (chosen + 1) % n;
         let connection = &mut self.connections[chosen];
@@ -492,9 +500,10 @@ impl Transport {
     /// connection with a full window waits for an ACK, not a time.
     pub fn poll_timeout(&self, nic: &HostNic) -> Option<Instant> {
         let (payload, window, until) = (self.config.payload_len(), self.config.window, self.config.long_lived_until);
-        let control = self.control.iter().map(|&id| nic.ready_at(self.control_priority(id))).min();
-        let segments =
-            self.connections.iter().filter_map(|c| c.send_at(payload, window, until, nic.ready_at(c.spec.priority)));
+        let control =
+            self.control.iter().map(|&id| nic.ready_at_to(self.control_priority(id), self.control_dst(id))).min();
+        let segments = (self.connections.iter())
+            .filter_map(|c| c.send_at(payload, window, until, nic.ready_at_to(c.spec.priority, c.spec.dst)));
         let timers = self.connections.iter().filter_map(|c| c.rto_deadline);
         control.into_iter().chain(segments).chain(timers).min()
     }

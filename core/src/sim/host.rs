@@ -95,7 +95,7 @@ impl SimHost {
         let n = self.flows.len();
         let chosen = (0..n).map(|i| (self.next_flow + i) % n).find(|&i| {
             let flow = &self.flows[i];
-            !flow.is_done() && flow.ready_at() <= now && self.nic.can_send(now, flow.spec.priority)
+            !flow.is_done() && flow.ready_at() <= now && self.nic.can_send_to(now, flow.spec.priority, flow.spec.dst)
         })?;
         self.next_flow = (chosen + 1) % n;
         let len = self.flows[chosen].next_frame(now, self.mac, self.ip, buffer);
@@ -111,8 +111,11 @@ impl SimHost {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let injection = self.injections.last().map(|&(at, _)| at.max(self.nic.wire_free_at()));
         let announce = self.announce.then(|| self.nic.ready_at(Pcp::default()));
-        let flows =
-            self.flows.iter().filter(|f| !f.is_done()).map(|f| f.ready_at().max(self.nic.ready_at(f.spec.priority)));
+        let flows = self
+            .flows
+            .iter()
+            .filter(|f| !f.is_done())
+            .map(|f| f.ready_at().max(self.nic.ready_at_to(f.spec.priority, f.spec.dst)));
         let transport = self.transport.as_ref().and_then(|t| t.poll_timeout(&self.nic));
         injection.into_iter().chain(announce).chain(flows).chain(transport).min()
     }
