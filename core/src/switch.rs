@@ -888,6 +888,14 @@ impl Switch {
         self.buffers.reset_high_water();
         self.xoff.reset_counters(now);
         self.pfcwd.reset_counters();
+        if let PolicyEngine::Ofc(ofc) = &mut self.policy {
+            ofc.reset_counters();
+        }
+        for port in 0..self.ports.len() {
+            for p in 0..8 {
+                self.buffers.nested_mut(port, p).reset_rotations();
+            }
+        }
         for port in &mut self.ports {
             port.peer_pause.reset_time(now);
         }

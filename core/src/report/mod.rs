@@ -249,6 +249,10 @@ pub struct QueueDepths {
     pub port: String,
     pub ingress_bytes: [u64; 8],
     pub egress_bytes: [u64; 8],
+    /// Under OFC: bytes held by `flow_in_port_tab`, `congested_flow_tab` and `pause_frame_tab`
+    /// of this port, over its lossless priorities (Table II); zeros otherwise.
+    #[serde(default)]
+    pub ofc_table_bytes: [u64; 3],
 }
 
 impl QueueDepths {
@@ -256,10 +260,14 @@ impl QueueDepths {
         (config.ports.iter().enumerate())
             .map(|(index, port)| {
                 let state = Pcp::ALL.map(|priority| switch.queue_state(now, index, priority));
+                let ofc_tables = switch.ofc().into_iter().flat_map(|ofc| Pcp::ALL.map(|p| ofc.table_bytes(index, p)));
+                let ofc_table_bytes =
+                    ofc_tables.flatten().fold([0; 3], |sum, bytes| std::array::from_fn(|t| sum[t] + bytes[t]));
                 QueueDepths {
                     port: port.name.clone(),
                     ingress_bytes: state.map(|q| q.ingress.bytes),
                     egress_bytes: state.map(|q| q.egress.bytes),
+                    ofc_table_bytes,
                 }
             })
             .collect()

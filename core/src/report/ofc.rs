@@ -106,7 +106,7 @@ impl OfcReport {
             .map(|(port, priority)| {
                 let tables = ofc.tables(port, priority).expect("a lossless priority");
                 let nested = switch.nested_queue(port, priority);
-                let bytes = tables.table_bytes();
+                let bytes = ofc.table_bytes(port, priority).expect("a lossless priority");
                 OfcQueueReport {
                     port: names[port].to_string(),
                     priority: priority.value(),

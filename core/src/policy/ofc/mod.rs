@@ -168,14 +168,6 @@ pub struct OfcTables {
     pub counters: OfcCounters,
 }
 
-impl OfcTables {
-    /// Table II: the bytes each table holds.
-    pub fn table_bytes(&self) -> [u64; 3] {
-        let lens = [self.flow_in_port.len(), self.congested.len(), self.pause_frame.len()];
-        std::array::from_fn(|t| lens[t] as u64 * OfcTable::ALL[t].entry_bytes())
-    }
-}
-
 #[derive(Clone, Debug)]
 pub struct Ofc {
     /// Lossless priority → its slot in the per-(port, slot) vectors.
@@ -481,6 +473,13 @@ impl Ofc {
             coarse: self.coarse[i],
             counters: self.counters[i],
         })
+    }
+
+    /// Table II: the bytes each table of (port, priority) holds, without building the tables.
+    pub fn table_bytes(&self, port: usize, priority: Pcp) -> Option<[u64; 3]> {
+        let i = self.index(port, priority)?;
+        let lens = [self.flow_in_port[i].len(), self.congested[i].len(), self.pause_frame[i].len()];
+        Some(std::array::from_fn(|t| lens[t] as u64 * OfcTable::ALL[t].entry_bytes()))
     }
 
     pub fn reset_counters(&mut self) {

@@ -111,6 +111,11 @@ impl NestedQueue {
         self.rotations
     }
 
+    /// Counters reset; the queues' state stays.
+    pub fn reset_rotations(&mut self) {
+        self.rotations = 0;
+    }
+
     /// Moves paused frames off the head until the head may be sent or nothing can be
     /// (Algorithm 3 lines 7–15; at an order mark, lines 17–20 rotate back). Returns `true`
     /// when a drain ended with a deferred RESUME: the caller commits it, then calls
