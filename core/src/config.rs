@@ -1052,6 +1052,28 @@ mod tests {
     }
 
     #[test]
+    fn ofc_checks_its_thresholds_as_section_3c_says() {
+        let paper: SwitchConfig = toml::from_str(include_str!("../../configs/ofc-paper.toml")).unwrap();
+        assert_eq!(paper.validate().unwrap(), vec![], "§IV-A's parameters");
+        assert_eq!(paper.ofc_xoff_c(), 67_500);
+        assert_eq!(paper.nested_egress_mask(), 1 << 3);
+        assert_eq!(paper.unbounded_egress_mask(), 1 << 3, "lossless like pfc");
+        let mut c = paper.clone();
+        c.policy.alpha = 0.6; // 45 KB = X_ON
+        assert!(rejects(&c, "policy.alpha").contains("alpha in (0.600, 1)"));
+        c.policy.alpha = 1.0;
+        rejects(&c, "policy.alpha");
+        c.policy.alpha = 0.8;
+        c.policy.flow_table_capacity = 0;
+        rejects(&c, "policy.flow_table_capacity");
+        let mut other = paper;
+        other.policy.kind = PolicyKind::Pfc;
+        other.policy.alpha = 5.0;
+        assert_eq!(other.validate().unwrap(), vec![], "alpha is OFC's only");
+        assert_eq!(other.nested_egress_mask(), 0);
+    }
+
+    #[test]
     fn descriptors_for_the_lossless_limits_are_required_under_pfc() {
         let mut c = three_ports_with_pfc_keys_only();
         assert_eq!(c.frames(), 3 * 1092 + 4096, "the default holds the lossless limits");
