@@ -232,7 +232,8 @@ impl Switch {
             });
         }
         let keep_ofc = match &self.policy {
-            PolicyEngine::Ofc(ofc) if new.policy.kind == PolicyKind::Ofc => {
+            // The tables are per lossless priority: a new lossless set needs a new engine.
+            PolicyEngine::Ofc(ofc) if new.policy.kind == PolicyKind::Ofc && new.lossless_mask() == self.lossless => {
                 if ofc.capacity() != new.policy.flow_table_capacity as usize {
                     return Err(ConfigError {
                         key: "policy.flow_table_capacity".into(),

@@ -364,6 +364,15 @@ impl Ofc {
                 true
             }),
         }
+        self.forget_if_drained(e);
+    }
+
+    /// Forgets the flows PAUSE frames named once the congestion they reported has drained
+    /// from egress `e`: nothing queued, nothing paused.
+    fn forget_if_drained(&mut self, e: usize) {
+        if self.flow_in_port[e].is_empty() && self.untracked[e] == 0 && self.congested[e].is_empty() {
+            self.named[e].clear();
+        }
     }
 
     /// Counts a received OFC RESUME.
@@ -377,6 +386,7 @@ impl Ofc {
     pub fn commit_resumes(&mut self, port: usize, priority: Pcp) {
         if let Some(e) = self.index(port, priority) {
             self.congested[e].retain(|_, resumed| !*resumed);
+            self.forget_if_drained(e);
         }
     }
 
@@ -574,16 +584,14 @@ impl Policy for Ofc {
             // Queued while the table was full.
             None => self.untracked[e] = self.untracked[e].saturating_sub(1),
         }
-        if table.is_empty() && self.untracked[e] == 0 && self.congested[e].is_empty() {
-            // The congestion the PAUSE frames reported has drained from this egress.
-            self.named[e].clear();
-        }
+        self.forget_if_drained(e);
     }
 
-    /// Takes over from another policy: an asserted pause becomes a coarse one, resumed at X_ON.
+    /// Takes over a pause another policy left: one this engine did not send becomes coarse,
+    /// resumed at X_ON (a reload that keeps the engine changes nothing).
     fn adopt(&mut self, port: usize, priority: Pcp, asserted: bool) {
         if let Some(i) = self.index(port, priority) {
-            self.coarse[i] = asserted;
+            self.coarse[i] |= asserted && self.pause_frame[i].is_empty();
         }
     }
 }
