@@ -534,6 +534,9 @@ impl Switch {
     /// now `q_in`, going to the ports of `egress`.
     fn ofc_arrival(&mut self, now: Instant, port: usize, priority: Pcp, flow: FlowKey, q_in: u64, egress: u64) {
         let PolicyEngine::Ofc(ofc) = &mut self.policy else { return };
+        if q_in < ofc.thresholds().xoff_c {
+            return; // Algorithm 1 line 3: nothing to decide below X^c_OFF.
+        }
         let p = priority.index();
         let targets = (0..self.ports.len()).filter(|&o| egress & (1u64 << o) != 0);
         let Some((out, q_out)) = targets.map(|o| (o, self.buffers.egress(o, p).bytes)).max_by_key(|&(_, bytes)| bytes)
