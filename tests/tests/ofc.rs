@@ -1,5 +1,6 @@
-//! OFC on the AF_XDP datapath: next to plain-PFC switches, an incast stays lossless through
-//! both arrangements (OFC upstream of PFC and PFC upstream of OFC).
+//! OFC on the AF_XDP datapath: the OFC frames pfcswitchd sends, checked on the wire by tshark,
+//! scapy and core::wire; and next to plain-PFC switches, an incast stays lossless through both
+//! arrangements (OFC upstream of PFC and PFC upstream of OFC).
 //!
 //! The ofc-fig1 chain sw1 — sw2 — sw3 at 100 Mbit/s with sw1 and sw3 on `ofc` and sw2 on
 //! `pfc`. h1 and h2 (on sw1) and h6 and h7 (on sw3) send 1500-byte frames on priority 3 to
@@ -7,8 +8,81 @@
 //! to sw2, which knows only PFC and pauses the whole priority; sw2 then pauses sw1 with plain
 //! PFC, which sw1 takes as "every flow paused" and turns into OFC PAUSE frames to h1 and h2.
 
-use pfcswitch_tests::topology::{Topology, binary, repo, serial};
+use pfcswitch_core::wire::{FlowKey, FrameView, MacControlRepr, OfcOp};
+use pfcswitch_tests::capture::Capture;
+use pfcswitch_tests::oracle::{read_pcap, scapy, tshark_expert_messages, tshark_fields};
+use pfcswitch_tests::topology::{Incast, Topology, binary, repo, serial};
 use std::process::{Child, Stdio};
+
+/// star3's default switch (configs/default.toml) under `ofc`.
+fn ofc_star3(dir: &std::path::Path) -> std::path::PathBuf {
+    let file = std::fs::read_to_string(repo().join("configs/default.toml")).unwrap();
+    let config = dir.join("sw1.toml");
+    std::fs::write(&config, file.replace("kind = \"pfc\"", "kind = \"ofc\"")).unwrap();
+    config
+}
+
+/// A 2:1 incast (h1, h2 → h3) under OFC: sw1's ports to h1 and h2 pause the flow each host
+/// sends to the congested port. The frames captured on h1's and h2's links are valid PFC
+/// frames for tshark (no expert message) and scapy, carry OFC PAUSE and RESUME TLVs naming
+/// the host's own flow, and are as many as the switch counted.
+#[test]
+fn the_ofc_frames_pfcswitchd_sends_are_valid_pfc_frames_naming_the_congested_flow() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let topology = Topology::up("star3", Some(&ofc_star3(dir.path())));
+    let captures: Vec<Capture> = ["h1", "h2"]
+        .iter()
+        .map(|h| Capture::start(&topology, h, "eth0", "ether proto 0x8808", &dir.path().join(format!("{h}.pcap"))))
+        .collect();
+    Incast::start(&topology, 3000).assert_lossless(&topology);
+    let pcaps: Vec<_> = captures.into_iter().map(Capture::stop).collect();
+    let snapshot = topology.snapshot("sw1");
+    let ofc = snapshot.ofc.as_ref().expect("policy ofc");
+    for (host, (pcap, port)) in [1u8, 2].into_iter().zip(pcaps.iter().zip(["p1", "p2"])) {
+        let own = FlowKey {
+            src: format!("02:00:00:00:00:{host:02x}").parse().unwrap(),
+            dst: "02:00:00:00:00:03".parse().unwrap(),
+        };
+        let frames = read_pcap(pcap);
+        let (mut pauses, mut resumes) = (0, 0);
+        for frame in &frames {
+            let view = FrameView::parse(frame).unwrap();
+            let Ok(MacControlRepr::Pfc(pfc)) = view.mac_control() else { panic!("not PFC: {frame:02x?}") };
+            let tlv = view.ofc().expect("a valid TLV").expect("an OFC TLV after the PFC fields");
+            assert_eq!(pfc.enable, 1 << 3, "class 3 only");
+            let flows: Vec<FlowKey> = tlv.flows().collect();
+            match tlv.op {
+                OfcOp::Pause => {
+                    pauses += 1;
+                    assert_eq!(pfc.quanta[3], 65535);
+                    assert!(tlv.coarse || flows == [own], "{port}: a fine PAUSE names {own} only: {flows:?}");
+                }
+                OfcOp::Resume => {
+                    resumes += 1;
+                    assert_eq!(pfc.quanta[3], 0);
+                    assert!(flows.iter().all(|f| *f == own), "{port}: the RESUME names what was paused");
+                }
+            }
+        }
+        let counters = &ofc.queues.iter().find(|q| q.port == port && q.priority == 3).unwrap().counters;
+        assert!(pauses > 0 && resumes > 0, "{port}: PAUSE and RESUME on the wire");
+        assert_eq!((pauses, resumes), (counters.pause_tx, counters.resume_tx), "{port}: as counted");
+
+        assert!(tshark_expert_messages(pcap).iter().all(String::is_empty), "tshark: no expert message");
+        let rows = tshark_fields(pcap, &["macc.opcode", "macc.cbfc.enbv", "macc.cbfc.pause_time.c3"], &[]);
+        let scapy_rows = scapy(&["dissect", pcap.to_str().unwrap()]);
+        assert_eq!((rows.len(), scapy_rows.len()), (frames.len(), frames.len()));
+        for ((row, scapy_row), frame) in rows.iter().zip(&scapy_rows).zip(&frames) {
+            let Ok(MacControlRepr::Pfc(pfc)) = FrameView::parse(frame).unwrap().mac_control() else { unreachable!() };
+            assert_eq!(row, &["0x0101", "0x0008", &pfc.quanta[3].to_string()], "tshark reads a PFC frame");
+            assert_eq!(scapy_row["kind"], "pfc");
+            assert_eq!(scapy_row["enable"], 8);
+            assert_eq!(scapy_row["quanta"][3], pfc.quanta[3], "scapy agrees on the PFC part");
+        }
+        println!("{port}: {pauses} OFC PAUSE and {resumes} RESUME frames naming {own}, valid for tshark and scapy");
+    }
+}
 
 const FRAMES: u64 = 2000;
 const SENDERS: [(&str, &str); 4] = [("h1", "1"), ("h2", "2"), ("h6", "6"), ("h7", "7")];
