@@ -1,7 +1,7 @@
 //! `pfcswitch frame decode`: what core::wire reads in each frame, as text or JSON.
 
 use pfcswitch_core::units::BitRate;
-use pfcswitch_core::wire::{FrameView, L2Repr, MacControlRepr, ethertype};
+use pfcswitch_core::wire::{FrameView, L2Repr, MacControlRepr, OfcRepr, ethertype};
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -50,7 +50,10 @@ fn describe_l2(l2: &L2Repr, text: &mut String, json: &mut Map<String, Value>) {
 
 fn describe_payload(view: &FrameView<'_>, speed: Option<BitRate>, text: &mut String, json: &mut Map<String, Value>) {
     let result = match view.l2.ethertype {
-        ethertype::MAC_CONTROL => view.mac_control().map(|repr| describe_mac_control(&repr, speed, text, json)),
+        ethertype::MAC_CONTROL => view.mac_control().and_then(|repr| {
+            describe_mac_control(&repr, speed, text, json);
+            view.ofc().map(|ofc| ofc.map(|ofc| describe_ofc(&ofc, text, json)).unwrap_or_default())
+        }),
         ethertype::CNM => view.cnm().map(|cnm| {
             let _ = write!(
                 text,
@@ -144,6 +147,22 @@ fn describe_mac_control(
             json.insert("pfc".into(), json!({ "enable": pfc.enable, "classes": classes, "quanta": pfc.quanta }));
         }
     }
+}
+
+/// The OFC TLV after the PFC fields: op, flags and the flows.
+fn describe_ofc(ofc: &OfcRepr<'_>, text: &mut String, json: &mut Map<String, Value>) {
+    let flows: Vec<String> = ofc.flows().map(|flow| flow.to_string()).collect();
+    let flags = [(ofc.coarse, " coarse"), (ofc.more, " more")].iter().filter(|f| f.0).map(|f| f.1).collect::<String>();
+    let _ =
+        write!(text, " OFC {} prio={}{flags} flows={} [{}]", ofc.op.name(), ofc.priority, flows.len(), flows.join(" "));
+    json.insert("kind".into(), json!("ofc"));
+    json.insert(
+        "ofc".into(),
+        json!({
+            "op": ofc.op.name().to_lowercase(), "priority": ofc.priority.value(), "coarse": ofc.coarse,
+            "more": ofc.more, "flows": flows,
+        }),
+    );
 }
 
 /// `512ns`, `5.120µs`, `33.554ms`, `1.000s`.

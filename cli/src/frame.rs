@@ -7,9 +7,10 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use pfcswitch_core::units::BitRate;
 use pfcswitch_core::wire::{
-    CNM_MAX_ENCAPSULATED, CnTagRepr, CnmRepr, DataFrameSpec, EthernetAddress, Ipv4Addr, L2Repr, MacControlRepr,
-    PAUSE_MULTICAST, Pcp, PfcRepr, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_cnm_frame,
-    build_data_frame, build_mac_control_frame,
+    CNM_MAX_ENCAPSULATED, CnTagRepr, CnmRepr, DataFrameSpec, EthernetAddress, FlowKey, Ipv4Addr, L2Repr,
+    MacControlRepr, OfcHeader, OfcOp, PAUSE_MULTICAST, Pcp, PfcRepr, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr,
+    VlanRepr, build_cnm_frame, build_data_frame, build_mac_control_frame, build_ofc_frame, ofc_frame_len,
+    ofc_max_entries,
 };
 use std::path::PathBuf;
 
@@ -31,6 +32,9 @@ pub enum FrameCommand {
         #[arg(long)]
         quanta: u16,
     },
+    /// An OFC PAUSE or RESUME: a PFC frame for the priority with the OFC TLV naming flows
+    /// (split over several frames, MORE set, when the list exceeds one frame at --mtu).
+    Ofc(OfcArgs),
     /// An 802.1Qau congestion notification message.
     Cnm(CnmArgs),
     /// A traffic endpoint's frame: 802.1Q + IPv4 + UDP + pfcswitch traffic header.
@@ -76,9 +80,32 @@ pub struct OutputArgs {
     /// Output pcap file.
     #[arg(short, long)]
     output: PathBuf,
-    /// Number of copies to write (data frames get consecutive sequence numbers).
+    /// Number of copies to write (data frames get consecutive sequence numbers; an OFC list
+    /// split over frames is written whole each time).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     count: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct OfcArgs {
+    #[arg(long, value_parser = parse_ofc_op)]
+    op: OfcOp,
+    #[arg(long, value_parser = parse_pcp)]
+    priority: Pcp,
+    /// PAUSE time in quanta (a RESUME is always 0).
+    #[arg(long, default_value_t = u16::MAX)]
+    quanta: u16,
+    /// PAUSE: every flow of the priority is paused, the listed ones are those recorded.
+    #[arg(long)]
+    coarse: bool,
+    /// A flow as SRC_MAC>DST_MAC. Repeatable.
+    #[arg(long = "flow", value_name = "SRC>DST", value_parser = parse_flow)]
+    flows: Vec<FlowKey>,
+    /// The port's MTU, which bounds the flows one frame carries.
+    #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u32).range(68..=9216))]
+    mtu: u32,
+    #[command(flatten)]
+    mac: MacControlArgs,
 }
 
 #[derive(Debug, Args)]
@@ -165,6 +192,7 @@ pub fn run(command: FrameCommand, json: bool) -> Result<()> {
             write_mac_control(&mac, &MacControlRepr::Pfc(pfc))
         }
         FrameCommand::Pause { mac, quanta } => write_mac_control(&mac, &MacControlRepr::Pause { quanta }),
+        FrameCommand::Ofc(args) => write_ofc(&args),
         FrameCommand::Cnm(args) => write_cnm(&args),
         FrameCommand::Data(args) => write_data(&args),
         FrameCommand::Send { iface, file, repeat } => {
@@ -201,6 +229,26 @@ fn write_mac_control(args: &MacControlArgs, repr: &MacControlRepr) -> Result<()>
     let len = build_mac_control_frame(&mut frame, args.src, args.dst, repr);
     frame.truncate(len);
     write_copies(&args.output, |_| frame.clone())
+}
+
+fn write_ofc(args: &OfcArgs) -> Result<()> {
+    if args.coarse && args.op == OfcOp::Resume {
+        bail!("--coarse is for a PAUSE only");
+    }
+    let per_frame = ofc_max_entries(args.mtu).max(1);
+    let chunks: Vec<&[FlowKey]> =
+        if args.flows.is_empty() { vec![&[]] } else { args.flows.chunks(per_frame).collect() };
+    let frames: Vec<Vec<u8>> = (chunks.iter().enumerate())
+        .map(|(n, flows)| {
+            let header =
+                OfcHeader { op: args.op, priority: args.priority, coarse: args.coarse, more: n + 1 < chunks.len() };
+            let mut frame = vec![0u8; ofc_frame_len(flows.len())];
+            build_ofc_frame(&mut frame, args.mac.src, header, args.quanta, flows.iter().copied());
+            frame
+        })
+        .collect();
+    // --count copies of the whole list.
+    write_frames(&args.mac.output, (0..args.mac.output.count).flat_map(|_| frames.iter().cloned()).collect())
 }
 
 fn write_cnm(args: &CnmArgs) -> Result<()> {
@@ -267,7 +315,10 @@ fn write_data(args: &DataArgs) -> Result<()> {
 }
 
 fn write_copies(output: &OutputArgs, frame: impl Fn(u32) -> Vec<u8>) -> Result<()> {
-    let frames: Vec<Vec<u8>> = (0..output.count).map(frame).collect();
+    write_frames(output, (0..output.count).map(frame).collect())
+}
+
+fn write_frames(output: &OutputArgs, frames: Vec<Vec<u8>>) -> Result<()> {
     write_pcap(&output.output, &frames)?;
     eprintln!("wrote {} frame(s) to {}", frames.len(), output.output.display());
     Ok(())
@@ -275,6 +326,19 @@ fn write_copies(output: &OutputArgs, frame: impl Fn(u32) -> Vec<u8>) -> Result<(
 
 fn parse_pcp(text: &str) -> Result<Pcp, String> {
     text.parse::<u8>().ok().and_then(Pcp::new).ok_or_else(|| format!("`{text}` is not a priority 0-7"))
+}
+
+fn parse_ofc_op(text: &str) -> Result<OfcOp, String> {
+    match text {
+        "pause" => Ok(OfcOp::Pause),
+        "resume" => Ok(OfcOp::Resume),
+        _ => Err(format!("`{text}` is not pause or resume")),
+    }
+}
+
+fn parse_flow(text: &str) -> Result<FlowKey, String> {
+    let (src, dst) = text.split_once('>').ok_or_else(|| format!("`{text}` is not SRC_MAC>DST_MAC"))?;
+    Ok(FlowKey { src: src.parse().map_err(|e| format!("{e}"))?, dst: dst.parse().map_err(|e| format!("{e}"))? })
 }
 
 fn parse_class(text: &str) -> Result<(Pcp, u16), String> {

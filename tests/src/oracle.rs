@@ -42,7 +42,12 @@ fn run(program: &str, args: &[&str], what: &str) -> String {
 /// `tshark -T fields` over `pcap`: one row per frame, one column per field (repeated
 /// occurrences joined by commas). `prefs` are `-o name:value` preferences.
 pub fn tshark_fields(pcap: &Path, fields: &[&str], prefs: &[&str]) -> Vec<Vec<String>> {
+    tshark_fields_with(pcap, fields, prefs, &[])
+}
+
+fn tshark_fields_with(pcap: &Path, fields: &[&str], prefs: &[&str], extra: &[&str]) -> Vec<Vec<String>> {
     let mut args = vec!["-r", pcap.to_str().unwrap(), "-T", "fields", "-E", "separator=/t", "-E", "occurrence=a"];
+    args.extend_from_slice(extra);
     for pref in prefs {
         args.extend(["-o", pref]);
     }
@@ -52,6 +57,53 @@ pub fn tshark_fields(pcap: &Path, fields: &[&str], prefs: &[&str]) -> Vec<Vec<St
     run("tshark", &args, "Wireshark dissectors as oracle")
         .lines()
         .map(|line| line.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
+/// The project's Wireshark dissector, contrib/wireshark/pfcswitch.lua.
+pub fn project_dissector() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../contrib/wireshark/pfcswitch.lua")
+}
+
+/// An OFC TLV as the project's Lua dissector shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DissectedOfc {
+    /// 1 PAUSE, 2 RESUME.
+    pub op: u8,
+    pub priority: u8,
+    pub coarse: bool,
+    pub more: bool,
+    /// (source, destination) MAC addresses as tshark prints them.
+    pub flows: Vec<(String, String)>,
+}
+
+/// Per frame of `pcap`, the OFC TLV tshark reads with the project's Lua dissector loaded
+/// (`None` for frames without one), and the expert messages it raised.
+pub fn tshark_ofc(pcap: &Path) -> Vec<(Option<DissectedOfc>, String)> {
+    let script = format!("lua_script:{}", project_dissector().display());
+    let fields = [
+        "pfcswitch.ofc.op",
+        "pfcswitch.ofc.priority",
+        "pfcswitch.ofc.flags.coarse",
+        "pfcswitch.ofc.flags.more",
+        "pfcswitch.ofc.flow.src",
+        "pfcswitch.ofc.flow.dst",
+        "_ws.expert.message",
+    ];
+    let split = |text: &str| text.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect::<Vec<_>>();
+    let truthy = |text: &str| text == "1" || text.eq_ignore_ascii_case("true");
+    tshark_fields_with(pcap, &fields, &[], &["-X", &script])
+        .into_iter()
+        .map(|row| {
+            let ofc = (!row[0].is_empty()).then(|| DissectedOfc {
+                op: row[0].parse().expect("op"),
+                priority: row[1].parse().expect("priority"),
+                coarse: truthy(&row[2]),
+                more: truthy(&row[3]),
+                flows: split(&row[4]).into_iter().zip(split(&row[5])).collect(),
+            });
+            (ofc, row.get(6).cloned().unwrap_or_default())
+        })
         .collect()
 }
 

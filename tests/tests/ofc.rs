@@ -8,9 +8,14 @@
 //! to sw2, which knows only PFC and pauses the whole priority; sw2 then pauses sw1 with plain
 //! PFC, which sw1 takes as "every flow paused" and turns into OFC PAUSE frames to h1 and h2.
 
-use pfcswitch_core::wire::{FlowKey, FrameView, MacControlRepr, OfcOp};
+use pfcswitch_core::wire::{
+    EthernetAddress, FlowKey, FrameView, MacControlRepr, OfcHeader, OfcOp, Pcp, build_ofc_frame, ofc_frame_len,
+    ofc_max_entries,
+};
 use pfcswitch_tests::capture::Capture;
-use pfcswitch_tests::oracle::{read_pcap, scapy, tshark_expert_messages, tshark_fields};
+use pfcswitch_tests::oracle::{
+    DissectedOfc, read_pcap, scapy, tshark_expert_messages, tshark_fields, tshark_ofc, write_pcap,
+};
 use pfcswitch_tests::topology::{Incast, Topology, binary, repo, serial};
 use std::process::{Child, Stdio};
 
@@ -22,10 +27,115 @@ fn ofc_star3(dir: &std::path::Path) -> std::path::PathBuf {
     config
 }
 
+/// What core::wire put in `frame`, as the Lua dissector should show it.
+fn expected(frame: &[u8]) -> DissectedOfc {
+    let ofc = FrameView::parse(frame).unwrap().ofc().unwrap().unwrap();
+    DissectedOfc {
+        op: if ofc.op == OfcOp::Pause { 1 } else { 2 },
+        priority: ofc.priority.value(),
+        coarse: ofc.coarse,
+        more: ofc.more,
+        flows: ofc.flows().map(|f| (f.src.to_string(), f.dst.to_string())).collect(),
+    }
+}
+
+/// Checks `pcap` (OFC frames only) against the three decoders: tshark's own dissectors read
+/// valid PFC frames with no expert message, the project's Lua dissector reads the same TLV
+/// as core::wire, and scapy agrees on the PFC part.
+fn assert_decoders_agree(pcap: &std::path::Path, frames: &[Vec<u8>]) {
+    assert!(tshark_expert_messages(pcap).iter().all(String::is_empty), "tshark: no expert message");
+    let rows = tshark_fields(
+        pcap,
+        &[
+            "macc.opcode",
+            "macc.cbfc.enbv",
+            "macc.cbfc.pause_time.c0",
+            "macc.cbfc.pause_time.c1",
+            "macc.cbfc.pause_time.c2",
+            "macc.cbfc.pause_time.c3",
+            "macc.cbfc.pause_time.c4",
+            "macc.cbfc.pause_time.c5",
+            "macc.cbfc.pause_time.c6",
+            "macc.cbfc.pause_time.c7",
+        ],
+        &[],
+    );
+    let dissected = tshark_ofc(pcap);
+    let scapy_rows = scapy(&["dissect", pcap.to_str().unwrap()]);
+    assert_eq!((rows.len(), dissected.len(), scapy_rows.len()), (frames.len(), frames.len(), frames.len()));
+    for (i, frame) in frames.iter().enumerate() {
+        let Ok(MacControlRepr::Pfc(pfc)) = FrameView::parse(frame).unwrap().mac_control() else { panic!("not PFC") };
+        let quanta: Vec<String> = pfc.quanta.iter().map(u16::to_string).collect();
+        assert_eq!(rows[i][..2], ["0x0101".to_string(), format!("0x{:04x}", pfc.enable)], "tshark reads a PFC frame");
+        assert_eq!(rows[i][2..], quanta[..], "tshark's class times");
+        assert_eq!(
+            (scapy_rows[i]["kind"].as_str(), scapy_rows[i]["enable"].as_u64()),
+            (Some("pfc"), Some(u64::from(pfc.enable)))
+        );
+        assert_eq!(scapy_rows[i]["quanta"], serde_json::json!(pfc.quanta), "scapy agrees on the PFC part");
+        assert_eq!(
+            dissected[i],
+            (Some(expected(frame)), String::new()),
+            "the Lua dissector reads the TLV of frame {i}"
+        );
+    }
+}
+
+/// xorshift64*: deterministic frames without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn mac(&mut self) -> EthernetAddress {
+        let b = self.next().to_be_bytes();
+        EthernetAddress([0x02, b[0], b[1], b[2], b[3], b[4]])
+    }
+}
+
+/// OFC frames core::wire builds — no flow, one, many, as many as fit at MTU 1500, both ops,
+/// COARSE and MORE — read the same by tshark, the Lua dissector and scapy.
+#[test]
+fn ofc_frames_built_by_core_wire_agree_with_tshark_the_lua_dissector_and_scapy() {
+    let mut rng = Rng(0x0FC0_FFEE);
+    let frames: Vec<Vec<u8>> = (0..200)
+        .map(|n| {
+            let count = [0, 1, 2, 7, 40, ofc_max_entries(1500)][n % 6];
+            let pause = rng.next().is_multiple_of(2);
+            let header = OfcHeader {
+                op: if pause { OfcOp::Pause } else { OfcOp::Resume },
+                priority: Pcp::from_low_bits(rng.next() as u8),
+                coarse: pause && rng.next().is_multiple_of(3),
+                more: rng.next().is_multiple_of(2),
+            };
+            let flows: Vec<FlowKey> = (0..count).map(|_| FlowKey { src: rng.mac(), dst: rng.mac() }).collect();
+            let mut frame = vec![0u8; ofc_frame_len(count)];
+            let quanta = (rng.next() % 65535) as u16 + 1;
+            assert_eq!(build_ofc_frame(&mut frame, rng.mac(), header, quanta, flows), frame.len());
+            frame
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("ofc.pcap");
+    write_pcap(&pcap, &frames);
+    assert_decoders_agree(&pcap, &frames);
+    println!(
+        "{} OFC frames of 60 to {} bytes: tshark, the Lua dissector and scapy agree",
+        frames.len(),
+        ofc_frame_len(ofc_max_entries(1500))
+    );
+}
+
 /// A 2:1 incast (h1, h2 → h3) under OFC: sw1's ports to h1 and h2 pause the flow each host
 /// sends to the congested port. The frames captured on h1's and h2's links are valid PFC
 /// frames for tshark (no expert message) and scapy, carry OFC PAUSE and RESUME TLVs naming
-/// the host's own flow, and are as many as the switch counted.
+/// the host's own flow — as the project's Lua dissector reads them too — and are as many as
+/// the switch counted.
 #[test]
 fn the_ofc_frames_pfcswitchd_sends_are_valid_pfc_frames_naming_the_congested_flow() {
     let _serial = serial();
@@ -69,18 +179,11 @@ fn the_ofc_frames_pfcswitchd_sends_are_valid_pfc_frames_naming_the_congested_flo
         assert!(pauses > 0 && resumes > 0, "{port}: PAUSE and RESUME on the wire");
         assert_eq!((pauses, resumes), (counters.pause_tx, counters.resume_tx), "{port}: as counted");
 
-        assert!(tshark_expert_messages(pcap).iter().all(String::is_empty), "tshark: no expert message");
-        let rows = tshark_fields(pcap, &["macc.opcode", "macc.cbfc.enbv", "macc.cbfc.pause_time.c3"], &[]);
-        let scapy_rows = scapy(&["dissect", pcap.to_str().unwrap()]);
-        assert_eq!((rows.len(), scapy_rows.len()), (frames.len(), frames.len()));
-        for ((row, scapy_row), frame) in rows.iter().zip(&scapy_rows).zip(&frames) {
-            let Ok(MacControlRepr::Pfc(pfc)) = FrameView::parse(frame).unwrap().mac_control() else { unreachable!() };
-            assert_eq!(row, &["0x0101", "0x0008", &pfc.quanta[3].to_string()], "tshark reads a PFC frame");
-            assert_eq!(scapy_row["kind"], "pfc");
-            assert_eq!(scapy_row["enable"], 8);
-            assert_eq!(scapy_row["quanta"][3], pfc.quanta[3], "scapy agrees on the PFC part");
-        }
-        println!("{port}: {pauses} OFC PAUSE and {resumes} RESUME frames naming {own}, valid for tshark and scapy");
+        assert_decoders_agree(pcap, &frames);
+        println!(
+            "{port}: {pauses} OFC PAUSE and {resumes} RESUME frames naming {own}: tshark, the Lua dissector and \
+             scapy agree"
+        );
     }
 }
 

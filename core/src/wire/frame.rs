@@ -8,8 +8,9 @@ use super::udp::UDP_HEADER_LEN;
 use super::vlan::VLAN_HEADER_LEN;
 use super::{
     CnTagHeader, CnTagRepr, CnmPacket, CnmRepr, ETHERNET_HEADER_LEN, Error, ErrorKind, EthernetAddress, EthernetFrame,
-    EthernetRepr, Ipv4Addr, Ipv4Packet, Ipv4Repr, Layer, MacControlPacket, MacControlRepr, Pcp, Result, TrafficHeader,
-    TrafficRepr, UdpPacket, UdpRepr, VlanHeader, VlanRepr, ethertype,
+    EthernetRepr, FlowKey, Ipv4Addr, Ipv4Packet, Ipv4Repr, Layer, MacControlPacket, MacControlRepr, OFC_ENTRY_LEN,
+    OFC_HEADER_LEN, OFC_TLV_OFFSET, OfcHeader, OfcOp, OfcRepr, OfcTlv, PAUSE_MULTICAST, Pcp, PfcRepr, Result,
+    TrafficHeader, TrafficRepr, UdpPacket, UdpRepr, VlanHeader, VlanRepr, ethertype, has_ofc_tlv,
 };
 
 /// Minimum Ethernet frame without FCS; shorter frames are padded with zeros.
@@ -109,13 +110,16 @@ impl<'a> FrameView<'a> {
         MacControlRepr::parse(&MacControlPacket::new_checked(self.payload)?)
     }
 
-    /// The OFC TLV after a PFC frame's fields, if it has one (interim).
-    pub fn ofc(&self) -> Result<Option<super::OfcRepr<'a>>> {
-        let packet = MacControlPacket::new_checked(self.payload)?;
-        if packet.opcode() != super::OPCODE_PFC {
+    /// The OFC TLV after a PFC frame's fields: `None` for a plain PFC frame (or another
+    /// MAC control frame), an error for a malformed TLV or PFC frame.
+    pub fn ofc(&self) -> Result<Option<OfcRepr<'a>>> {
+        let MacControlRepr::Pfc(pfc) = self.mac_control()? else { return Ok(None) };
+        // After the 20 PFC bytes (mac_control() checked the payload holds at least 46).
+        let trailer = &self.payload[OFC_TLV_OFFSET - ETHERNET_HEADER_LEN..];
+        if !has_ofc_tlv(trailer) {
             return Ok(None);
         }
-        super::OfcRepr::parse_trailer(self.payload.get(20..).unwrap_or(&[]))
+        OfcRepr::parse(&OfcTlv::new_checked(trailer)?, &pfc).map(Some)
     }
 
     pub fn cnm(&self) -> Result<CnmRepr<'a>> {
@@ -189,6 +193,35 @@ pub fn build_mac_control_frame(
     let offset = l2.emit(frame);
     repr.emit(&mut MacControlPacket::new_unchecked(&mut frame[offset..]));
     offset + repr.buffer_len()
+}
+
+/// Writes an OFC PAUSE or RESUME: an untagged PFC frame for `header.priority` (time
+/// `quanta` for a PAUSE, 0 for a RESUME) followed by the TLV and `flows`. Writes no more
+/// flows than `frame` holds (callers size it with [`super::ofc_frame_len`] and split lists
+/// with [`super::ofc_max_entries`]); returns the length, padded to 60. Never allocates.
+///
+/// # Panics
+/// If `frame` is shorter than 60 bytes.
+pub fn build_ofc_frame(
+    frame: &mut [u8],
+    src: EthernetAddress,
+    header: OfcHeader,
+    quanta: u16,
+    flows: impl IntoIterator<Item = FlowKey>,
+) -> usize {
+    let quanta = if header.op == OfcOp::Resume { 0 } else { quanta };
+    let repr = MacControlRepr::Pfc(PfcRepr::default().with_class(header.priority, quanta));
+    build_mac_control_frame(frame, src, PAUSE_MULTICAST, &repr);
+    let room = frame.len().saturating_sub(OFC_TLV_OFFSET + OFC_HEADER_LEN) / OFC_ENTRY_LEN;
+    let mut tlv = OfcTlv::new_unchecked(&mut frame[OFC_TLV_OFFSET..]);
+    let mut count = 0;
+    for flow in flows.into_iter().take(room.min(usize::from(u16::MAX))) {
+        tlv.set_flow(count, &flow);
+        count += 1;
+    }
+    tlv.set_header(&header, count as u16);
+    let len = OFC_TLV_OFFSET + OFC_HEADER_LEN + OFC_ENTRY_LEN * count;
+    pad(frame, len)
 }
 
 /// Writes a CNM: `l2` gives the addresses (destination = source of the sampled frame), the

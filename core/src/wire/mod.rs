@@ -26,13 +26,16 @@ pub use cnm::{CNM_MAX_ENCAPSULATED, CnmPacket, CnmRepr};
 pub use ethernet::{ETHERNET_HEADER_LEN, EthernetAddress, EthernetFrame, EthernetRepr};
 pub use frame::{
     DataFrameSpec, FrameView, L2Repr, MIN_FRAME_LEN, build_announcement_frame, build_cnm_frame, build_data_frame,
-    build_mac_control_frame,
+    build_mac_control_frame, build_ofc_frame,
 };
 pub use ipv4::{Ipv4Addr, Ipv4Packet, Ipv4Repr};
 pub use mac_control::{
     MAC_CONTROL_MIN_PAYLOAD, MacControlPacket, MacControlRepr, OPCODE_PAUSE, OPCODE_PFC, PAUSE_MULTICAST, PfcRepr,
 };
-pub use ofc::{FlowKey, OfcHeader, OfcOp, OfcRepr, build_ofc_frame, ofc_frame_len, ofc_max_entries};
+pub use ofc::{
+    FlowKey, OFC_ENTRY_LEN, OFC_HEADER_LEN, OFC_MAGIC, OFC_TLV_OFFSET, OfcHeader, OfcOp, OfcRepr, OfcTlv, has_ofc_tlv,
+    ofc_frame_len, ofc_max_entries,
+};
 pub use traffic::{TRAFFIC_HEADER_LEN, TRAFFIC_UDP_PORT, TrafficHeader, TrafficKind, TrafficRepr};
 pub use udp::{UdpPacket, UdpRepr};
 pub use vlan::{Pcp, VLAN_HEADER_LEN, VlanHeader, VlanRepr};
@@ -65,6 +68,7 @@ pub enum Layer {
     Ipv4,
     Udp,
     Traffic,
+    Ofc,
 }
 
 /// What was wrong with the bytes.
@@ -100,7 +104,7 @@ impl Error {
 }
 
 impl Layer {
-    pub const ALL: [Layer; 8] = [
+    pub const ALL: [Layer; 9] = [
         Layer::Ethernet,
         Layer::Vlan,
         Layer::MacControl,
@@ -109,6 +113,7 @@ impl Layer {
         Layer::Ipv4,
         Layer::Udp,
         Layer::Traffic,
+        Layer::Ofc,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -121,6 +126,7 @@ impl Layer {
             Layer::Ipv4 => "ipv4",
             Layer::Udp => "udp",
             Layer::Traffic => "traffic",
+            Layer::Ofc => "ofc",
         }
     }
 }
