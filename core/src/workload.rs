@@ -46,9 +46,13 @@ pub struct ClassSpec {
     /// Host names.
     pub senders: Vec<String>,
     pub receivers: Vec<String>,
-    /// Message size (poisson, query: per sender's answer, burst).
+    /// Message size (poisson, query: per sender's answer, burst). On `long` and `constant`
+    /// it makes each flow one finite message, whose FCT is the flow's (OFC's Table I).
     #[serde(default)]
     pub size: Option<ByteSize>,
+    /// A label to aggregate FCTs over classes (e.g. OFC's "uncongested" and "congested").
+    #[serde(default)]
+    pub group: Option<String>,
     /// Arrivals per second (poisson: per sender; query: queries).
     #[serde(default)]
     pub rate: Option<f64>,
@@ -180,7 +184,7 @@ pub fn plan(
             Pattern::Long | Pattern::Constant => {
                 for &s in &senders {
                     for &r in receivers.iter().filter(|&&r| r != s) {
-                        add(s, r, MessageSpec { id: 0, size: None, start: at(class.start) });
+                        add(s, r, MessageSpec { id: 0, size, start: at(class.start) });
                     }
                 }
             }

@@ -24,6 +24,8 @@ pub struct QueueSample {
     pub priority: u8,
     pub egress_bytes: u64,
     pub ingress_bytes: u64,
+    /// The port's OFC tables (counted once per port, on its first sampled priority).
+    pub ofc_table_bytes: [u64; 3],
 }
 
 impl QueueSample {
@@ -35,13 +37,14 @@ impl QueueSample {
         priorities: &'a [u8],
     ) -> impl Iterator<Item = QueueSample> + 'a {
         depths.iter().flat_map(move |port| {
-            priorities.iter().map(move |&p| QueueSample {
+            priorities.iter().enumerate().map(move |(i, &p)| QueueSample {
                 seconds,
                 switch: switch.to_string(),
                 port: port.port.clone(),
                 priority: p,
                 egress_bytes: port.egress_bytes[usize::from(p)],
                 ingress_bytes: port.ingress_bytes[usize::from(p)],
+                ofc_table_bytes: if i == 0 { port.ofc_table_bytes } else { [0; 3] },
             })
         })
     }
@@ -163,7 +166,74 @@ pub struct ClassSummary {
     pub timeouts: u64,
     /// Sum over the class's flows of their goodput while active.
     pub goodput_mbps: f64,
+    /// Its flows send until the workload ends (no FCT).
     pub long_lived: bool,
+    /// Paced flows (`constant`): their offered rate, summed.
+    pub offered_mbps: Option<f64>,
+    /// Time the NICs of the class's senders were paused on its priority, summed (ms): how
+    /// much PFC (or OFC obeyed as PFC) held the class back at its source.
+    pub senders_paused_ms: f64,
+    pub group: Option<String>,
+}
+
+/// FCT statistics over several classes (OFC's Table I: all, uncongested, congested flows)
+/// and the quartiles of a box plot (Fig. 4), in milliseconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupSummary {
+    pub group: String,
+    pub messages: usize,
+    pub finished: usize,
+    pub fct_min_ms: Option<f64>,
+    pub fct_p25_ms: Option<f64>,
+    pub fct_p50_ms: Option<f64>,
+    pub fct_p75_ms: Option<f64>,
+    pub fct_p99_ms: Option<f64>,
+    pub fct_max_ms: Option<f64>,
+}
+
+impl GroupSummary {
+    fn of(group: &str, values: &mut [f64], messages: usize) -> GroupSummary {
+        values.sort_by(f64::total_cmp);
+        GroupSummary {
+            group: group.to_string(),
+            messages,
+            finished: values.len(),
+            fct_min_ms: values.first().copied(),
+            fct_p25_ms: quantile(values, 0.25),
+            fct_p50_ms: quantile(values, 0.5),
+            fct_p75_ms: quantile(values, 0.75),
+            fct_p99_ms: quantile(values, 0.99),
+            fct_max_ms: values.last().copied(),
+        }
+    }
+}
+
+/// "all", then each group the classes name, in order of first appearance.
+fn groups(scenario: &Scenario, fcts: &[(Vec<f64>, usize)]) -> Vec<GroupSummary> {
+    let mut names = vec!["all".to_string()];
+    for class in &scenario.classes {
+        if let Some(group) = class.group.as_ref().filter(|g| !names.contains(g)) {
+            names.push(group.clone());
+        }
+    }
+    names
+        .iter()
+        .map(|name| {
+            let member = |c: usize| name == "all" || scenario.classes[c].group.as_ref() == Some(name);
+            let chosen = (0..fcts.len()).filter(|&c| member(c));
+            let mut values: Vec<f64> = chosen.clone().flat_map(|c| fcts[c].0.iter().copied()).collect();
+            GroupSummary::of(name, &mut values, chosen.map(|c| fcts[c].1).sum())
+        })
+        .collect()
+}
+
+/// The time-averaged egress queue over every (switch, port, priority sampled), in bytes:
+/// the "average queue length" of OFC's Fig. 2(b) and Fig. 5, over all ports.
+fn average_queue_bytes(samples: &[QueueSample]) -> f64 {
+    if samples.is_empty() {
+        return 0.0;
+    }
+    samples.iter().map(|s| s.egress_bytes as f64).sum::<f64>() / samples.len() as f64
 }
 
 /// What `compare` puts side by side.
@@ -181,6 +251,12 @@ pub struct Outcome {
     /// PFC frames the storming hosts sent.
     pub storm_frames: u64,
     pub storm: Option<StormWindows>,
+    /// FCTs over all classes and per group.
+    pub groups: Vec<GroupSummary>,
+    pub average_queue_bytes: f64,
+    /// Under OFC, the tables' average bytes per port over the run (Table II):
+    /// flow_in_port_tab, congested_flow_tab, pause_frame_tab.
+    pub ofc_table_bytes: Option<[f64; 3]>,
 }
 
 /// The `q` quantile of sorted values (nearest rank).
@@ -272,10 +348,29 @@ fn summaries(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)]) -> 
                 retransmitted,
                 timeouts,
                 goodput_mbps: class_flows().map(Flow::goodput_mbps).sum(),
-                long_lived: matches!(class.kind, Pattern::Long | Pattern::Constant),
+                long_lived: matches!(class.kind, Pattern::Long | Pattern::Constant) && class.size.is_none(),
+                offered_mbps: (class.kind == Pattern::Constant)
+                    .then(|| class.bandwidth.map(|b| b.bps() as f64 / 1e6 * class_flows().count() as f64))
+                    .flatten(),
+                senders_paused_ms: {
+                    let mut senders: Vec<usize> = class_flows().map(|f| f.connection.sender).collect();
+                    senders.sort_unstable();
+                    senders.dedup();
+                    let p = usize::from(class.priority);
+                    senders.iter().map(|&h| record.endpoints[h].paused_seconds[p] * 1e3).sum()
+                },
+                group: class.group.clone(),
             }
         })
         .collect()
+}
+
+/// Table II: each OFC table's bytes per port, averaged over the samples.
+fn ofc_table_bytes(samples: &[QueueSample]) -> [f64; 3] {
+    // One sample per port carries its tables: those of the first sampled priority.
+    let first = samples.first().map(|s| s.priority);
+    let n = samples.iter().filter(|s| Some(s.priority) == first).count().max(1) as f64;
+    std::array::from_fn(|t| samples.iter().map(|s| s.ofc_table_bytes[t] as f64).sum::<f64>() / n)
 }
 
 /// Drops of lossless priorities that lost a frame the network should have delivered.
@@ -469,6 +564,9 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         out_of_order_at_receivers,
         storm_frames: record.storms.iter().map(|s| s.frames).sum(),
         storm,
+        groups: groups(scenario, &fcts),
+        average_queue_bytes: average_queue_bytes(record.samples),
+        ofc_table_bytes: (record.policy == "ofc").then(|| ofc_table_bytes(record.samples)),
     };
     let results = json!({
         "scenario": scenario.name, "topology": scenario.topology, "policy": record.policy, "pfcwd": record.pfcwd,
@@ -548,8 +646,16 @@ pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Out
         let mut row = vec![class.name.clone()];
         for (_, outcome) in outcomes {
             let s = &outcome.classes[c];
+            let paused = if s.senders_paused_ms > 0.0 {
+                format!(", senders paused {:.0} ms", s.senders_paused_ms)
+            } else {
+                String::new()
+            };
+            let offered = s.offered_mbps.map_or(String::new(), |o| format!(" of {o:.0}"));
             row.push(if s.long_lived {
-                format!("{:.1} Mbit/s goodput", s.goodput_mbps)
+                format!("{:.1}{offered} Mbit/s goodput{paused}", s.goodput_mbps)
+            } else if s.offered_mbps.is_some() {
+                format!("{} ms, {:.1}{offered} Mbit/s{paused}", ms(s.fct_max_ms), s.goodput_mbps)
             } else {
                 format!(
                     "{} / {} / {} ({}/{})",
@@ -574,6 +680,25 @@ pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Out
                     format!("{} / {} / {} Mbit/s", mbps(f.before_mbps), mbps(f.storm_mbps), mbps(f.after_mbps))
                 }));
             }
+            table.row(row);
+        }
+    }
+    if let Some((_, first)) = outcomes.first() {
+        for (g, group) in first.groups.iter().enumerate().filter(|(_, g)| g.group != "all" || first.groups.len() > 1) {
+            let mut row = vec![format!("FCT p99 / max: {}", group.group)];
+            row.extend(outcomes.iter().map(|(_, o)| {
+                o.groups.get(g).map_or("-".into(), |x| format!("{} / {}", ms(x.fct_p99_ms), ms(x.fct_max_ms)))
+            }));
+            table.row(row);
+        }
+        let mut row = vec!["average egress queue (B)".to_string()];
+        row.extend(outcomes.iter().map(|(_, o)| format!("{:.0}", o.average_queue_bytes)));
+        table.row(row);
+        if outcomes.iter().any(|(_, o)| o.ofc_table_bytes.is_some()) {
+            let mut row = vec!["OFC tables per port (B): flow_in_port / congested / pause_frame".to_string()];
+            row.extend(outcomes.iter().map(|(_, o)| {
+                o.ofc_table_bytes.map_or("-".into(), |b| format!("{:.1} / {:.1} / {:.1}", b[0], b[1], b[2]))
+            }));
             table.row(row);
         }
     }
