@@ -426,6 +426,19 @@ mod tests {
     }
 
     #[test]
+    fn a_sized_constant_flow_is_one_finite_message_with_its_group() {
+        let f0 = class(
+            "name = \"F0\"\nkind = \"constant\"\ngroup = \"uncongested\"\nbandwidth = \"40Mbps\"\nsize = \"10MB\"\npriority = 3\nsenders = [\"h1\"]\nreceivers = [\"h9\"]",
+        );
+        assert_eq!(f0.group.as_deref(), Some("uncongested"));
+        let planned = plan(std::slice::from_ref(&f0), &hosts(), 1, Instant::ZERO, Duration::from_secs(3)).unwrap();
+        assert_eq!(planned.len(), 1);
+        assert_eq!(planned[0].messages.len(), 1);
+        assert_eq!(planned[0].messages[0].size, Some(10_000_000));
+        assert_eq!(planned[0].rate, Some(crate::units::BitRate::mbps(40)));
+    }
+
+    #[test]
     fn poisson_arrivals_have_the_configured_rate_and_are_reproducible() {
         let short = class(&format!(
             "name = \"short\"\nkind = \"poisson\"\npriority = 5\nsize = \"64KB\"\nrate = 200.0\nsenders = [{}]\nreceivers = [{}]",
