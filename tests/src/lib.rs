@@ -11,6 +11,30 @@ pub mod oracle;
 pub mod scenario;
 pub mod topology;
 
+/// xorshift64*: deterministic random frames without a dependency.
+#[derive(Debug)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// A locally administered unicast address.
+    pub fn mac(&mut self) -> pfcswitch_core::wire::EthernetAddress {
+        let bytes = self.next().to_be_bytes();
+        pfcswitch_core::wire::EthernetAddress([0x02, bytes[0], bytes[1], bytes[2], bytes[3], bytes[4]])
+    }
+}
+
 /// Panics unless the process runs as root (network namespaces, XDP and AF_PACKET need it).
 pub fn require_root() {
     // SAFETY: geteuid has no preconditions.

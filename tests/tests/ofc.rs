@@ -9,9 +9,9 @@
 //! PFC, which sw1 takes as "every flow paused" and turns into OFC PAUSE frames to h1 and h2.
 
 use pfcswitch_core::wire::{
-    EthernetAddress, FlowKey, FrameView, MacControlRepr, OfcHeader, OfcOp, Pcp, build_ofc_frame, ofc_frame_len,
-    ofc_max_entries,
+    FlowKey, FrameView, MacControlRepr, OfcHeader, OfcOp, Pcp, build_ofc_frame, ofc_frame_len, ofc_max_entries,
 };
+use pfcswitch_tests::Rng;
 use pfcswitch_tests::capture::Capture;
 use pfcswitch_tests::oracle::{
     DissectedOfc, read_pcap, scapy, tshark_expert_messages, tshark_fields, tshark_ofc, write_pcap,
@@ -78,23 +78,6 @@ fn assert_decoders_agree(pcap: &std::path::Path, frames: &[Vec<u8>]) {
             (Some(expected(frame)), String::new()),
             "the Lua dissector reads the TLV of frame {i}"
         );
-    }
-}
-
-/// xorshift64*: deterministic frames without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn mac(&mut self) -> EthernetAddress {
-        let b = self.next().to_be_bytes();
-        EthernetAddress([0x02, b[0], b[1], b[2], b[3], b[4]])
     }
 }
 
@@ -238,7 +221,7 @@ fn an_incast_through_ofc_and_pfc_switches_loses_nothing() {
         (snapshots.iter().flat_map(|s| &s.ports)).map(|p| p.priorities[3].drops.values().sum::<u64>()).sum();
     let ofc_counters = |switch: usize, port: &str| {
         let report = snapshots[switch].ofc.as_ref().expect("ofc");
-        report.queues.iter().find(|q| q.port == port && q.priority == 3).unwrap().counters.clone()
+        report.queues.iter().find(|q| q.port == port && q.priority == 3).unwrap().counters
     };
     let (sw3_from_sw2, sw1_to_sw2) = (ofc_counters(2, "p1"), ofc_counters(0, "p3"));
     println!(

@@ -6,30 +6,10 @@ use pfcswitch_core::wire::{
     Pcp, PfcRepr, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_cnm_frame, build_data_frame,
     build_mac_control_frame,
 };
+use pfcswitch_tests::Rng;
 use pfcswitch_tests::oracle::{read_pcap, scapy, tshark_expert_messages, tshark_fields, write_pcap};
 use pfcswitch_tests::topology::binary;
 use serde_json::{Value, json};
-
-/// xorshift64*: deterministic frames without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn mac(&mut self) -> EthernetAddress {
-        let bytes = self.next().to_be_bytes();
-        EthernetAddress([0x02, bytes[0], bytes[1], bytes[2], bytes[3], bytes[4]])
-    }
-}
 
 const FRAMES: usize = 300;
 

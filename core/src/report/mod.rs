@@ -4,7 +4,7 @@
 
 mod ofc;
 
-pub use ofc::{OfcCongestedFlow, OfcCountersReport, OfcQueueReport, OfcQueuedFlow, OfcReport};
+pub use ofc::{OfcCongestedFlow, OfcQueueReport, OfcQueuedFlow, OfcReport};
 
 use crate::config::{SwitchConfig, headroom_bound};
 use crate::counters::DropReason;

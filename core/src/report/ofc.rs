@@ -62,37 +62,7 @@ pub struct OfcQueueReport {
     pub rotations: u64,
     /// Table II: bytes each table holds, by table name.
     pub table_bytes: BTreeMap<String, u64>,
-    pub counters: OfcCountersReport,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OfcCountersReport {
-    pub pause_tx: u64,
-    pub resume_tx: u64,
-    pub pause_rx: u64,
-    pub resume_rx: u64,
-    /// Algorithm 1 decisions that paused flows: original (line 6), local (line 8), every
-    /// flow at X_OFF (lines 10–11).
-    pub original: u64,
-    pub local: u64,
-    pub coarse: u64,
-    /// Coarse fallbacks because a table was full, by table name.
-    pub table_full: BTreeMap<String, u64>,
-}
-
-impl From<OfcCounters> for OfcCountersReport {
-    fn from(c: OfcCounters) -> Self {
-        OfcCountersReport {
-            pause_tx: c.pause_tx,
-            resume_tx: c.resume_tx,
-            pause_rx: c.pause_rx,
-            resume_rx: c.resume_rx,
-            original: c.original,
-            local: c.local,
-            coarse: c.coarse,
-            table_full: OfcTable::ALL.iter().map(|t| (t.name().to_string(), c.table_full[*t as usize])).collect(),
-        }
-    }
+    pub counters: OfcCounters,
 }
 
 impl OfcReport {
@@ -131,7 +101,7 @@ impl OfcReport {
                     draining: nested.is_draining(),
                     rotations: nested.rotations(),
                     table_bytes: OfcTable::ALL.iter().map(|t| (t.name().to_string(), bytes[*t as usize])).collect(),
-                    counters: tables.counters.into(),
+                    counters: tables.counters,
                 }
             })
             .collect();

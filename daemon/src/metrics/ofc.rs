@@ -3,6 +3,7 @@
 //! information, Algorithm 1's decisions and the coarse fallbacks of full tables.
 
 use super::{Labels, counter, family, gauge, port_priority};
+use pfcswitch_core::policy::OfcTable;
 use pfcswitch_core::report::{OfcQueueReport, OfcReport};
 use prometheus_client::encoding::DescriptorEncoder;
 use std::fmt;
@@ -87,8 +88,9 @@ pub fn encode(e: &mut DescriptorEncoder, report: &OfcReport) -> fmt::Result {
         rotations.collect::<Vec<_>>(),
     )?;
     let full = queues.iter().flat_map(|q| {
-        (q.counters.table_full.iter())
-            .map(|(table, &n)| (with(port_priority(&q.port, q.priority), "table", table), counter(n)))
+        (OfcTable::ALL.iter()).map(|t| {
+            (with(port_priority(&q.port, q.priority), "table", t.name()), counter(q.counters.table_full[*t as usize]))
+        })
     });
     family(
         e,

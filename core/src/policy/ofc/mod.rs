@@ -89,7 +89,7 @@ impl OfcTable {
 }
 
 /// What OFC did on one (port, lossless priority).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OfcCounters {
     /// OFC PAUSE / RESUME frames sent towards the peer, and received from it.
     pub pause_tx: u64,
@@ -101,7 +101,8 @@ pub struct OfcCounters {
     pub original: u64,
     pub local: u64,
     pub coarse: u64,
-    /// Coarse fallbacks because a table was full, by [`OfcTable`].
+    /// Coarse fallbacks because a table was full, by [`OfcTable`] (flow_in_port_tab,
+    /// congested_flow_tab, pause_frame_tab).
     pub table_full: [u64; 3],
 }
 
