@@ -73,6 +73,16 @@ topology_leaf_spine_4() {
   LINKS=${LINKS% }
 }
 
+# The OFC paper's incast dumbbell (§IV-A), at the size two cores carry: two switches joined
+# by one link (sw1:p6-sw2:p1), h1-h5 on sw1 and h6-h11 on sw2. Incast senders on both sides
+# hit h11; h5 -> h10 is uncongested traffic sharing the sw1 -> sw2 link with the incast.
+topology_dumbbell() {
+  SWITCHES="sw1 sw2"
+  HOSTS="h1 h2 h3 h4 h5 h6 h7 h8 h9 h10 h11"
+  LINKS="sw1:p1-h1 sw1:p2-h2 sw1:p3-h3 sw1:p4-h4 sw1:p5-h5 sw1:p6-sw2:p1 \
+sw2:p2-h6 sw2:p3-h7 sw2:p4-h8 sw2:p5-h9 sw2:p6-h10 sw2:p7-h11"
+}
+
 select_topology() {
   case "$1" in
     star3) topology_star3; DEFAULT_CONFIGS="$repo/configs/default.toml" ;;
@@ -80,7 +90,8 @@ select_topology() {
     ofc-fig1) topology_ofc_fig1; DEFAULT_CONFIGS="$repo/configs/ofc-fig1" ;;
     leaf-spine) topology_leaf_spine; DEFAULT_CONFIGS="$repo/configs/leaf-spine" ;;
     leaf-spine-4) topology_leaf_spine_4; DEFAULT_CONFIGS="$repo/configs/leaf-spine-4" ;;
-    *) echo "topology.sh: unknown topology '$1' (known: star3, star8, ofc-fig1, leaf-spine, leaf-spine-4)" >&2; exit 2 ;;
+    dumbbell) topology_dumbbell; DEFAULT_CONFIGS="$repo/configs/dumbbell" ;;
+    *) echo "topology.sh: unknown topology '$1' (known: star3, star8, ofc-fig1, leaf-spine, leaf-spine-4, dumbbell)" >&2; exit 2 ;;
   esac
 }
 
@@ -169,7 +180,7 @@ down() {
 
 [ $# -ge 1 ] || usage
 command=$1; shift
-[ "$command" = list ] && { echo "star3 star8 ofc-fig1 leaf-spine leaf-spine-4"; exit 0; }
+[ "$command" = list ] && { echo "star3 star8 ofc-fig1 leaf-spine leaf-spine-4 dumbbell"; exit 0; }
 [ $# -ge 1 ] || usage
 select_topology "$1"; shift
 # For programs that drive a topology (pfcswitch scenario run): its nodes, one kind per line.

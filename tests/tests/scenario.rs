@@ -199,3 +199,41 @@ fn every_builtin_scenario_simulates_to_completion() {
         assert!(!samples.is_empty() && keys.len() == samples.len(), "{name}: repeated queue samples");
     }
 }
+
+/// A class's (or group's) summary entry of a results.json.
+fn entry<'a>(results: &'a Value, list: &str, key: &str, name: &str) -> &'a Value {
+    let found = results["summary"][list].as_array().unwrap().iter().find(|c| c[key] == name);
+    found.unwrap_or_else(|| panic!("no {list} entry {name}"))
+}
+
+/// OFC's experiments on virtual time, where only the policy decides: in `ofc-fig1` F0's sender
+/// is paused under pfc and never under ofc, and keeps 90 % of its rate, with lower maximum
+/// FCTs; in `ofc-incast-8` the uncongested messages' tail is shorter under ofc. The datapath
+/// figures are in docs/ofc.md.
+#[test]
+fn ofc_keeps_uncongested_flows_going_where_pfc_spreads_congestion() {
+    let _serial = serial();
+    let simulate = |scenario: &str, policy: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        pfcswitch_scenario(&["simulate", scenario, "--policy", policy], dir.path());
+        results(dir.path())
+    };
+    let (pfc, ofc) = (simulate("ofc-fig1", "pfc"), simulate("ofc-fig1", "ofc"));
+    let f0 = |r: &Value, key: &str| entry(r, "classes", "class", "F0-uncongested")[key].as_f64().unwrap();
+    assert!(f0(&pfc, "senders_paused_ms") > 10.0, "pfc pauses F0's sender");
+    assert_eq!(f0(&ofc, "senders_paused_ms"), 0.0, "ofc never does");
+    assert!(f0(&ofc, "goodput_mbps") >= 0.9 * 40.0, "F0 keeps its rate: {}", f0(&ofc, "goodput_mbps"));
+    for group in ["all", "uncongested", "congested"] {
+        let max = |r: &Value| entry(r, "groups", "group", group)["fct_max_ms"].as_f64().unwrap();
+        assert!(max(&ofc) < max(&pfc), "{group}: max FCT {} under ofc, {} under pfc", max(&ofc), max(&pfc));
+    }
+    let queue = |r: &Value| r["summary"]["average_queue_bytes"].as_f64().unwrap();
+    assert!(queue(&ofc) < queue(&pfc));
+    assert_eq!(ofc["summary"]["lossless_drops"], 0);
+
+    let (pfc, ofc) = (simulate("ofc-incast-8", "pfc"), simulate("ofc-incast-8", "ofc"));
+    let p99 = |r: &Value| entry(r, "groups", "group", "uncongested")["fct_p99_ms"].as_f64().unwrap();
+    assert!(p99(&ofc) < 0.6 * p99(&pfc), "uncongested p99 {} under ofc, {} under pfc", p99(&ofc), p99(&pfc));
+    let tables = ofc["summary"]["ofc_table_bytes"].as_array().unwrap();
+    assert!(tables.iter().any(|b| b.as_f64().unwrap() > 0.0), "Table II: the tables held flows");
+}

@@ -42,7 +42,7 @@ pub enum ScenarioCommand {
 pub struct RunArgs {
     /// A built-in scenario (`pfcswitch scenario list`) or a scenario file.
     pub scenario: String,
-    /// Flow-control policy of every switch: pfc, pfc-wdrop, pfc-wstop, capfc-max, capfc-cal, none
+    /// Flow-control policy of every switch: pfc, pfc-wdrop, pfc-wstop, capfc-max, capfc-cal, ofc, none
     /// (default: the scenario's).
     #[arg(long)]
     pub policy: Option<String>,
