@@ -203,6 +203,9 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
     timer::tighten_timer_slack();
     let clock = Clock::system();
     let mut nic = HostNic::new(plan.speed, 0xFF);
+    if plan.transport.ofc_per_flow {
+        nic.obey_ofc_per_flow(mac);
+    }
     // A userspace sender wakes late when the CPU is busy; credit it so it keeps its rate.
     let jitter_credit = Duration::from_millis(2);
     nic.set_burst(jitter_credit);

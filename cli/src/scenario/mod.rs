@@ -150,6 +150,9 @@ pub struct TransportSpec {
     /// Width of the goodput bins of the throughput plot.
     #[serde(with = "duration")]
     pub bin: Duration,
+    /// The hosts' NICs obey OFC PAUSE frames per flow (OFC-aware NICs) instead of as the
+    /// PFC pause of the priority (RoCE NICs, the default).
+    pub ofc_per_flow: bool,
 }
 
 impl Default for TransportSpec {
@@ -161,6 +164,7 @@ impl Default for TransportSpec {
             rto: defaults.rto,
             ack_every: defaults.ack_every,
             bin: defaults.bin,
+            ofc_per_flow: false,
         }
     }
 }

@@ -53,6 +53,9 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let addresses = hosts.iter().map(|h| host_addresses(h)).collect::<Result<Vec<_>>>()?;
     for &(mac, ip) in &addresses {
         let mut sim_host = SimHost::new(mac, ip, scenario.speed);
+        if scenario.transport.ofc_per_flow {
+            sim_host.nic.obey_ofc_per_flow(mac);
+        }
         sim_host.announce();
         let config = scenario.transport.config(mac, ip, scenario.mtu, EPOCH, end);
         sim_host.transport = Some(Transport::new(config));
