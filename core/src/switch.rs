@@ -63,12 +63,8 @@ pub struct ControlFrame {
 
 impl ControlFrame {
     /// Bytes on the wire (FCS excluded): 60, or more for an OFC frame with many flows.
-    pub fn len(&self) -> usize {
+    pub fn wire_len(&self) -> usize {
         self.ofc.map_or(wire::MIN_FRAME_LEN, |frame| wire::ofc_frame_len(frame.entries()))
-    }
-
-    pub fn is_empty(&self) -> bool {
-        false
     }
 }
 
@@ -656,7 +652,7 @@ impl Switch {
             return None;
         }
         if let Some(control) = self.poll_control(now, port) {
-            self.ports[port].shaper.send(now, control.len());
+            self.ports[port].shaper.send(now, control.wire_len());
             if let MacControlRepr::Pfc(pfc) = control.repr {
                 for (class, _) in pfc.classes() {
                     self.counters[port].priority[class.index()].pfc_tx += 1;
@@ -702,7 +698,7 @@ impl Switch {
     }
 
     /// Writes `frame`, polled from `port` (before the next poll there), into `buffer`, which
-    /// holds at least [`ControlFrame::len`] bytes; returns the length.
+    /// holds at least [`ControlFrame::wire_len`] bytes; returns the length.
     pub fn emit_control(&self, port: usize, frame: &ControlFrame, buffer: &mut [u8]) -> usize {
         match (&frame.ofc, &self.policy) {
             (Some(ofc_frame), PolicyEngine::Ofc(ofc)) => {

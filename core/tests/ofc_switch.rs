@@ -102,9 +102,9 @@ impl Rig {
                 // Announcements (flooded) are not ours to count.
                 Some(Tx::Data { handle, .. }) => data.extend(self.frames.get(&handle)),
                 Some(Tx::Control(frame)) => {
-                    let mut bytes = vec![0u8; frame.len()];
+                    let mut bytes = vec![0u8; frame.wire_len()];
                     let len = self.switch.emit_control(port, &frame, &mut bytes);
-                    assert_eq!(len, frame.len());
+                    assert_eq!(len, frame.wire_len());
                     control.push(bytes);
                 }
                 // The timeout may be another port's, already due: step past it.

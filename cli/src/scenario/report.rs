@@ -151,17 +151,45 @@ pub struct RunRecord<'a> {
     pub snapshots: &'a [(String, Snapshot)],
 }
 
-/// FCT statistics of one traffic class, in milliseconds.
+/// FCT statistics of a set of messages in milliseconds, with the quartiles of a box plot
+/// (OFC's Fig. 4); unfinished messages are counted, not timed.
+#[derive(Clone, Debug, Serialize)]
+pub struct FctStats {
+    pub messages: usize,
+    pub finished: usize,
+    pub fct_avg_ms: Option<f64>,
+    pub fct_min_ms: Option<f64>,
+    pub fct_p25_ms: Option<f64>,
+    pub fct_p50_ms: Option<f64>,
+    pub fct_p75_ms: Option<f64>,
+    pub fct_p99_ms: Option<f64>,
+    pub fct_max_ms: Option<f64>,
+}
+
+impl FctStats {
+    /// Of `values` sorted ascending, out of `messages`.
+    fn of(values: &[f64], messages: usize) -> FctStats {
+        FctStats {
+            messages,
+            finished: values.len(),
+            fct_avg_ms: (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64),
+            fct_min_ms: values.first().copied(),
+            fct_p25_ms: quantile(values, 0.25),
+            fct_p50_ms: quantile(values, 0.5),
+            fct_p75_ms: quantile(values, 0.75),
+            fct_p99_ms: quantile(values, 0.99),
+            fct_max_ms: values.last().copied(),
+        }
+    }
+}
+
+/// What one traffic class did.
 #[derive(Clone, Debug, Serialize)]
 pub struct ClassSummary {
     pub class: String,
     pub priority: u8,
-    pub messages: usize,
-    pub finished: usize,
-    pub fct_avg_ms: Option<f64>,
-    pub fct_p50_ms: Option<f64>,
-    pub fct_p99_ms: Option<f64>,
-    pub fct_max_ms: Option<f64>,
+    #[serde(flatten)]
+    pub fct: FctStats,
     pub retransmitted: u64,
     pub timeouts: u64,
     /// Sum over the class's flows of their goodput while active.
@@ -176,36 +204,12 @@ pub struct ClassSummary {
     pub group: Option<String>,
 }
 
-/// FCT statistics over several classes (OFC's Table I: all, uncongested, congested flows)
-/// and the quartiles of a box plot (Fig. 4), in milliseconds.
+/// FCTs over several classes (OFC's Table I: all, uncongested and congested flows).
 #[derive(Clone, Debug, Serialize)]
 pub struct GroupSummary {
     pub group: String,
-    pub messages: usize,
-    pub finished: usize,
-    pub fct_min_ms: Option<f64>,
-    pub fct_p25_ms: Option<f64>,
-    pub fct_p50_ms: Option<f64>,
-    pub fct_p75_ms: Option<f64>,
-    pub fct_p99_ms: Option<f64>,
-    pub fct_max_ms: Option<f64>,
-}
-
-impl GroupSummary {
-    fn of(group: &str, values: &mut [f64], messages: usize) -> GroupSummary {
-        values.sort_by(f64::total_cmp);
-        GroupSummary {
-            group: group.to_string(),
-            messages,
-            finished: values.len(),
-            fct_min_ms: values.first().copied(),
-            fct_p25_ms: quantile(values, 0.25),
-            fct_p50_ms: quantile(values, 0.5),
-            fct_p75_ms: quantile(values, 0.75),
-            fct_p99_ms: quantile(values, 0.99),
-            fct_max_ms: values.last().copied(),
-        }
-    }
+    #[serde(flatten)]
+    pub fct: FctStats,
 }
 
 /// "all", then each group the classes name, in order of first appearance.
@@ -222,7 +226,8 @@ fn groups(scenario: &Scenario, fcts: &[(Vec<f64>, usize)]) -> Vec<GroupSummary> 
             let member = |c: usize| name == "all" || scenario.classes[c].group.as_ref() == Some(name);
             let chosen = (0..fcts.len()).filter(|&c| member(c));
             let mut values: Vec<f64> = chosen.clone().flat_map(|c| fcts[c].0.iter().copied()).collect();
-            GroupSummary::of(name, &mut values, chosen.map(|c| fcts[c].1).sum())
+            values.sort_by(f64::total_cmp);
+            GroupSummary { group: name.clone(), fct: FctStats::of(&values, chosen.map(|c| fcts[c].1).sum()) }
         })
         .collect()
 }
@@ -339,12 +344,7 @@ fn summaries(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)]) -> 
             ClassSummary {
                 class: class.name.clone(),
                 priority: class.priority,
-                messages,
-                finished: values.len(),
-                fct_avg_ms: (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64),
-                fct_p50_ms: quantile(values, 0.5),
-                fct_p99_ms: quantile(values, 0.99),
-                fct_max_ms: values.last().copied(),
+                fct: FctStats::of(values, messages),
                 retransmitted,
                 timeouts,
                 goodput_mbps: class_flows().map(Flow::goodput_mbps).sum(),
@@ -514,12 +514,12 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         table.row(vec![
             c.class.clone(),
             c.priority.to_string(),
-            if long_lived { "long-lived".into() } else { c.messages.to_string() },
-            if long_lived { "-".into() } else { c.finished.to_string() },
-            ms(c.fct_avg_ms),
-            ms(c.fct_p50_ms),
-            ms(c.fct_p99_ms),
-            ms(c.fct_max_ms),
+            if long_lived { "long-lived".into() } else { c.fct.messages.to_string() },
+            if long_lived { "-".into() } else { c.fct.finished.to_string() },
+            ms(c.fct.fct_avg_ms),
+            ms(c.fct.fct_p50_ms),
+            ms(c.fct.fct_p99_ms),
+            ms(c.fct.fct_max_ms),
             c.retransmitted.to_string(),
             c.timeouts.to_string(),
         ]);
@@ -655,15 +655,15 @@ pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Out
             row.push(if s.long_lived {
                 format!("{:.1}{offered} Mbit/s goodput{paused}", s.goodput_mbps)
             } else if s.offered_mbps.is_some() {
-                format!("{} ms, {:.1}{offered} Mbit/s{paused}", ms(s.fct_max_ms), s.goodput_mbps)
+                format!("{} ms, {:.1}{offered} Mbit/s{paused}", ms(s.fct.fct_max_ms), s.goodput_mbps)
             } else {
                 format!(
                     "{} / {} / {} ({}/{})",
-                    ms(s.fct_p50_ms),
-                    ms(s.fct_p99_ms),
-                    ms(s.fct_max_ms),
-                    s.finished,
-                    s.messages
+                    ms(s.fct.fct_p50_ms),
+                    ms(s.fct.fct_p99_ms),
+                    ms(s.fct.fct_max_ms),
+                    s.fct.finished,
+                    s.fct.messages
                 )
             });
         }
@@ -687,7 +687,7 @@ pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Out
         for (g, group) in first.groups.iter().enumerate().filter(|(_, g)| g.group != "all" || first.groups.len() > 1) {
             let mut row = vec![format!("FCT p99 / max: {}", group.group)];
             row.extend(outcomes.iter().map(|(_, o)| {
-                o.groups.get(g).map_or("-".into(), |x| format!("{} / {}", ms(x.fct_p99_ms), ms(x.fct_max_ms)))
+                o.groups.get(g).map_or("-".into(), |x| format!("{} / {}", ms(x.fct.fct_p99_ms), ms(x.fct.fct_max_ms)))
             }));
             table.row(row);
         }

@@ -2,7 +2,9 @@
 //!
 //! The switch reports ingress-accounting and egress-queue changes; a policy answers with
 //! XOFF/XON decisions per (ingress port, priority), which [`XoffTransmitter`] turns into PFC
-//! frames. Adding a scheme means a new engine here and a config kind, nothing else.
+//! frames. Adding a pause scheme means a new engine here and a config kind. OFC goes further:
+//! its PAUSE frames carry flows and it parks frames per flow, so the switch also hands it each
+//! arrival, the flows a peer pauses and the nested egress queues (see `switch.rs`, `ofc_*`).
 
 mod capfc;
 mod ofc;
