@@ -361,6 +361,9 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     }
     println!();
     report::print_comparison(&scenario, args.seed, &outcomes);
+    let [svg, png] =
+        report::plot_comparison(&scenario, &outcomes, &parent.join(format!("fct-box-seed{}{suffix}", args.seed)))?;
+    println!("\nFCT box plot: {} and {}", svg.display(), png.display());
     Ok(())
 }
 

@@ -2,7 +2,7 @@
 
 use super::Scenario;
 use crate::endpoint::{EndpointResult, ReceiverResult, SenderResult};
-use crate::plot::{self, Chart, Scale, Series};
+use crate::plot::{self, BoxChart, BoxSeries, BoxStats, Chart, Scale, Series};
 use crate::table::Table;
 use anyhow::{Context, Result};
 use pfcswitch_core::config::WIRE_OVERHEAD;
@@ -13,7 +13,7 @@ use pfcswitch_core::workload::{Pattern, PlannedConnection};
 use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One switch queue at one time (seconds from the workload's start).
 #[derive(Clone, Debug, Serialize)]
@@ -180,6 +180,17 @@ impl FctStats {
             fct_p99_ms: quantile(values, 0.99),
             fct_max_ms: values.last().copied(),
         }
+    }
+
+    /// Min, quartiles and max, if any message finished.
+    fn box_stats(&self) -> Option<BoxStats> {
+        Some(BoxStats {
+            min: self.fct_min_ms?,
+            p25: self.fct_p25_ms?,
+            median: self.fct_p50_ms?,
+            p75: self.fct_p75_ms?,
+            max: self.fct_max_ms?,
+        })
     }
 }
 
@@ -630,6 +641,24 @@ fn print_storm_windows(record: &RunRecord, windows: &StormWindows) {
     }
     table.print();
     println!();
+}
+
+/// The FCTs of every group under every compared policy as a box plot (OFC's Fig. 4), written
+/// to `<stem>.svg` and `.png`.
+pub fn plot_comparison(scenario: &Scenario, outcomes: &[(String, Outcome)], stem: &Path) -> Result<[PathBuf; 2]> {
+    let categories: Vec<String> =
+        outcomes.first().map(|(_, o)| o.groups.iter().map(|g| g.group.clone()).collect()).unwrap_or_default();
+    let series: Vec<BoxSeries> = outcomes
+        .iter()
+        .map(|(label, outcome)| BoxSeries {
+            label: label.clone(),
+            boxes: outcome.groups.iter().map(|g| g.fct.box_stats()).collect(),
+        })
+        .collect();
+    let title = format!("{}: FCT per flow group", scenario.name);
+    let chart =
+        BoxChart { title: &title, x_label: "flows", y_label: "FCT (ms)", categories: &categories, series: &series };
+    plot::draw_boxes(&chart, stem)
 }
 
 /// One row per class, one column group per policy.

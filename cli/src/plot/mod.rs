@@ -20,6 +20,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+mod boxes;
+
+pub use boxes::{BoxChart, BoxSeries, BoxStats, draw_boxes};
+
 /// The font the PNG's text is drawn with (Debian's `fonts-dejavu-core`).
 pub const FONT_FILE: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 /// The title's font; optional: without it the PNG's title is drawn in [`FONT_FILE`].
@@ -69,13 +73,16 @@ pub struct Chart<'a> {
 /// The SVG is written first and does not need the font; the PNG fails with an error naming
 /// [`FONT_FILE`] and its package when the font is missing. `stem`'s directory is created if needed.
 pub fn draw(chart: &Chart, stem: &Path) -> Result<[PathBuf; 2]> {
+    write(&Figure::layout(chart), stem)
+}
+
+/// Renders `figure` as [`draw`] describes.
+fn write(figure: &Figure, stem: &Path) -> Result<[PathBuf; 2]> {
     let svg = with_suffix(stem, "svg");
     let png = with_suffix(stem, "png");
     if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let figure = Figure::layout(chart);
-
     {
         let root = SVGBackend::new(&svg, (WIDTH, HEIGHT)).into_drawing_area();
         figure.render(&root, Target::Svg).with_context(|| format!("cannot draw {}", svg.display()))?;
@@ -291,8 +298,10 @@ struct Axis {
     hi: f64,
     /// Labelled ticks, with a gridline.
     major: Vec<(f64, String)>,
-    /// Unlabelled short ticks, with a lighter gridline (log axes only).
+    /// Unlabelled short ticks, with a lighter gridline (log axes; category boundaries).
     minor: Vec<f64>,
+    /// Gridlines at the labelled ticks; not through the boxes of a category axis.
+    major_grid: bool,
 }
 
 impl Axis {
@@ -307,7 +316,7 @@ impl Axis {
     /// Ticks for an axis `length` px long; horizontal labels must not touch, stacked ones need a
     /// line and a half each.
     fn new(scale: Scale, (lo, hi): (f64, f64), length: f64, horizontal: bool) -> Axis {
-        let mut axis = Axis { scale, lo, hi, major: Vec::new(), minor: Vec::new() };
+        let mut axis = Axis { scale, lo, hi, major: Vec::new(), minor: Vec::new(), major_grid: true };
         let fits = |axis: &Axis, ticks: &[(f64, String)]| {
             ticks.windows(2).all(|pair| {
                 let gap = (axis.fraction(pair[1].0) - axis.fraction(pair[0].0)) * length;
@@ -493,27 +502,65 @@ struct Figure {
     empty: bool,
 }
 
+/// What [`Figure::arrange`] needs from a chart of any kind.
+struct Layout<'a> {
+    title: &'a str,
+    x_label: &'a str,
+    y_label: &'a str,
+    y_range: (f64, f64),
+    /// The x axis for a plot this many px wide.
+    x_axis: &'a dyn Fn(f64) -> Axis,
+    /// The lines to draw once the plot's place is known.
+    lines: &'a dyn Fn(&Figure) -> Vec<Line>,
+    /// (series, label) of each legend entry.
+    legend: Vec<(usize, &'a str)>,
+    corners: [Corner; 4],
+    empty: bool,
+}
+
 impl Figure {
     fn layout(chart: &Chart) -> Figure {
         let (data, x_scale) = prepare(chart);
-        let empty = data.iter().all(Vec::is_empty);
         let x_range = x_range(&data, x_scale);
-        let y_range = y_range(&data);
-        let (w, h) = (f64::from(WIDTH), f64::from(HEIGHT));
+        let cdf_like = chart.step
+            && chart.series.iter().all(|s| {
+                s.points.iter().all(|p| (0.0..=1.0).contains(&p.1)) && s.points.windows(2).all(|w| w[0].1 <= w[1].1)
+            });
+        Figure::arrange(Layout {
+            title: chart.title,
+            x_label: chart.x_label,
+            y_label: chart.y_label,
+            y_range: y_range(&data),
+            x_axis: &|length| Axis::new(x_scale, x_range, length, true),
+            lines: &|figure| figure.lines_for(&data),
+            legend: chart
+                .series
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !s.label.is_empty())
+                .map(|(i, s)| (i, &*s.label))
+                .collect(),
+            corners: corner_preference(cdf_like),
+            empty: data.iter().all(Vec::is_empty),
+        })
+    }
 
-        let title_em = fit_em(chart.title, TITLE_EM, w - 2.0 * MARGIN, true);
-        let top = if chart.title.is_empty() { MARGIN + 12.0 } else { MARGIN + (ASCENT + DESCENT) * title_em + 16.0 };
+    /// Places title, axes, plot and legend on the canvas.
+    fn arrange(layout: Layout) -> Figure {
+        let (w, h) = (f64::from(WIDTH), f64::from(HEIGHT));
+        let title_em = fit_em(layout.title, TITLE_EM, w - 2.0 * MARGIN, true);
+        let top = if layout.title.is_empty() { MARGIN + 12.0 } else { MARGIN + (ASCENT + DESCENT) * title_em + 16.0 };
         let bottom =
             h - MARGIN - (ASCENT + DESCENT) * LABEL_EM - 10.0 - (CAP_HEIGHT + DESCENT) * TICK_EM - TICK_GAP - TICK_LEN;
-        let y = Axis::new(Scale::Linear, y_range, bottom - top, false);
-        let y_label_em = fit_em(chart.y_label, LABEL_EM, bottom - top, false);
+        let y = Axis::new(Scale::Linear, layout.y_range, bottom - top, false);
+        let y_label_em = fit_em(layout.y_label, LABEL_EM, bottom - top, false);
         let widest = y.major.iter().map(|(_, l)| text_width(l, TICK_EM)).fold(0.0, f64::max);
         let left = MARGIN + (ASCENT + DESCENT) * y_label_em + 10.0 + widest + TICK_GAP + TICK_LEN;
 
         // The last x label may stick out right of the plot by half its width.
         let plot_for = |right_room: f64| -> (Rect, Axis) {
             let mut right = w - MARGIN - right_room.max(8.0);
-            let mut x = Axis::new(x_scale, x_range, right - left, true);
+            let mut x = (layout.x_axis)(right - left);
             for _ in 0..2 {
                 let overhang = x
                     .major
@@ -525,42 +572,37 @@ impl Figure {
                     break;
                 }
                 right = new_right;
-                x = Axis::new(x_scale, x_range, right - left, true);
+                x = (layout.x_axis)(right - left);
             }
             (Rect { left, top, right, bottom }, x)
         };
 
         let (plot, x) = plot_for(0.0);
-        let x_label_em = fit_em(chart.x_label, LABEL_EM, plot.width(), false);
+        let x_label_em = fit_em(layout.x_label, LABEL_EM, plot.width(), false);
         let mut figure = Figure {
-            title: chart.title.to_string(),
+            title: layout.title.to_string(),
             title_em,
-            x_label: chart.x_label.to_string(),
+            x_label: layout.x_label.to_string(),
             x_label_em,
-            y_label: chart.y_label.to_string(),
+            y_label: layout.y_label.to_string(),
             y_label_em,
             plot,
             x,
             y,
             lines: Vec::new(),
             legend: None,
-            empty,
+            empty: layout.empty,
         };
-        figure.lines = figure.lines_for(&data);
+        figure.lines = (layout.lines)(&figure);
 
-        let entries: Vec<(usize, &str)> =
-            chart.series.iter().enumerate().filter(|(_, s)| !s.label.is_empty()).map(|(i, s)| (i, &*s.label)).collect();
-        if entries.is_empty() {
+        if layout.legend.is_empty() {
             return figure;
         }
-        let (legend_w, legend_h, placed) = legend_shape(&entries, plot.height() - 2.0 * LEGEND_INSET);
+        let (legend_w, legend_h, placed) = legend_shape(&layout.legend, plot.height() - 2.0 * LEGEND_INSET);
         let fits_inside =
             legend_w <= plot.width() - 2.0 * LEGEND_INSET && legend_h <= plot.height() - 2.0 * LEGEND_INSET;
-        let cdf_like = chart.step
-            && chart.series.iter().all(|s| {
-                s.points.iter().all(|p| (0.0..=1.0).contains(&p.1)) && s.points.windows(2).all(|w| w[0].1 <= w[1].1)
-            });
-        let best = corner_preference(cdf_like)
+        let best = layout
+            .corners
             .into_iter()
             .filter(|_| fits_inside)
             .map(|corner| {
@@ -584,8 +626,8 @@ impl Figure {
                 let (plot, x) = plot_for(legend_w + gap);
                 figure.plot = plot;
                 figure.x = x;
-                figure.x_label_em = fit_em(chart.x_label, LABEL_EM, plot.width(), false);
-                figure.lines = figure.lines_for(&data);
+                figure.x_label_em = fit_em(layout.x_label, LABEL_EM, plot.width(), false);
+                figure.lines = (layout.lines)(&figure);
                 let left = plot.right + gap;
                 legend_at(Rect { left, top: plot.top, right: left + legend_w, bottom: plot.top + legend_h }, 1.0)
             }
@@ -965,7 +1007,7 @@ impl Figure {
         for &v in &self.y.minor {
             horizontal(v, MINOR_GRID)?;
         }
-        for (v, _) in &self.x.major {
+        for (v, _) in self.x.major.iter().filter(|_| self.x.major_grid) {
             vertical(*v, GRID)?;
         }
         for (v, _) in &self.y.major {
@@ -1158,7 +1200,7 @@ mod tests {
         (be(&bytes[16..20]), be(&bytes[20..24]))
     }
 
-    fn check_outputs(paths: &[PathBuf; 2], texts: &[&str]) -> String {
+    pub(super) fn check_outputs(paths: &[PathBuf; 2], texts: &[&str]) -> String {
         let [svg, png] = paths;
         assert_eq!(svg.extension().unwrap(), "svg");
         assert_eq!(png.extension().unwrap(), "png");
