@@ -227,8 +227,16 @@ fn ofc_keeps_uncongested_flows_going_where_pfc_spreads_congestion() {
         let max = |r: &Value| entry(r, "groups", "group", group)["fct_max_ms"].as_f64().unwrap();
         assert!(max(&ofc) < max(&pfc), "{group}: max FCT {} under ofc, {} under pfc", max(&ofc), max(&pfc));
     }
+    let path = |r: &Value, key: &str| entry(r, "classes", "class", "F0-uncongested")["path"][key].clone();
+    assert_eq!(path(&ofc, "ports"), path(&pfc, "ports"), "F0 takes the same path under both");
+    assert!(path(&pfc, "paused_ms").as_f64().unwrap() > 10.0, "pfc pauses F0's path: {}", path(&pfc, "paused_ms"));
+    assert_eq!(path(&ofc, "paused_ms").as_f64(), Some(0.0), "ofc never pauses an egress queue on F0's path");
     let queue = |r: &Value| r["summary"]["average_queue_bytes"].as_f64().unwrap();
     assert!(queue(&ofc) < queue(&pfc));
+    for group in ["all", "uncongested", "congested"] {
+        let queue = |r: &Value| entry(r, "groups", "group", group)["path"]["average_queue_bytes"].as_f64().unwrap();
+        assert!(queue(&ofc) < queue(&pfc), "{group}: path queue {} under ofc, {} under pfc", queue(&ofc), queue(&pfc));
+    }
     assert_eq!(ofc["summary"]["lossless_drops"], 0);
 
     let (pfc, ofc) = (simulate("ofc-incast-8", "pfc"), simulate("ofc-incast-8", "ofc"));

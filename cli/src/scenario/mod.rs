@@ -5,6 +5,7 @@
 //! starts an endpoint in every host, samples the switches' queues, tears everything down
 //! (also on error or Ctrl-C) and writes `results.json`, a table and plots.
 
+mod paths;
 mod report;
 mod runner;
 mod simulate;

@@ -1,6 +1,7 @@
 //! What a run measured: `results.json`, the summary table, and the plots.
 
 use super::Scenario;
+use super::paths::{PathSummary, Paths, Queue};
 use crate::endpoint::{EndpointResult, ReceiverResult, SenderResult};
 use crate::plot::{self, BoxChart, BoxSeries, BoxStats, Chart, Scale, Series};
 use crate::table::Table;
@@ -12,7 +13,7 @@ use pfcswitch_core::time::Instant;
 use pfcswitch_core::workload::{Pattern, PlannedConnection};
 use serde::Serialize;
 use serde_json::json;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// One switch queue at one time (seconds from the workload's start).
@@ -140,6 +141,8 @@ pub struct RunRecord<'a> {
     pub pfcwd: &'a str,
     pub seed: u64,
     pub hosts: &'a [String],
+    /// The topology's links, as `topology.sh describe` lists them.
+    pub links: &'a [String],
     pub connections: &'a [PlannedConnection],
     pub storms: &'a [StormRun],
     pub epoch: Instant,
@@ -213,6 +216,8 @@ pub struct ClassSummary {
     /// much PFC (or OFC obeyed as PFC) held the class back at its source.
     pub senders_paused_ms: f64,
     pub group: Option<String>,
+    /// The egress queues its flows crossed.
+    pub path: PathSummary,
 }
 
 /// FCTs over several classes (OFC's Table I: all, uncongested and congested flows).
@@ -221,10 +226,14 @@ pub struct GroupSummary {
     pub group: String,
     #[serde(flatten)]
     pub fct: FctStats,
+    /// The egress queues its flows crossed (OFC's Fig. 5: the average queue of the ports
+    /// through which all, uncongested and congested flows traverse).
+    pub path: PathSummary,
 }
 
 /// "all", then each group the classes name, in order of first appearance.
-fn groups(scenario: &Scenario, fcts: &[(Vec<f64>, usize)]) -> Vec<GroupSummary> {
+fn groups(record: &RunRecord, fcts: &[(Vec<f64>, usize)], paths: &[(BTreeSet<Queue>, usize)]) -> Vec<GroupSummary> {
+    let scenario = record.scenario;
     let mut names = vec!["all".to_string()];
     for class in &scenario.classes {
         if let Some(group) = class.group.as_ref().filter(|g| !names.contains(g)) {
@@ -238,7 +247,13 @@ fn groups(scenario: &Scenario, fcts: &[(Vec<f64>, usize)]) -> Vec<GroupSummary> 
             let chosen = (0..fcts.len()).filter(|&c| member(c));
             let mut values: Vec<f64> = chosen.clone().flat_map(|c| fcts[c].0.iter().copied()).collect();
             values.sort_by(f64::total_cmp);
-            GroupSummary { group: name.clone(), fct: FctStats::of(&values, chosen.map(|c| fcts[c].1).sum()) }
+            let queues: BTreeSet<Queue> = chosen.clone().flat_map(|c| paths[c].0.iter().cloned()).collect();
+            let unknown = chosen.clone().map(|c| paths[c].1).sum();
+            GroupSummary {
+                group: name.clone(),
+                fct: FctStats::of(&values, chosen.map(|c| fcts[c].1).sum()),
+                path: PathSummary::of(&queues, unknown, record.samples, record.snapshots),
+            }
         })
         .collect()
 }
@@ -343,7 +358,26 @@ fn fcts(record: &RunRecord) -> Vec<(Vec<f64>, usize)> {
     per_class
 }
 
-fn summaries(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)]) -> Vec<ClassSummary> {
+/// Per class, the egress queues its flows crossed and how many flows' paths are unknown.
+fn class_paths(record: &RunRecord) -> Vec<(BTreeSet<Queue>, usize)> {
+    let paths = Paths::new(record.links, record.snapshots);
+    let mut per_class = vec![(BTreeSet::new(), 0); record.scenario.classes.len()];
+    for c in record.connections {
+        let (queues, unknown) = &mut per_class[c.class];
+        match paths.hops(&record.hosts[c.sender], &record.hosts[c.receiver]) {
+            Some(hops) => queues.extend(hops.into_iter().map(|(switch, port)| (switch, port, c.priority))),
+            None => *unknown += 1,
+        }
+    }
+    per_class
+}
+
+fn summaries(
+    record: &RunRecord,
+    flows: &[Flow],
+    fcts: &[(Vec<f64>, usize)],
+    paths: &[(BTreeSet<Queue>, usize)],
+) -> Vec<ClassSummary> {
     fcts.iter()
         .zip(&record.scenario.classes)
         .enumerate()
@@ -371,6 +405,7 @@ fn summaries(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)]) -> 
                     senders.iter().map(|&h| record.endpoints[h].paused_seconds[p] * 1e3).sum()
                 },
                 group: class.group.clone(),
+                path: PathSummary::of(&paths[c].0, paths[c].1, record.samples, record.snapshots),
             }
         })
         .collect()
@@ -493,7 +528,8 @@ fn plots(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)], out: &P
 pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     let flows = flows(record);
     let fcts = fcts(record);
-    let classes = summaries(record, &flows, &fcts);
+    let paths = class_paths(record);
+    let classes = summaries(record, &flows, &fcts, &paths);
     let scenario = record.scenario;
     println!(
         "scenario {} ({}), policy {}, pfcwd {}, seed {}: {} hosts at {}, workload {:.2} s, finished after {:.3} s{}",
@@ -575,7 +611,7 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         out_of_order_at_receivers,
         storm_frames: record.storms.iter().map(|s| s.frames).sum(),
         storm,
-        groups: groups(scenario, &fcts),
+        groups: groups(record, &fcts, &paths),
         average_queue_bytes: average_queue_bytes(record.samples),
         ofc_table_bytes: (record.policy == "ofc").then(|| ofc_table_bytes(record.samples)),
     };
@@ -717,6 +753,15 @@ pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Out
             let mut row = vec![format!("FCT p99 / max: {}", group.group)];
             row.extend(outcomes.iter().map(|(_, o)| {
                 o.groups.get(g).map_or("-".into(), |x| format!("{} / {}", ms(x.fct.fct_p99_ms), ms(x.fct.fct_max_ms)))
+            }));
+            table.row(row);
+        }
+        for (g, group) in first.groups.iter().enumerate() {
+            let mut row = vec![format!("path queue avg (B) / paused (ms): {}", group.group)];
+            row.extend(outcomes.iter().map(|(_, o)| {
+                o.groups
+                    .get(g)
+                    .map_or("-".into(), |x| format!("{:.0} / {:.1}", x.path.average_queue_bytes, x.path.paused_ms))
             }));
             table.row(row);
         }

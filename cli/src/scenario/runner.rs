@@ -373,7 +373,7 @@ fn storm_frames(storms: &mut Children) -> Result<Vec<u64>> {
 
 pub fn run(args: &RunArgs) -> Result<Outcome> {
     let Prepared { scenario, policy, pfcwd, out, topology, storms: resolved, .. } = prepare(args, "")?;
-    let TopologyDescription { switches, hosts, .. } = topology;
+    let TopologyDescription { switches, hosts, links } = topology;
     catch_interrupts();
     eprintln!(
         "scenario {} ({}), policy {}, pfcwd {pfcwd}, seed {}: {} switches, {} hosts, {} at {}",
@@ -496,6 +496,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         pfcwd,
         seed: args.seed,
         hosts: &hosts,
+        links: &links,
         connections: &connections,
         storms: &storms,
         epoch,

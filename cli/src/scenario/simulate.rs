@@ -115,6 +115,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         pfcwd,
         seed: args.seed,
         hosts: &hosts,
+        links: &links,
         connections: &connections,
         storms: &StormRun::of(&scenario, &storm_frames),
         epoch: EPOCH,
