@@ -83,6 +83,26 @@ topology_dumbbell() {
 sw2:p2-h6 sw2:p3-h7 sw2:p4-h8 sw2:p5-h9 sw2:p6-h10 sw2:p7-h11"
 }
 
+# The OFC paper's incast dumbbell at its own scale (§IV-A): two rack switches with 32
+# servers each, joined by sw1:p33-sw2:p33; h1-h32 on sw1, h33-h64 on sw2. 66 namespaces and
+# 40 Gbit/s are beyond two cores: the scenarios on it run in the simulator (`--sim`).
+topology_dumbbell_32() {
+  SWITCHES="sw1 sw2"
+  HOSTS=""
+  LINKS=""
+  local n
+  for n in $(seq 1 32); do
+    HOSTS+="h$n "
+    LINKS+="sw1:p$n-h$n "
+  done
+  for n in $(seq 1 32); do
+    HOSTS+="h$((n + 32)) "
+    LINKS+="sw2:p$n-h$((n + 32)) "
+  done
+  HOSTS=${HOSTS% }
+  LINKS+="sw1:p33-sw2:p33"
+}
+
 select_topology() {
   case "$1" in
     star3) topology_star3; DEFAULT_CONFIGS="$repo/configs/default.toml" ;;
@@ -91,7 +111,8 @@ select_topology() {
     leaf-spine) topology_leaf_spine; DEFAULT_CONFIGS="$repo/configs/leaf-spine" ;;
     leaf-spine-4) topology_leaf_spine_4; DEFAULT_CONFIGS="$repo/configs/leaf-spine-4" ;;
     dumbbell) topology_dumbbell; DEFAULT_CONFIGS="$repo/configs/dumbbell" ;;
-    *) echo "topology.sh: unknown topology '$1' (known: star3, star8, ofc-fig1, leaf-spine, leaf-spine-4, dumbbell)" >&2; exit 2 ;;
+    dumbbell-32) topology_dumbbell_32; DEFAULT_CONFIGS="$repo/configs/dumbbell-32" ;;
+    *) echo "topology.sh: unknown topology '$1' (known: star3, star8, ofc-fig1, leaf-spine, leaf-spine-4, dumbbell, dumbbell-32)" >&2; exit 2 ;;
   esac
 }
 
@@ -180,7 +201,7 @@ down() {
 
 [ $# -ge 1 ] || usage
 command=$1; shift
-[ "$command" = list ] && { echo "star3 star8 ofc-fig1 leaf-spine leaf-spine-4 dumbbell"; exit 0; }
+[ "$command" = list ] && { echo "star3 star8 ofc-fig1 leaf-spine leaf-spine-4 dumbbell dumbbell-32"; exit 0; }
 [ $# -ge 1 ] || usage
 select_topology "$1"; shift
 # For programs that drive a topology (pfcswitch scenario run): its nodes, one kind per line.

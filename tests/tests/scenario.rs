@@ -245,3 +245,33 @@ fn ofc_keeps_uncongested_flows_going_where_pfc_spreads_congestion() {
     let tables = ofc["summary"]["ofc_table_bytes"].as_array().unwrap();
     assert!(tables.iter().any(|b| b.as_f64().unwrap() > 0.0), "Table II: the tables held flows");
 }
+
+/// Fig. 4 and 5 at the paper's scale (2 × 32 servers, 40 Gbit/s, 20 ns cables), 10:1.
+#[test]
+fn ofc_shortens_uncongested_flows_and_queues_at_the_papers_scale() {
+    let _serial = serial();
+    let simulate = |policy: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        pfcswitch_scenario(&["simulate", "ofc-incast-32-10", "--policy", policy], dir.path());
+        results(dir.path())
+    };
+    let (pfc, ofc) = (simulate("pfc"), simulate("ofc"));
+    let group = |r: &Value, name: &str| entry(r, "groups", "group", name).clone();
+    let uncongested = |r: &Value, key: &str| group(r, "uncongested")[key].as_f64().unwrap();
+    assert!(uncongested(&pfc, "messages") > 1000.0, "thousands of flows, as §IV-A");
+    for key in ["fct_p99_ms", "fct_max_ms"] {
+        assert!(
+            uncongested(&ofc, key) < uncongested(&pfc, key),
+            "uncongested {key}: {} under ofc, {} under pfc",
+            uncongested(&ofc, key),
+            uncongested(&pfc, key)
+        );
+    }
+    for name in ["all", "uncongested", "congested"] {
+        let queue = |r: &Value| group(r, name)["path"]["average_queue_bytes"].as_f64().unwrap();
+        assert!(queue(&ofc) < queue(&pfc), "{name}: path queue {} under ofc, {} under pfc", queue(&ofc), queue(&pfc));
+        assert_eq!(group(&ofc, name)["path"]["unknown_paths"], 0, "every flow's path was learnt");
+    }
+    assert_eq!(pfc["summary"]["lossless_drops"], 0);
+    assert_eq!(ofc["summary"]["lossless_drops"], 0);
+}

@@ -104,6 +104,9 @@ pub struct Scenario {
     /// Period of the queue-depth samples.
     #[serde(with = "duration", default = "default_sample")]
     pub sample: Duration,
+    /// One-way delay of every cable in the simulator (default 1 µs); namespaces have veths.
+    #[serde(with = "duration", default = "default_cable")]
+    pub cable: Duration,
     #[serde(default)]
     pub transport: TransportSpec,
     /// Merged into every switch's config (e.g. `pfc = { xoff = "100KB" }`); every port's
@@ -131,6 +134,10 @@ fn default_mtu() -> u32 {
 
 fn default_drain() -> Duration {
     Duration::from_secs(20)
+}
+
+fn default_cable() -> Duration {
+    Duration::from_micros(1)
 }
 
 fn default_sample() -> Duration {

@@ -1,7 +1,7 @@
 //! `pfcswitch scenario simulate`: the same scenario, seed and switch configs in the core's
 //! virtual-time harness instead of namespaces. Every decision is the same `Switch` and
 //! `Transport` code the AF_XDP datapath and endpoints run; only time and wires are simulated
-//! (1 µs cables, exact line rate, no scheduling delays). The plan (every message and its
+//! (the scenario's `cable` delay, 1 µs by default; exact line rate; no scheduling delays). The plan (every message and its
 //! start) is the real run's for the same seed, so the two can be compared directly.
 
 use super::RunArgs;
@@ -16,9 +16,7 @@ use pfcswitch_core::sim::{Endpoint, Network, SimHost};
 use pfcswitch_core::switch::Switch;
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::workload;
-use std::time::Duration;
 
-const CABLE: Duration = Duration::from_micros(1);
 /// Hosts announce themselves at 0; the workload starts once every switch has learned them.
 const EPOCH: Instant = Instant::from_nanos(10_000_000);
 
@@ -68,7 +66,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
             Some(h) => Endpoint::host(h),
             None => switch_port(b, &switches, &configs)?,
         };
-        net.connect(a, b, scenario.speed, CABLE);
+        net.connect(a, b, scenario.speed, scenario.cable);
     }
     let connections = workload::plan(&scenario.classes, &hosts, args.seed, EPOCH, scenario.duration)?;
     for c in &connections {
