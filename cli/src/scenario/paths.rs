@@ -15,6 +15,31 @@ use std::collections::{BTreeSet, HashMap};
 /// One egress queue: (switch, port, priority).
 pub type Queue = (String, String, u8);
 
+/// The egress queues some flows crossed, and how many of them took a path no one knows (a
+/// switch on the way still flooded their destination).
+#[derive(Clone, Debug, Default)]
+pub struct Crossed {
+    pub queues: BTreeSet<Queue>,
+    pub unknown: usize,
+}
+
+impl Crossed {
+    pub fn add(&mut self, hops: Option<Vec<(String, String)>>, priority: u8) {
+        match hops {
+            Some(hops) => self.queues.extend(hops.into_iter().map(|(switch, port)| (switch, port, priority))),
+            None => self.unknown += 1,
+        }
+    }
+
+    pub fn union<'a>(all: impl Iterator<Item = &'a Crossed>) -> Crossed {
+        all.fold(Crossed::default(), |mut sum, c| {
+            sum.queues.extend(c.queues.iter().cloned());
+            sum.unknown += c.unknown;
+            sum
+        })
+    }
+}
+
 /// A topology's wiring and its switches' forwarding tables.
 pub struct Paths {
     /// `(switch, port)` → what its cable reaches: a host, or another switch.
@@ -97,14 +122,10 @@ pub struct PathSummary {
 }
 
 impl PathSummary {
-    pub fn of(
-        queues: &BTreeSet<Queue>,
-        unknown_paths: usize,
-        samples: &[QueueSample],
-        snapshots: &[(String, Snapshot)],
-    ) -> PathSummary {
-        let on_path =
-            |switch: &str, port: &str, priority: u8| queues.contains(&(switch.to_string(), port.to_string(), priority));
+    pub fn of(crossed: &Crossed, samples: &[QueueSample], snapshots: &[(String, Snapshot)]) -> PathSummary {
+        let on_path = |switch: &str, port: &str, priority: u8| {
+            crossed.queues.contains(&(switch.to_string(), port.to_string(), priority))
+        };
         let sampled: Vec<f64> =
             samples.iter().filter(|s| on_path(&s.switch, &s.port, s.priority)).map(|s| s.egress_bytes as f64).collect();
         let paused_seconds: f64 = (snapshots.iter())
@@ -114,8 +135,14 @@ impl PathSummary {
             .map(|(_, _, p)| p.paused_seconds)
             .sum();
         PathSummary {
-            ports: queues.iter().map(|(s, p, _)| format!("{s}:{p}")).collect::<BTreeSet<_>>().into_iter().collect(),
-            unknown_paths,
+            ports: crossed
+                .queues
+                .iter()
+                .map(|(s, p, _)| format!("{s}:{p}"))
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            unknown_paths: crossed.unknown,
             average_queue_bytes: if sampled.is_empty() {
                 0.0
             } else {

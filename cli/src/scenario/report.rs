@@ -1,7 +1,7 @@
 //! What a run measured: `results.json`, the summary table, and the plots.
 
 use super::Scenario;
-use super::paths::{PathSummary, Paths, Queue};
+use super::paths::{Crossed, PathSummary, Paths};
 use crate::endpoint::{EndpointResult, ReceiverResult, SenderResult};
 use crate::plot::{self, BoxChart, BoxSeries, BoxStats, Chart, Scale, Series};
 use crate::table::Table;
@@ -13,7 +13,7 @@ use pfcswitch_core::time::Instant;
 use pfcswitch_core::workload::{Pattern, PlannedConnection};
 use serde::Serialize;
 use serde_json::json;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// One switch queue at one time (seconds from the workload's start).
@@ -232,7 +232,7 @@ pub struct GroupSummary {
 }
 
 /// "all", then each group the classes name, in order of first appearance.
-fn groups(record: &RunRecord, fcts: &[(Vec<f64>, usize)], paths: &[(BTreeSet<Queue>, usize)]) -> Vec<GroupSummary> {
+fn groups(record: &RunRecord, fcts: &[(Vec<f64>, usize)], paths: &[Crossed]) -> Vec<GroupSummary> {
     let scenario = record.scenario;
     let mut names = vec!["all".to_string()];
     for class in &scenario.classes {
@@ -247,12 +247,11 @@ fn groups(record: &RunRecord, fcts: &[(Vec<f64>, usize)], paths: &[(BTreeSet<Que
             let chosen = (0..fcts.len()).filter(|&c| member(c));
             let mut values: Vec<f64> = chosen.clone().flat_map(|c| fcts[c].0.iter().copied()).collect();
             values.sort_by(f64::total_cmp);
-            let queues: BTreeSet<Queue> = chosen.clone().flat_map(|c| paths[c].0.iter().cloned()).collect();
-            let unknown = chosen.clone().map(|c| paths[c].1).sum();
+            let crossed = Crossed::union(chosen.clone().map(|c| &paths[c]));
             GroupSummary {
                 group: name.clone(),
                 fct: FctStats::of(&values, chosen.map(|c| fcts[c].1).sum()),
-                path: PathSummary::of(&queues, unknown, record.samples, record.snapshots),
+                path: PathSummary::of(&crossed, record.samples, record.snapshots),
             }
         })
         .collect()
@@ -358,26 +357,17 @@ fn fcts(record: &RunRecord) -> Vec<(Vec<f64>, usize)> {
     per_class
 }
 
-/// Per class, the egress queues its flows crossed and how many flows' paths are unknown.
-fn class_paths(record: &RunRecord) -> Vec<(BTreeSet<Queue>, usize)> {
+/// Per class, the egress queues its flows crossed.
+fn class_paths(record: &RunRecord) -> Vec<Crossed> {
     let paths = Paths::new(record.links, record.snapshots);
-    let mut per_class = vec![(BTreeSet::new(), 0); record.scenario.classes.len()];
+    let mut per_class = vec![Crossed::default(); record.scenario.classes.len()];
     for c in record.connections {
-        let (queues, unknown) = &mut per_class[c.class];
-        match paths.hops(&record.hosts[c.sender], &record.hosts[c.receiver]) {
-            Some(hops) => queues.extend(hops.into_iter().map(|(switch, port)| (switch, port, c.priority))),
-            None => *unknown += 1,
-        }
+        per_class[c.class].add(paths.hops(&record.hosts[c.sender], &record.hosts[c.receiver]), c.priority);
     }
     per_class
 }
 
-fn summaries(
-    record: &RunRecord,
-    flows: &[Flow],
-    fcts: &[(Vec<f64>, usize)],
-    paths: &[(BTreeSet<Queue>, usize)],
-) -> Vec<ClassSummary> {
+fn summaries(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)], paths: &[Crossed]) -> Vec<ClassSummary> {
     fcts.iter()
         .zip(&record.scenario.classes)
         .enumerate()
@@ -405,7 +395,7 @@ fn summaries(
                     senders.iter().map(|&h| record.endpoints[h].paused_seconds[p] * 1e3).sum()
                 },
                 group: class.group.clone(),
-                path: PathSummary::of(&paths[c].0, paths[c].1, record.samples, record.snapshots),
+                path: PathSummary::of(&paths[c], record.samples, record.snapshots),
             }
         })
         .collect()
