@@ -1,12 +1,14 @@
 //! Per-frame cost of the switch core: receive → classify → learn/forward → ingress
 //! accounting and policy → egress queue → schedule → shape → transmit, 8 ports × 8
-//! priorities, with and without PFC. Run: `cargo bench -p pfcswitch-core --bench switch`.
+//! priorities, with and without PFC, and with QCN's congestion points beside PFC.
+//! Run: `cargo bench -p pfcswitch-core --bench switch`.
 
 #[path = "../tests/common/workload.rs"]
 mod workload;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pfcswitch_core::config::PolicyKind;
+use pfcswitch_core::qcn::{Placement, Sampling};
 use workload::{BURST, Workload};
 
 fn per_frame(c: &mut Criterion) {
@@ -19,8 +21,17 @@ fn per_frame(c: &mut Criterion) {
         ("ofc", PolicyKind::Ofc),
         ("none", PolicyKind::None),
     ] {
-        let mut workload = Workload::new(policy);
+        let mut workload = Workload::with_qcn(policy, None);
         group.bench_function(format!("rx_to_tx_burst64_{name}"), |b| b.iter(|| workload.burst()));
+    }
+    for (name, qcn) in [
+        ("output-arrival", (Placement::Output, Sampling::Arrival)),
+        ("input-arrival", (Placement::Input, Sampling::Arrival)),
+        ("input-occupancy-deterministic", (Placement::Input, Sampling::OccupancyDeterministic)),
+        ("input-occupancy-random", (Placement::Input, Sampling::OccupancyRandom)),
+    ] {
+        let mut workload = Workload::with_qcn(PolicyKind::Pfc, Some(qcn));
+        group.bench_function(format!("rx_to_tx_burst64_pfc_qcn_{name}"), |b| b.iter(|| workload.burst()));
     }
     group.finish();
 }

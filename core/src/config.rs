@@ -5,6 +5,7 @@
 //! the first error with the key it concerns (`pfc.xon`, `port[2].speed`), plus warnings
 //! that do not stop the switch but that a user must see (a headroom below the PFC bound).
 
+use crate::qcn::QcnConfig;
 use crate::units::{self, BitRate, ByteSize, PacketRate};
 use crate::wire::{EthernetAddress, Pcp};
 use serde::{Deserialize, Serialize};
@@ -49,6 +50,9 @@ pub struct SwitchConfig {
     pub fdb: FdbConfig,
     #[serde(default)]
     pub pfcwd: PfcwdConfig,
+    /// QCN congestion points, beside the pause policy.
+    #[serde(default)]
+    pub qcn: QcnConfig,
 }
 
 /// `[switch]`: identity and the daemon's endpoints (the core only reads `name`).
@@ -470,6 +474,7 @@ impl SwitchConfig {
             policy: PolicyConfig::default(),
             fdb: FdbConfig::default(),
             pfcwd: PfcwdConfig::default(),
+            qcn: QcnConfig::default(),
         }
     }
 
@@ -493,6 +498,7 @@ impl SwitchConfig {
             return Err(error("fdb.aging", "must be greater than zero"));
         }
         self.validate_pfcwd()?;
+        self.qcn.validate()?;
         Ok(warnings)
     }
 

@@ -20,6 +20,8 @@ use crate::fdb::{DEFAULT_FDB_CAPACITY, Fdb, FdbEntry};
 use crate::pause::PeerPause;
 use crate::pfcwd::{PfcwdEvent, Watchdog};
 use crate::policy::{Arrival, EgressEvent, OfcFrame, PolicyActions, PolicyEngine, XoffTransmitter, ofc_thresholds};
+use crate::qcn::culprit::Culprit;
+use crate::qcn::{CnmFrame, Placement, Qcn, cpid};
 use crate::sched::{Scheduler, Shaper};
 use crate::time::Instant;
 use crate::units::BitRate;
@@ -44,14 +46,33 @@ pub enum RxVerdict {
 pub enum Tx {
     /// A held frame. `last`: no other copy remains, the buffer is free once sent.
     Data { handle: u64, len: u32, last: bool },
-    /// A frame the switch generated (PFC, OFC); [`Switch::emit_control`] writes it.
+    /// A frame the switch generated (PFC, OFC, CNM); [`Switch::emit_control`] writes it.
     Control(ControlFrame),
 }
 
-/// A MAC control frame to send, as values; no buffer is involved until the caller emits it
-/// with [`Switch::emit_control`].
+/// A frame the switch makes, as values; no buffer is involved until the caller emits it
+/// with [`Switch::emit_control`]. Both kinds leave before queued data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ControlFrame {
+pub enum ControlFrame {
+    Pause(PauseFrame),
+    /// A QCN congestion notification.
+    Cnm(CnmFrame),
+}
+
+impl ControlFrame {
+    /// Bytes on the wire (FCS excluded): 60, or more for an OFC frame with many flows or a
+    /// CNM with a long encapsulated MSDU.
+    pub fn wire_len(&self) -> usize {
+        match self {
+            ControlFrame::Pause(frame) => frame.wire_len(),
+            ControlFrame::Cnm(cnm) => cnm.wire_len(),
+        }
+    }
+}
+
+/// A PFC frame, or an OFC PAUSE/RESUME.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PauseFrame {
     pub src: EthernetAddress,
     pub dst: EthernetAddress,
     /// The PFC fields (of an OFC frame too).
@@ -61,9 +82,8 @@ pub struct ControlFrame {
     pub ofc: Option<OfcFrame>,
 }
 
-impl ControlFrame {
-    /// Bytes on the wire (FCS excluded): 60, or more for an OFC frame with many flows.
-    pub fn wire_len(&self) -> usize {
+impl PauseFrame {
+    fn wire_len(&self) -> usize {
         self.ofc.map_or(wire::MIN_FRAME_LEN, |frame| wire::ofc_frame_len(frame.entries()))
     }
 }
@@ -129,6 +149,8 @@ pub struct Switch {
     pfcwd: Watchdog,
     /// The watchdog's decisions of one timeout, carried out right after (sized once).
     pfcwd_events: Vec<PfcwdEvent>,
+    /// QCN's congestion points, when `[qcn]` monitors a priority.
+    qcn: Option<Qcn>,
 }
 
 /// A locally administered MAC for port `index` of the switch named `name`.
@@ -192,6 +214,7 @@ impl Switch {
             lossy_frame_limit: config.lossy_frame_limit(),
             pfcwd: Watchdog::new(ports.len(), config.lossless_mask(), &config.pfcwd),
             pfcwd_events: Vec::with_capacity(ports.len() * 8),
+            qcn: Qcn::new(&config.qcn, ports.len(), frames),
             ports,
         };
         Ok((switch, warnings))
@@ -286,6 +309,10 @@ impl Switch {
                     );
                 }
             }
+        }
+        if new.qcn != old.qcn {
+            // Fresh CPs and culprit records: frames held now are never blamed (see `Qcn`).
+            self.qcn = Qcn::new(&new.qcn, self.ports.len(), self.frames);
         }
         self.pipeline.interval = new.pipeline.rate.map(|rate| rate.interval());
         self.pipeline.egress_full = egress_full;
@@ -398,6 +425,9 @@ impl Switch {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         };
         self.lossless_held += u32::from(lossless);
+        if let Some(qcn) = self.qcn.as_mut().filter(|qcn| qcn.monitors(priority)) {
+            qcn.remember(index, Culprit::of(&view, priority));
+        }
         let bytes = self.buffers.add_ingress(port, p, len);
         self.policy.on_ingress(port, priority, bytes, &mut PolicyActions::new(now, &mut self.xoff));
         if lossless {
@@ -405,6 +435,7 @@ impl Switch {
         }
         self.pipeline.fifos[port].push_back(index);
         self.pipeline.waiting += 1;
+        self.qcn_arrival(now, Placement::Input, (port, priority), len, bytes, index);
         self.run_pipeline(now);
         RxVerdict::Accepted
     }
@@ -552,6 +583,29 @@ impl Switch {
     }
 
     /// Tells the watchdog whether egress queue (port, p) is stuck: frames held, peer pausing.
+    /// QCN: a frame of `len` bytes (arena `index`) entered the queue the CP of (port,
+    /// priority) at `placement` watches, which now holds `q` bytes. A congested sample
+    /// queues a CNM to the culprit the sampling picks.
+    fn qcn_arrival(&mut self, now: Instant, placement: Placement, at: (usize, Pcp), len: u32, q: u64, index: u32) {
+        let Some(qcn) = &mut self.qcn else { return };
+        let (port, priority) = at;
+        if qcn.placement() != placement || !qcn.monitors(priority) {
+            return;
+        }
+        let Some(feedback) = qcn.arrival(port, priority, len, q) else { return };
+        let (buffers, arena, fifos, ports) = (&self.buffers, &self.arena, &self.pipeline.fifos, self.ports.len());
+        let held = || monitored(buffers, arena, fifos, placement, ports, at);
+        let Some(culprit) = qcn.pick(port, priority, index, held) else { return };
+        let out = match placement {
+            Placement::Input => port,
+            Placement::Output => {
+                self.fdb.lookup(now, qcn.culprit(culprit).src).unwrap_or(usize::from(arena.get(culprit).ingress))
+            }
+        };
+        let mac = self.ports[port].mac;
+        qcn.notify(at, out, mac, cpid(mac, priority, placement), feedback, culprit);
+    }
+
     fn watch_queue(&mut self, now: Instant, port: usize, p: usize) {
         let stuck = self.is_stuck(now, port, p);
         self.pfcwd.queue_state(now, port, p, stuck);
@@ -613,6 +667,14 @@ impl Switch {
             }
             let queue_bytes = self.buffers.enqueue(egress, p, index, len);
             copies += 1;
+            self.qcn_arrival(
+                now,
+                Placement::Output,
+                (egress, Pcp::from_low_bits(frame.priority)),
+                len,
+                queue_bytes,
+                index,
+            );
             let event = EgressEvent {
                 ingress: usize::from(frame.ingress),
                 egress,
@@ -653,7 +715,7 @@ impl Switch {
         }
         if let Some(control) = self.poll_control(now, port) {
             self.ports[port].shaper.send(now, control.wire_len());
-            if let MacControlRepr::Pfc(pfc) = control.repr {
+            if let ControlFrame::Pause(PauseFrame { repr: MacControlRepr::Pfc(pfc), .. }) = control {
                 for (class, _) in pfc.classes() {
                     self.counters[port].priority[class.index()].pfc_tx += 1;
                 }
@@ -679,10 +741,18 @@ impl Switch {
         Some(Tx::Data { handle: frame.handle, len: frame.len, last })
     }
 
-    /// The PFC frame the transmitter has for `port`, or under OFC the next OFC frame.
+    /// The next frame the switch makes for `port`: pause frames first, then CNMs.
     fn poll_control(&mut self, now: Instant, port: usize) -> Option<ControlFrame> {
+        if let Some(pause) = self.poll_pause(now, port) {
+            return Some(ControlFrame::Pause(pause));
+        }
+        self.qcn.as_mut()?.poll_cnm(port).map(ControlFrame::Cnm)
+    }
+
+    /// The PFC frame the transmitter has for `port`, or under OFC the next OFC frame.
+    fn poll_pause(&mut self, now: Instant, port: usize) -> Option<PauseFrame> {
         let src = self.ports[port].mac;
-        let plain = |pfc| ControlFrame { src, dst: PAUSE_MULTICAST, repr: MacControlRepr::Pfc(pfc), ofc: None };
+        let plain = |pfc| PauseFrame { src, dst: PAUSE_MULTICAST, repr: MacControlRepr::Pfc(pfc), ofc: None };
         let PolicyEngine::Ofc(ofc) = &mut self.policy else {
             return self.xoff.poll_frame(now, port).map(plain);
         };
@@ -694,12 +764,16 @@ impl Switch {
         }
         let frame = ofc.poll_frame(port)?;
         let pfc = PfcRepr::default().with_class(frame.header.priority, frame.quanta);
-        Some(ControlFrame { ofc: Some(frame), ..plain(pfc) })
+        Some(PauseFrame { ofc: Some(frame), ..plain(pfc) })
     }
 
     /// Writes `frame`, polled from `port` (before the next poll there), into `buffer`, which
     /// holds at least [`ControlFrame::wire_len`] bytes; returns the length.
     pub fn emit_control(&self, port: usize, frame: &ControlFrame, buffer: &mut [u8]) -> usize {
+        let frame = match frame {
+            ControlFrame::Pause(frame) => frame,
+            ControlFrame::Cnm(cnm) => return cnm.emit(buffer),
+        };
         match (&frame.ofc, &self.policy) {
             (Some(ofc_frame), PolicyEngine::Ofc(ofc)) => {
                 let flows = ofc.frame_flows(port, ofc_frame);
@@ -862,6 +936,11 @@ impl Switch {
     }
 
     /// The CaPFC engine's state, when the policy is CaPFC.
+    /// QCN's congestion points, when `[qcn]` monitors a priority.
+    pub fn qcn(&self) -> Option<&Qcn> {
+        self.qcn.as_ref()
+    }
+
     pub fn capfc(&self) -> Option<&crate::policy::Capfc> {
         match &self.policy {
             PolicyEngine::Capfc(capfc) => Some(capfc),
@@ -891,6 +970,9 @@ impl Switch {
         if let PolicyEngine::Ofc(ofc) = &mut self.policy {
             ofc.reset_counters();
         }
+        if let Some(qcn) = &mut self.qcn {
+            qcn.reset_counters();
+        }
         for port in 0..self.ports.len() {
             for p in 0..8 {
                 self.buffers.nested_mut(port, p).reset_rotations();
@@ -900,4 +982,29 @@ impl Switch {
             port.peer_pause.reset_time(now);
         }
     }
+}
+
+/// The frames (arena index, length) the CP of (port, priority) at `placement` watches: its
+/// egress queue at the output; at the input, every frame received there on the priority and
+/// not yet sent, wherever it waits.
+fn monitored<'a>(
+    buffers: &'a Buffers,
+    arena: &'a Arena,
+    fifos: &'a [VecDeque<u32>],
+    placement: Placement,
+    ports: usize,
+    (port, priority): (usize, Pcp),
+) -> impl Iterator<Item = (u32, u32)> + 'a {
+    let p = priority.index();
+    let output = (placement == Placement::Output).then(|| buffers.nested(port, p).frames()).into_iter().flatten();
+    let queued = (0..ports).flat_map(move |o| buffers.nested(o, p).frames());
+    let input = (placement == Placement::Input)
+        .then(|| queued.chain(fifos[port].iter().copied()))
+        .into_iter()
+        .flatten()
+        .filter(move |&i| {
+            let frame = arena.get(i);
+            usize::from(frame.ingress) == port && usize::from(frame.priority) == p
+        });
+    output.chain(input).map(move |i| (i, arena.get(i).len))
 }

@@ -1,11 +1,13 @@
 //! Every per-port, per-priority structure is allocated when the switch is built: in steady
 //! state, receiving, queueing, scheduling, PFC and sending a frame allocate nothing — under
-//! OFC too: its flow tables, nested queues and outboxes.
+//! OFC too: its flow tables, nested queues and outboxes; and with QCN's congestion points,
+//! culprit records and CNM queues, at outputs and inputs, under every sampling.
 
 #[path = "common/workload.rs"]
 mod workload;
 
 use pfcswitch_core::config::PolicyKind;
+use pfcswitch_core::qcn::{Placement, Sampling};
 use pfcswitch_core::wire::Pcp;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -53,8 +55,15 @@ static GLOBAL: Counting = Counting;
 
 #[test]
 fn the_per_frame_path_does_not_allocate() {
-    for policy in [PolicyKind::Pfc, PolicyKind::Capfc, PolicyKind::Ofc] {
-        let mut workload = Workload::new(policy);
+    let qcn = [
+        (Placement::Output, Sampling::Arrival),
+        (Placement::Input, Sampling::Arrival),
+        (Placement::Input, Sampling::OccupancyDeterministic),
+        (Placement::Input, Sampling::OccupancyRandom),
+    ];
+    let setups = [PolicyKind::Pfc, PolicyKind::Capfc, PolicyKind::Ofc].map(|policy| (policy, None)).into_iter();
+    for (policy, qcn) in setups.chain(qcn.map(|q| (PolicyKind::Pfc, Some(q)))) {
+        let mut workload = Workload::with_qcn(policy, qcn);
         for _ in 0..100 {
             workload.burst();
         }
@@ -79,6 +88,10 @@ fn the_per_frame_path_does_not_allocate() {
                 "OFC parked, rotated and paused: {rotations} {sent} {received}"
             );
         }
-        assert_eq!(allocations, 0, "{policy:?}: {allocations} allocations for {frames} frames");
+        if let Some(qcn) = workload.switch.qcn() {
+            let cnms: u64 = (0..8).map(|p| qcn.counters(p, Pcp::new(3).unwrap()).cnms_sent).sum();
+            assert!(cnms > 0, "{qcn:?}: QCN sent CNMs", qcn = qcn.config());
+        }
+        assert_eq!(allocations, 0, "{policy:?} {qcn:?}: {allocations} allocations for {frames} frames");
     }
 }

@@ -4,9 +4,11 @@
 //! frames of 1500 B from one ingress on priority 3 (crossing XOFF, so PFC XOFF and XON go
 //! out every burst) and 32 frames of 64–1500 B from the other ports on every priority.
 //! Under OFC the egress port's peer also pauses the elephant flow before each burst and
-//! resumes it after: its frames are parked in the nested queues, then rotated out.
+//! resumes it after: its frames are parked in the nested queues, then rotated out. With QCN
+//! the elephant's bursts cross Qeq, so its CPs sample, pick culprits and send CNMs.
 
 use pfcswitch_core::config::{PolicyKind, SwitchConfig};
+use pfcswitch_core::qcn::{Placement, Sampling};
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::{BitRate, ByteSize};
 use pfcswitch_core::wire::{
@@ -48,8 +50,17 @@ fn mac(port: usize) -> EthernetAddress {
 }
 
 impl Workload {
-    pub fn new(policy: PolicyKind) -> Workload {
+    /// With QCN congestion points on priority 3 at `qcn`'s placement and sampling, the MIB's
+    /// sample base and a Qeq of 10 KB, which each burst's elephant crosses: CNMs every burst
+    /// or two.
+    pub fn with_qcn(policy: PolicyKind, qcn: Option<(Placement, Sampling)>) -> Workload {
         let mut config = SwitchConfig::with_ports("bench", PORTS, BitRate::gbps(100));
+        if let Some((placement, sampling)) = qcn {
+            config.qcn.priorities = vec![3];
+            config.qcn.cp = placement;
+            config.qcn.sampling = sampling;
+            config.qcn.qeq = ByteSize(10_000);
+        }
         config.policy.kind = policy;
         config.pfc.lossless = vec![3, 4];
         config.pfc.xoff = ByteSize(20_000);
