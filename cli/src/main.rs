@@ -9,6 +9,7 @@ mod ofc;
 mod pfcwd;
 mod plot;
 mod policy;
+mod qcn;
 mod scenario;
 mod table;
 mod traffic;
@@ -66,6 +67,9 @@ enum Command {
     /// OFC's flow tables, nested queues and counters per port and lossless priority.
     #[command(subcommand)]
     Ofc(ofc::OfcCommand),
+    /// QCN's congestion points per port and monitored priority.
+    #[command(subcommand)]
+    Qcn(qcn::QcnCommand),
     /// The flow-control policy: show its state, or switch it at run time.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -134,6 +138,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Pfcwd(pfcwd::PfcwdCommand::Stats) => view(pfcwd::stats),
         Command::Ofc(ofc::OfcCommand::Show { port }) => {
             ofc::show(&control::snapshot(&socket()?)?, port.as_deref(), json)
+        }
+        Command::Qcn(qcn::QcnCommand::Show { port }) => {
+            qcn::show(&control::snapshot(&socket()?)?, port.as_deref(), json)
         }
     }
 }

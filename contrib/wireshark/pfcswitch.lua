@@ -4,11 +4,15 @@
 --   Wireshark: copy this file to ~/.local/lib/wireshark/plugins/ (or `Help > About >
 --   Folders > Personal Lua Plugins`) and restart.
 --
--- Sections, one per frame kind the project defines; later schemes add theirs below:
---   OFC  the TLV an OFC PAUSE or RESUME carries after the 802.1Qbb PFC fields (byte 34).
---
--- Wireshark's own dissector still decodes the PFC part (macctrl): this is a postdissector
--- that adds what follows it, so a PFC-only reading and the OFC reading coexist.
+-- Sections, one per frame kind the project defines or Wireshark leaves undecoded; later
+-- schemes add theirs below:
+--   OFC     the TLV an OFC PAUSE or RESUME carries after the 802.1Qbb PFC fields (byte 34).
+--           Wireshark's own dissector still decodes the PFC part (macctrl): this is a
+--           postdissector that adds what follows it, so a PFC-only reading and the OFC
+--           reading coexist.
+--   CN-TAG  802.1Qau's flow tag (EtherType 0x22E9), then the EtherType it encapsulates.
+--   CNM     802.1Qau's congestion notification message (EtherType 0x22E7), laid out as in
+--           DESIGN.md and docs/frames.md.
 
 local pfcswitch = Proto("pfcswitch", "pfcswitch frames")
 
@@ -99,3 +103,90 @@ function pfcswitch.dissector(tvb, pinfo, tree)
 end
 
 register_postdissector(pfcswitch)
+
+-------------------------------------------------------------------------------
+-- 802.1Qau CN-TAG (0x22E9) and CNM (0x22E7)
+-------------------------------------------------------------------------------
+local ethertypes = DissectorTable.get("ethertype")
+
+local cntag = Proto("pfcswitch_cntag", "802.1Qau CN-TAG")
+local cntag_flow = ProtoField.uint16("pfcswitch.cntag.flow_id", "Flow id (RPID)")
+local cntag_type = ProtoField.uint16("pfcswitch.cntag.type", "Type", base.HEX)
+cntag.fields = { cntag_flow, cntag_type }
+
+function cntag.dissector(tvb, pinfo, tree)
+  if tvb:len() < 4 then return 0 end
+  local item = tree:add(cntag, tvb(0, 4))
+  item:add(cntag_flow, tvb(0, 2))
+  item:add(cntag_type, tvb(2, 2))
+  item:append_text(string.format(", flow id %d", tvb(0, 2):uint()))
+  if not ethertypes:try(tvb(2, 2):uint(), tvb(4):tvb(), pinfo, tree) then
+    Dissector.get("data"):call(tvb(4):tvb(), pinfo, tree)
+  end
+  return tvb:len()
+end
+ethertypes:add(0x22E9, cntag)
+
+local CNM_FIXED_LEN = 24
+local CNM_MAX_ENCAPSULATED = 64
+
+local cnm = Proto("pfcswitch_cnm", "802.1Qau Congestion Notification Message")
+local c = {
+  version = ProtoField.uint16("pfcswitch.cnm.version", "Version", base.DEC, nil, 0xF000),
+  reserved = ProtoField.uint16("pfcswitch.cnm.reserved", "Reserved", base.HEX, nil, 0x0FC0),
+  qntz_fb = ProtoField.uint16("pfcswitch.cnm.qntz_fb", "Quantized feedback (QntzFb)", base.DEC, nil, 0x003F),
+  cpid = ProtoField.uint64("pfcswitch.cnm.cpid", "Congestion point identifier (CPID)", base.HEX),
+  q_offset = ProtoField.int16("pfcswitch.cnm.q_offset", "cnmQOffset (64-octet units)"),
+  q_delta = ProtoField.int16("pfcswitch.cnm.q_delta", "cnmQDelta (64-octet units)"),
+  encap_priority = ProtoField.uint16("pfcswitch.cnm.encap_priority", "Encapsulated priority", base.DEC, nil, 0xE000),
+  encap_priority_reserved = ProtoField.uint16("pfcswitch.cnm.encap_priority_reserved", "Reserved", base.HEX, nil,
+    0x1FFF),
+  encap_dst = ProtoField.ether("pfcswitch.cnm.encap_dst", "Encapsulated destination"),
+  msdu_len = ProtoField.uint16("pfcswitch.cnm.msdu_len", "Encapsulated MSDU length"),
+  msdu = ProtoField.bytes("pfcswitch.cnm.msdu", "Encapsulated MSDU (first bytes)"),
+}
+cnm.fields = { c.version, c.reserved, c.qntz_fb, c.cpid, c.q_offset, c.q_delta, c.encap_priority,
+  c.encap_priority_reserved, c.encap_dst, c.msdu_len, c.msdu }
+local cnm_malformed = ProtoExpert.new("pfcswitch.cnm.malformed", "Malformed CNM", expert.group.MALFORMED,
+  expert.severity.ERROR)
+local cnm_unknown = ProtoExpert.new("pfcswitch.cnm.unknown", "CNM field with an unexpected value",
+  expert.group.PROTOCOL, expert.severity.WARN)
+cnm.experts = { cnm_malformed, cnm_unknown }
+
+function cnm.dissector(tvb, pinfo, tree)
+  pinfo.cols.protocol = "CNM"
+  local item = tree:add(cnm, tvb())
+  if tvb:len() < CNM_FIXED_LEN then
+    item:add_proto_expert_info(cnm_malformed, string.format("%d bytes, fewer than the %d fixed ones", tvb:len(),
+      CNM_FIXED_LEN))
+    return tvb:len()
+  end
+  local first = tvb(0, 2):uint()
+  local version = item:add(c.version, tvb(0, 2))
+  if bit.rshift(first, 12) ~= 0 then version:add_proto_expert_info(cnm_unknown, "version is not 0") end
+  local reserved = item:add(c.reserved, tvb(0, 2))
+  if bit.band(first, 0x0FC0) ~= 0 then reserved:add_proto_expert_info(cnm_unknown, "reserved bits set") end
+  item:add(c.qntz_fb, tvb(0, 2))
+  item:add(c.cpid, tvb(2, 8))
+  item:add(c.q_offset, tvb(10, 2))
+  item:add(c.q_delta, tvb(12, 2))
+  item:add(c.encap_priority, tvb(14, 2))
+  local low = item:add(c.encap_priority_reserved, tvb(14, 2))
+  if bit.band(tvb(14, 2):uint(), 0x1FFF) ~= 0 then low:add_proto_expert_info(cnm_unknown, "reserved bits set") end
+  item:add(c.encap_dst, tvb(16, 6))
+  local msdu_len = tvb(22, 2):uint()
+  item:add(c.msdu_len, tvb(22, 2))
+  local carried = math.min(msdu_len, CNM_MAX_ENCAPSULATED)
+  if tvb:len() < CNM_FIXED_LEN + carried then
+    item:add_proto_expert_info(cnm_malformed, string.format("%d MSDU bytes promised, %d present", carried,
+      tvb:len() - CNM_FIXED_LEN))
+    return tvb:len()
+  end
+  if carried > 0 then item:add(c.msdu, tvb(CNM_FIXED_LEN, carried)) end
+  local qntz = bit.band(first, 0x3F)
+  item:append_text(string.format(", QntzFb %d, CPID %s", qntz, tvb(2, 8):bytes():tohex()))
+  pinfo.cols.info = string.format("CNM QntzFb %d, qOffset %d, qDelta %d, for %s", qntz, tvb(10, 2):int(),
+    tvb(12, 2):int(), tostring(tvb(16, 6):ether()))
+  return tvb:len()
+end
+ethertypes:add(0x22E7, cnm)

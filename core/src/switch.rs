@@ -941,6 +941,16 @@ impl Switch {
         self.qcn.as_ref()
     }
 
+    /// The queue the CP of (port, priority) watches: the egress queue at the output, the
+    /// ingress share at the input (0 without QCN).
+    pub fn qcn_queue_bytes(&self, port: usize, priority: Pcp) -> u64 {
+        match self.qcn.as_ref().map(Qcn::placement) {
+            Some(Placement::Output) => self.buffers.egress(port, priority.index()).bytes,
+            Some(Placement::Input) => self.buffers.ingress(port, priority.index()).bytes,
+            None => 0,
+        }
+    }
+
     pub fn capfc(&self) -> Option<&crate::policy::Capfc> {
         match &self.policy {
             PolicyEngine::Capfc(capfc) => Some(capfc),

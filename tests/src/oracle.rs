@@ -107,6 +107,30 @@ pub fn tshark_ofc(pcap: &Path) -> Vec<(Option<DissectedOfc>, String)> {
         .collect()
 }
 
+/// Per frame of `pcap`, the CNM fields tshark reads with the project's Lua dissector loaded,
+/// by name (`qntz_fb`, `cpid` as 16 hex digits, `q_offset`, `q_delta`, `encap_priority`,
+/// `encap_dst`, `msdu_len`, `expert`); empty values for frames without a CNM.
+pub fn tshark_cnm(pcap: &Path) -> Vec<std::collections::BTreeMap<&'static str, String>> {
+    let script = format!("lua_script:{}", project_dissector().display());
+    let names = ["qntz_fb", "cpid", "q_offset", "q_delta", "encap_priority", "encap_dst", "msdu_len"];
+    let mut fields: Vec<String> = names.iter().map(|n| format!("pfcswitch.cnm.{n}")).collect();
+    fields.push("_ws.expert.message".into());
+    let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+    tshark_fields_with(pcap, &fields, &[], &["-X", &script])
+        .into_iter()
+        .map(|row| {
+            let mut read: std::collections::BTreeMap<&'static str, String> =
+                names.iter().copied().zip(row.iter().cloned()).collect();
+            // tshark prints the uint64 as 0x-prefixed hex; the checker as bare hex digits.
+            if let Some(cpid) = read.get_mut("cpid") {
+                *cpid = format!("{:016x}", u64::from_str_radix(cpid.trim_start_matches("0x"), 16).unwrap_or(0));
+            }
+            read.insert("expert", row.get(names.len()).cloned().unwrap_or_default());
+            read
+        })
+        .collect()
+}
+
 /// The expert messages (warnings, errors: "Malformed Packet", ...) tshark raises per frame.
 pub fn tshark_expert_messages(pcap: &Path) -> Vec<String> {
     tshark_fields(pcap, &["_ws.expert.message"], &[]).into_iter().map(|row| row.join(" ")).collect()
@@ -129,6 +153,17 @@ pub fn scapy(args: &[&str]) -> Vec<serde_json::Value> {
     run(&python(), &full, "scapy as oracle")
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("scapy printed `{line}`: {e}")))
+        .collect()
+}
+
+/// The CNM checker (`oracles/cnm_check.py`, plain Python, not core::wire) over `pcap`, with
+/// the CPs' Qeq and w: one JSON value per frame, with the rules it breaks in `errors`.
+pub fn cnm_check(pcap: &Path, qeq: u64, w: u32) -> Vec<serde_json::Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracles/cnm_check.py");
+    let args = [script.to_str().unwrap(), pcap.to_str().unwrap(), &qeq.to_string(), &w.to_string()];
+    run(&python(), &args, "the CNM checker")
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("cnm_check.py printed `{line}`: {e}")))
         .collect()
 }
 

@@ -3,8 +3,10 @@
 //! per-frame path.
 
 mod ofc;
+mod qcn;
 
 pub use ofc::{OfcCongestedFlow, OfcQueueReport, OfcQueuedFlow, OfcReport};
+pub use qcn::{CpReport, CpSample, QcnReport};
 
 use crate::config::{SwitchConfig, headroom_bound};
 use crate::counters::DropReason;
@@ -65,6 +67,9 @@ pub struct Snapshot {
     /// OFC's tables, nested queues and counters, under policy `ofc`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ofc: Option<OfcReport>,
+    /// QCN's congestion points, when `[qcn]` monitors a priority.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qcn: Option<QcnReport>,
 }
 
 /// CaPFC (§II): per input and lossless priority the decision D = I ∨ ⋁E and the egress
@@ -369,6 +374,7 @@ impl Snapshot {
             pfcwd: switch.pfcwd().config().clone(),
             capfc: switch.capfc().map(|capfc| CapfcReport::of(capfc, config)),
             ofc: OfcReport::of(switch, config, now),
+            qcn: QcnReport::of(switch, config),
         }
     }
 

@@ -21,6 +21,7 @@
 //! - two threads in all: the runtime and one blocking thread that asks the datapath.
 
 mod ofc;
+mod qcn;
 
 use crate::control::DatapathHandle;
 use http_body_util::Full;
@@ -366,6 +367,9 @@ impl Collector for SnapshotCollector {
         if let Some(capfc) = &s.capfc {
             encode_capfc(e, capfc)?;
         }
+        if let Some(report) = &s.qcn {
+            qcn::encode(e, report)?;
+        }
         if let Some(report) = &s.ofc {
             ofc::encode(e, report)?;
         }
@@ -695,24 +699,52 @@ mod tests {
         }
     }
 
-    #[test]
-    fn ofc_families_are_exported_per_port_and_lossless_priority() {
+    /// The text exposition of configs/default.toml's switch, as `edit` changes it, freshly
+    /// built; asserts it has each of `samples`, and returns it.
+    fn default_switch_exports(
+        edit: impl FnOnce(&mut pfcswitch_core::config::SwitchConfig),
+        samples: &[&str],
+    ) -> String {
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/default.toml");
         let (mut config, _) = crate::config::load(&file).expect("the default config");
-        config.policy.kind = pfcswitch_core::config::PolicyKind::Ofc;
+        edit(&mut config);
         let (switch, _) = pfcswitch_core::switch::Switch::new(&config).expect("a switch");
         let snapshot = Snapshot::of(&switch, &config, pfcswitch_core::time::Instant::ZERO, 1.5);
         let text = render(Arc::new(snapshot), Format::Text004);
-        for sample in [
-            "pfcswitch_ofc_congested_flows{port=\"p1\",priority=\"3\"} 0",
-            "pfcswitch_ofc_tx_frames_total{port=\"p1\",priority=\"3\",kind=\"pause\"} 0",
-            "pfcswitch_ofc_decisions_total{port=\"p1\",priority=\"3\",congestion=\"original\"} 0",
-            "pfcswitch_ofc_table_full_total{port=\"p1\",priority=\"3\",table=\"pause_frame_tab\"} 0",
-            "pfcswitch_ofc_table_bytes{port=\"p1\",priority=\"3\",table=\"flow_in_port_tab\"} 0",
-            "pfcswitch_ofc_rotations_total{port=\"p1\",priority=\"3\"} 0",
-        ] {
-            assert!(text.lines().any(|l| l == sample), "{sample} not exported:\n{text}");
+        for sample in samples {
+            assert!(text.lines().any(|l| l == *sample), "{sample} not exported:\n{text}");
         }
+        text
+    }
+
+    #[test]
+    fn ofc_families_are_exported_per_port_and_lossless_priority() {
+        let text = default_switch_exports(
+            |config| config.policy.kind = pfcswitch_core::config::PolicyKind::Ofc,
+            &[
+                "pfcswitch_ofc_congested_flows{port=\"p1\",priority=\"3\"} 0",
+                "pfcswitch_ofc_tx_frames_total{port=\"p1\",priority=\"3\",kind=\"pause\"} 0",
+                "pfcswitch_ofc_decisions_total{port=\"p1\",priority=\"3\",congestion=\"original\"} 0",
+                "pfcswitch_ofc_table_full_total{port=\"p1\",priority=\"3\",table=\"pause_frame_tab\"} 0",
+                "pfcswitch_ofc_table_bytes{port=\"p1\",priority=\"3\",table=\"flow_in_port_tab\"} 0",
+                "pfcswitch_ofc_rotations_total{port=\"p1\",priority=\"3\"} 0",
+            ],
+        );
         assert!(!text.contains("pfcswitch_ofc_congested_flows{port=\"p1\",priority=\"0\""), "lossless only");
+    }
+
+    #[test]
+    fn qcn_families_are_exported_per_congestion_point() {
+        let text = default_switch_exports(
+            |config| config.qcn.priorities = vec![3],
+            &[
+                "pfcswitch_qcn_queue_bytes{port=\"p1\",priority=\"3\"} 0",
+                "pfcswitch_qcn_samples_total{port=\"p1\",priority=\"3\"} 0",
+                "pfcswitch_qcn_cnms_sent_total{port=\"p1\",priority=\"3\"} 0",
+                "pfcswitch_qcn_cnms_dropped_total{port=\"p1\",priority=\"3\"} 0",
+                "pfcswitch_qcn_cnm_feedback_total{port=\"p1\",priority=\"3\",qntzfb=\"56-63\"} 0",
+            ],
+        );
+        assert!(!text.contains("pfcswitch_qcn_samples_total{port=\"p1\",priority=\"0\""), "monitored priorities only");
     }
 }
