@@ -9,9 +9,11 @@
 //! on what such NICs would add.
 
 mod flow;
+mod reaction_point;
 mod transport;
 
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};
+pub use reaction_point::{ReactionPoint, RpParams, RpPhase};
 pub use transport::{
     ConnectionSpec, MessageRecord, MessageSpec, ReceiverStats, SEGMENT_OVERHEAD, SenderStats, Transport,
     TransportConfig,
