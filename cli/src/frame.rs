@@ -290,6 +290,7 @@ fn write_data(args: &DataArgs) -> Result<()> {
         src_mac: args.src,
         dst_mac: args.dst,
         vlan: args.pcp.map(|pcp| VlanRepr { pcp, dei: false, vid: args.vid }),
+        cn_tag: None,
         src_ip: args.src_ip,
         dst_ip: args.dst_ip,
         dscp: args.dscp,

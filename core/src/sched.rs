@@ -37,6 +37,14 @@ impl Shaper {
         self.speed
     }
 
+    /// Changes the speed from the next frame on; the frame on the wire keeps its end time.
+    pub fn set_speed(&mut self, speed: BitRate) {
+        let rescale = |scaled: u128| scaled * u128::from(speed.bps()) / u128::from(self.speed.bps());
+        self.free_at = rescale(self.free_at);
+        self.burst = rescale(self.burst);
+        self.speed = speed;
+    }
+
     fn scaled(&self, now: Instant) -> u128 {
         u128::from(now.as_nanos()) * u128::from(self.speed.bps())
     }

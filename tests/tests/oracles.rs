@@ -42,6 +42,7 @@ fn data_spec(rng: &mut Rng) -> DataFrameSpec {
             dei: rng.below(2) == 1,
             vid: rng.below(4095) as u16,
         }),
+        cn_tag: None,
         src_ip: Ipv4Addr::new(10, 0, 0, rng.below(250) as u8 + 1),
         dst_ip: Ipv4Addr::new(10, 0, 1, rng.below(250) as u8 + 1),
         dscp: rng.below(64) as u8,

@@ -76,6 +76,7 @@ impl FlowSender {
             src_mac: src,
             dst_mac: spec.dst,
             vlan,
+            cn_tag: None,
             src_ip,
             dst_ip: spec.dst_ip,
             dscp: 0,

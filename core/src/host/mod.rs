@@ -15,7 +15,7 @@ mod transport;
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};
 pub use reaction_point::{ReactionPoint, RpParams, RpPhase};
 pub use transport::{
-    ConnectionSpec, MessageRecord, MessageSpec, ReceiverStats, SEGMENT_OVERHEAD, SenderStats, Transport,
+    ConnectionSpec, MessageRecord, MessageSpec, QcnReaction, ReceiverStats, SEGMENT_OVERHEAD, SenderStats, Transport,
     TransportConfig,
 };
 

@@ -15,13 +15,13 @@
 //! last byte, all on the sender's clock. Sequence numbers are 32-bit and do not wrap in an
 //! experiment (6 TB per connection at 1422-byte segments).
 
-use super::HostNic;
+use super::{HostNic, ReactionPoint, RpParams, RpPhase};
 use crate::sched::Shaper;
 use crate::time::Instant;
 use crate::units::BitRate;
 use crate::wire::{
-    DataFrameSpec, EthernetAddress, FrameView, Ipv4Addr, Pcp, TRAFFIC_HEADER_LEN, TRAFFIC_UDP_PORT, TrafficKind,
-    TrafficRepr, VlanRepr, build_data_frame,
+    CN_TAG_HEADER_LEN, CnTagRepr, DataFrameSpec, EthernetAddress, FrameView, Ipv4Addr, Pcp, TRAFFIC_HEADER_LEN,
+    TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame,
 };
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -46,6 +46,17 @@ pub struct TransportConfig {
     pub epoch: Instant,
     /// Long-lived flows send no segment from this time on (the end of the workload).
     pub long_lived_until: Instant,
+    /// QCN reaction points: every connection's frames carry a CN-TAG with its id, and the
+    /// CNMs for it drive its rate limiter.
+    pub qcn: Option<QcnReaction>,
+}
+
+/// The reaction points of a host's connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QcnReaction {
+    pub params: RpParams,
+    /// The rate a released limiter lets a flow send at: the NIC's.
+    pub line_rate: BitRate,
 }
 
 impl TransportConfig {
@@ -63,6 +74,7 @@ impl TransportConfig {
             bin: Duration::from_millis(10),
             epoch: Instant::ZERO,
             long_lived_until: Instant::from_nanos(u64::MAX),
+            qcn: None,
         }
     }
 
@@ -169,9 +181,26 @@ struct Connection {
     sent_through: u32,
     rto_deadline: Option<Instant>,
     stats: SenderStats,
+    /// QCN: the reaction point and the rate limiter it sets.
+    limiter: Option<(ReactionPoint, Shaper)>,
 }
 
 impl Connection {
+    /// When the QCN rate limiter lets the next frame go (now, while it is released).
+    fn limited_until(&self) -> Instant {
+        match &self.limiter {
+            Some((rp, shaper)) if rp.phase() != RpPhase::Idle => shaper.ready_at(),
+            _ => Instant::ZERO,
+        }
+    }
+
+    /// Sets the limiter's speed to the reaction point's rate.
+    fn follow_rate(&mut self) {
+        if let Some((rp, shaper)) = &mut self.limiter {
+            shaper.set_speed(rp.rate());
+        }
+    }
+
     fn end_of_assigned(&self, payload: usize) -> u32 {
         self.assigned.checked_sub(1).and_then(|last| self.messages[last].end_seq(payload)).unwrap_or(0)
     }
@@ -191,7 +220,7 @@ impl Connection {
         if self.next - self.base >= window {
             return None;
         }
-        let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Shaper::ready_at);
+        let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Shaper::ready_at).max(self.limited_until());
         let at = if self.next < self.end_of_assigned(payload) {
             pacer
         } else {
@@ -276,6 +305,10 @@ impl Transport {
             sent_through: 0,
             rto_deadline: None,
             stats: SenderStats::default(),
+            limiter: self
+                .config
+                .qcn
+                .map(|q| (ReactionPoint::new(q.params, q.line_rate), Shaper::new(q.line_rate, Duration::ZERO))),
         });
     }
 
@@ -314,6 +347,9 @@ impl Transport {
         let Ok(view) = FrameView::parse(frame) else { return false };
         if view.l2.dst != self.config.mac {
             return false;
+        }
+        if let Ok(cnm) = view.cnm() {
+            return self.receive_cnm(now, view.l2.cn_tag.map(|t| t.flow_id), cnm.quantized_feedback);
         }
         let Ok((ip, _, traffic)) = view.traffic() else { return false };
         match traffic.kind {
@@ -387,6 +423,23 @@ impl Transport {
                 self.control.push_back(traffic.flow_id);
             }
         }
+    }
+
+    /// A CNM for the connection its CN-TAG names feeds that connection's reaction point.
+    /// Without QCN, or for a flow this host does not send, it is not ours.
+    fn receive_cnm(&mut self, now: Instant, flow: Option<u16>, quantized: u8) -> bool {
+        let Some(connection) = self.connections.iter_mut().find(|c| Some(c.spec.id) == flow.map(u32::from)) else {
+            return false;
+        };
+        let Some((rp, _)) = &mut connection.limiter else { return false };
+        rp.on_cnm(now, quantized);
+        connection.follow_rate();
+        true
+    }
+
+    /// Each connection's QCN reaction point, if QCN is on: (connection id, its state).
+    pub fn reaction_points(&self) -> impl Iterator<Item = (u32, &ReactionPoint)> + '_ {
+        self.connections.iter().filter_map(|c| c.limiter.as_ref().map(|(rp, _)| (c.spec.id, rp)))
     }
 
     fn receive_acknowledgement(&mut self, now: Instant, traffic: &TrafficRepr) {
@@ -464,10 +517,12 @@ impl Transport {
         // A long-lived flow's message is unbounded (length u32::MAX): full segments forever.
         let message_len = message.size.unwrap_or(u32::MAX);
         let segment_payload = message.size.map_or(payload, |size| (size - offset).min(payload as u32) as usize);
+        let cn_tag = connection.limiter.is_some().then_some(CnTagRepr { flow_id: connection.spec.id as u16 });
         let spec = DataFrameSpec {
             src_mac: self.config.mac,
             dst_mac: connection.spec.dst,
             vlan: Some(VlanRepr { pcp: connection.spec.priority, dei: false, vid: connection.spec.vid }),
+            cn_tag,
             src_ip: self.config.ip,
             dst_ip: connection.spec.dst_ip,
             dscp: 0,
@@ -482,7 +537,7 @@ impl Transport {
                 offset,
                 timestamp_ns: now.as_nanos(),
             },
-            frame_len: SEGMENT_OVERHEAD + segment_payload,
+            frame_len: SEGMENT_OVERHEAD + segment_payload + if cn_tag.is_some() { CN_TAG_HEADER_LEN } else { 0 },
         };
         let len = build_data_frame(buffer, &spec);
         connection.stats.segments += 1;
@@ -492,6 +547,13 @@ impl Transport {
         connection.rto_deadline.get_or_insert(now + self.config.rto);
         if let Some(pacer) = &mut connection.pacer {
             pacer.send(now, len);
+        }
+        if let Some((rp, limiter)) = &mut connection.limiter {
+            if rp.phase() != RpPhase::Idle {
+                limiter.send(now, len);
+            }
+            rp.on_sent(len as u64);
+            connection.follow_rate();
         }
         Some(len)
     }
@@ -505,12 +567,17 @@ impl Transport {
         let segments = (self.connections.iter())
             .filter_map(|c| c.send_at(payload, window, until, nic.ready_at_to(c.spec.priority, c.spec.dst)));
         let timers = self.connections.iter().filter_map(|c| c.rto_deadline);
-        control.into_iter().chain(segments).chain(timers).min()
+        let rate_timers = self.connections.iter().filter_map(|c| c.limiter.as_ref()?.0.poll_timeout());
+        control.into_iter().chain(segments).chain(timers).chain(rate_timers).min()
     }
 
     /// Fires retransmission timers: a connection with unacknowledged segments goes back.
     pub fn handle_timeout(&mut self, now: Instant) {
         for connection in &mut self.connections {
+            if let Some((rp, _)) = &mut connection.limiter {
+                rp.handle_timeout(now);
+                connection.follow_rate();
+            }
             if connection.rto_deadline.is_some_and(|at| at <= now) {
                 connection.rto_deadline = None;
                 if connection.base < connection.next {

@@ -242,6 +242,8 @@ pub struct DataFrameSpec {
     pub src_mac: EthernetAddress,
     pub dst_mac: EthernetAddress,
     pub vlan: Option<VlanRepr>,
+    /// The 802.1Qau CN-TAG a QCN reaction point puts on its flow's frames.
+    pub cn_tag: Option<CnTagRepr>,
     pub src_ip: Ipv4Addr,
     pub dst_ip: Ipv4Addr,
     pub dscp: u8,
@@ -265,6 +267,7 @@ impl DataFrameSpec {
             src_mac,
             dst_mac,
             vlan,
+            cn_tag: None,
             src_ip: Ipv4Addr::new(10, 0, 0, 1),
             dst_ip: Ipv4Addr::new(10, 0, 0, 2),
             dscp: 0,
@@ -292,7 +295,9 @@ impl DataFrameSpec {
 
     /// The smallest frame this spec can produce.
     pub fn min_len(&self) -> usize {
-        let l2 = if self.vlan.is_some() { ETHERNET_HEADER_LEN + VLAN_HEADER_LEN } else { ETHERNET_HEADER_LEN };
+        let l2 = ETHERNET_HEADER_LEN
+            + if self.vlan.is_some() { VLAN_HEADER_LEN } else { 0 }
+            + if self.cn_tag.is_some() { CN_TAG_HEADER_LEN } else { 0 };
         (l2 + IPV4_HEADER_LEN + UDP_HEADER_LEN + TRAFFIC_HEADER_LEN).max(MIN_FRAME_LEN)
     }
 
@@ -312,7 +317,13 @@ impl DataFrameSpec {
 /// If `frame` is shorter than `spec.len()`.
 pub fn build_data_frame(frame: &mut [u8], spec: &DataFrameSpec) -> usize {
     let len = spec.len();
-    let l2 = L2Repr { dst: spec.dst_mac, src: spec.src_mac, vlan: spec.vlan, cn_tag: None, ethertype: ethertype::IPV4 };
+    let l2 = L2Repr {
+        dst: spec.dst_mac,
+        src: spec.src_mac,
+        vlan: spec.vlan,
+        cn_tag: spec.cn_tag,
+        ethertype: ethertype::IPV4,
+    };
     let ip_at = l2.emit(frame);
     let udp_at = ip_at + IPV4_HEADER_LEN;
     let traffic_at = udp_at + UDP_HEADER_LEN;
@@ -386,6 +397,7 @@ mod tests {
             src_mac: SRC,
             dst_mac: EthernetAddress([2, 0, 0, 0, 0, 2]),
             vlan,
+            cn_tag: None,
             src_ip: Ipv4Addr::new(10, 0, 0, 1),
             dst_ip: Ipv4Addr::new(10, 0, 0, 2),
             dscp: 26,

@@ -84,6 +84,7 @@ impl Workload {
                     src_mac: mac(ingress),
                     dst_mac: mac(egress),
                     vlan: Some(VlanRepr { pcp: priority, dei: false, vid: 1 }),
+                    cn_tag: None,
                     src_ip: Ipv4Addr::new(10, 0, 0, ingress as u8 + 1),
                     dst_ip: Ipv4Addr::new(10, 0, 0, egress as u8 + 1),
                     dscp: 0,
