@@ -25,6 +25,15 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the repository").to_path_buf()
 }
 
+/// star3's switch config (configs/default.toml) as `edit` rewrites it, written to
+/// `dir/sw1.toml`; returns the file for [`Topology::up`].
+pub fn star3_config(dir: &Path, edit: impl FnOnce(String) -> String) -> PathBuf {
+    let file = std::fs::read_to_string(repo().join("configs/default.toml")).expect("configs/default.toml");
+    let config = dir.join("sw1.toml");
+    std::fs::write(&config, edit(file)).expect("a writable test directory");
+    config
+}
+
 /// A release binary of this workspace. The namespace tests run the datapath as users do:
 /// optimised (a debug build is CPU-bound at 100 Mbit/s). scripts/test.sh builds it first;
 /// after a change, `cargo build --release --workspace --bins` before `cargo test`.

@@ -16,15 +16,12 @@ use pfcswitch_tests::capture::Capture;
 use pfcswitch_tests::oracle::{
     DissectedOfc, read_pcap, scapy, tshark_expert_messages, tshark_fields, tshark_ofc, write_pcap,
 };
-use pfcswitch_tests::topology::{Incast, Topology, binary, repo, serial};
+use pfcswitch_tests::topology::{Incast, Topology, binary, repo, serial, star3_config};
 use std::process::{Child, Stdio};
 
 /// star3's default switch (configs/default.toml) under `ofc`.
 fn ofc_star3(dir: &std::path::Path) -> std::path::PathBuf {
-    let file = std::fs::read_to_string(repo().join("configs/default.toml")).unwrap();
-    let config = dir.join("sw1.toml");
-    std::fs::write(&config, file.replace("kind = \"pfc\"", "kind = \"ofc\"")).unwrap();
-    config
+    star3_config(dir, |file| file.replace("kind = \"pfc\"", "kind = \"ofc\""))
 }
 
 /// What core::wire put in `frame`, as the Lua dissector should show it.

@@ -9,16 +9,13 @@
 
 use pfcswitch_tests::capture::Capture;
 use pfcswitch_tests::oracle::{cnm_check, tshark_cnm};
-use pfcswitch_tests::topology::{Incast, Topology, repo, serial};
+use pfcswitch_tests::topology::{Incast, Topology, serial, star3_config};
 
 const QEQ: u64 = 10_000;
 
 fn qcn_star3(dir: &std::path::Path) -> std::path::PathBuf {
-    let file = std::fs::read_to_string(repo().join("configs/default.toml")).unwrap();
-    let config = dir.join("sw1.toml");
     let qcn = format!("\n[qcn]\npriorities = [3]\ncp = \"output\"\nqeq = \"{QEQ}B\"\nsample_base = \"15KB\"\n");
-    std::fs::write(&config, file + &qcn).unwrap();
-    config
+    star3_config(dir, |file| file + &qcn)
 }
 
 #[test]

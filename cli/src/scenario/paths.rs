@@ -10,7 +10,7 @@ use super::report::QueueSample;
 use super::runner::host_addresses;
 use pfcswitch_core::report::Snapshot;
 use serde::Serialize;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// One egress queue: (switch, port, priority).
 pub type Queue = (String, String, u8);
@@ -123,9 +123,9 @@ pub struct PathSummary {
 
 impl PathSummary {
     pub fn of(crossed: &Crossed, samples: &[QueueSample], snapshots: &[(String, Snapshot)]) -> PathSummary {
-        let on_path = |switch: &str, port: &str, priority: u8| {
-            crossed.queues.contains(&(switch.to_string(), port.to_string(), priority))
-        };
+        let queues: HashSet<(&str, &str, u8)> =
+            crossed.queues.iter().map(|(s, p, priority)| (s.as_str(), p.as_str(), *priority)).collect();
+        let on_path = |switch: &str, port: &str, priority: u8| queues.contains(&(switch, port, priority));
         let sampled: Vec<f64> =
             samples.iter().filter(|s| on_path(&s.switch, &s.port, s.priority)).map(|s| s.egress_bytes as f64).collect();
         let paused_seconds: f64 = (snapshots.iter())
