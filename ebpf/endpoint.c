@@ -3,7 +3,8 @@
  *
  * Runs on a traffic endpoint's (host's) interface, loaded and attached by
  * daemon/src/host_port.rs. It hands the AF_XDP socket of the RX queue exactly the frames the
- * endpoint handles, untagged or behind one 802.1Q tag:
+ * endpoint handles, untagged or behind one 802.1Q tag, and behind a CN-TAG (0x22E9, the
+ * 802.1Qau flow id QCN data frames carry and CNMs carry back):
  *   - MAC control (0x8808: PAUSE/PFC, which the endpoint obeys),
  *   - CNM (0x22E7, 802.1Qau congestion notification),
  *   - minimal test frames (0x88B6, core/src/host/flow.rs),
@@ -24,6 +25,7 @@
 #define ETH_P_IP_BE bpf_htons(0x0800)
 #define ETH_P_MAC_CONTROL_BE bpf_htons(0x8808)
 #define ETH_P_CNM_BE bpf_htons(0x22E7)
+#define ETH_P_CN_TAG_BE bpf_htons(0x22E9)
 #define ETH_P_MINIMAL_BE bpf_htons(0x88B6)
 #define TRAFFIC_UDP_PORT_BE bpf_htons(39000)
 #define IP_MF_OFFSET_BE bpf_htons(0x3FFF) /* more-fragments flag and fragment offset */
@@ -40,6 +42,11 @@ struct {
 
 struct vlan_tag {
 	__be16 tci;
+	__be16 encapsulated_proto;
+};
+
+struct cn_tag {
+	__be16 flow_id;
 	__be16 encapsulated_proto;
 };
 
@@ -83,6 +90,14 @@ int pfcswitch_endpoint(struct xdp_md *ctx)
 			return XDP_PASS;
 		proto = tag->encapsulated_proto;
 		l3 = tag + 1;
+	}
+	if (proto == ETH_P_CN_TAG_BE) {
+		struct cn_tag *cn = l3;
+
+		if ((void *)(cn + 1) > data_end)
+			return XDP_PASS;
+		proto = cn->encapsulated_proto;
+		l3 = cn + 1;
 	}
 	if (proto != ETH_P_MAC_CONTROL_BE && proto != ETH_P_CNM_BE && proto != ETH_P_MINIMAL_BE &&
 	    !(proto == ETH_P_IP_BE && is_traffic_udp(l3, data_end)))

@@ -11,7 +11,7 @@
 use crate::scenario::TransportSpec;
 use anyhow::{Context, Result};
 use clap::Args;
-use pfcswitch_core::host::{ConnectionSpec, HostNic, MessageSpec, Transport};
+use pfcswitch_core::host::{ConnectionSpec, HostNic, MessageSpec, QcnReaction, Transport};
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::BitRate;
 use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp, build_announcement_frame};
@@ -46,6 +46,8 @@ pub struct EndpointPlan {
     pub speed: BitRate,
     pub mtu: u32,
     pub transport: TransportSpec,
+    /// QCN reaction points on every connection, when the switches send CNMs.
+    pub qcn: Option<QcnReaction>,
     pub epoch_ns: u64,
     pub end_ns: u64,
     pub connections: Vec<PlanConnection>,
@@ -59,6 +61,8 @@ pub struct PlanConnection {
     pub priority: u8,
     pub vid: u16,
     pub rate: Option<BitRate>,
+    /// When its long-lived flow stops, if before the workload's end.
+    pub until_ns: Option<u64>,
     /// (message id, size in bytes or null for long-lived, start in ns).
     pub messages: Vec<(u32, Option<u32>, u64)>,
 }
@@ -99,6 +103,20 @@ pub struct SenderResult {
     pub retransmitted: u64,
     pub naks: u64,
     pub timeouts: u64,
+    /// QCN: the flow's reaction point over time, when the switches ran QCN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qcn: Option<SenderQcn>,
+}
+
+/// A flow's QCN reaction point over time, in the transport's goodput bins from the epoch.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SenderQcn {
+    /// CNMs received.
+    pub cnms: u64,
+    /// Its rate limit (the RP's current rate; the line rate while released), the mean per bin.
+    pub rate_mbps: Vec<f64>,
+    /// CNMs received per bin.
+    pub cnm_bins: Vec<u32>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -139,6 +157,11 @@ impl EndpointResult {
                     retransmitted: s.retransmitted,
                     naks: s.naks,
                     timeouts: s.timeouts,
+                    qcn: transport.reaction_points().find(|(id, ..)| *id == spec.id).map(|(_, rp, trace)| SenderQcn {
+                        cnms: rp.cnms(),
+                        rate_mbps: trace.mean_rates_mbps(now),
+                        cnm_bins: trace.cnms().to_vec(),
+                    }),
                 })
                 .collect(),
             receivers: transport
@@ -172,7 +195,7 @@ fn transport_for(plan: &EndpointPlan) -> Result<(Transport, EthernetAddress)> {
     let mac: EthernetAddress = plan.mac.parse().map_err(|e| anyhow::anyhow!("plan: mac `{}`: {e:?}", plan.mac))?;
     let ip: Ipv4Addr = plan.ip.parse().map_err(|e| anyhow::anyhow!("plan: ip `{}`: {e:?}", plan.ip))?;
     let (epoch, end) = (Instant::from_nanos(plan.epoch_ns), Instant::from_nanos(plan.end_ns));
-    let mut transport = Transport::new(plan.transport.config(mac, ip, plan.mtu, epoch, end));
+    let mut transport = Transport::new(plan.transport.config(mac, ip, plan.mtu, epoch, end, plan.qcn));
     for c in &plan.connections {
         let spec = ConnectionSpec {
             id: c.id,
@@ -181,6 +204,7 @@ fn transport_for(plan: &EndpointPlan) -> Result<(Transport, EthernetAddress)> {
             priority: Pcp::new(c.priority).context("plan: priority")?,
             vid: c.vid,
             rate: c.rate,
+            until: c.until_ns.map(Instant::from_nanos),
         };
         let messages = c
             .messages

@@ -26,8 +26,13 @@ pub fn show(snapshot: &Snapshot, port: Option<&str>, json: bool) -> Result<()> {
     }
     let s = &qcn.settings;
     println!(
-        "qcn: CPs at the {:?} ({:?} sampling), Qeq {}, w {}, sample base {}, CNMs on priority {}",
-        s.cp, s.sampling, s.qeq, s.w, s.sample_base, s.cnm_priority
+        "qcn: CPs at the {}s ({} sampling), Qeq {}, w {}, sample base {}, CNMs on priority {}",
+        s.cp.name(),
+        s.sampling.name(),
+        s.qeq,
+        s.w,
+        s.sample_base,
+        s.cnm_priority
     );
     let mut table = Table::new(&[
         "PORT",

@@ -67,7 +67,8 @@ pub struct ClassSpec {
     /// Burst times.
     #[serde(default, with = "durations")]
     pub at: Vec<Duration>,
-    /// When the class starts and stops generating, from the run's start.
+    /// When the class starts and stops generating, from the run's start; its long-lived
+    /// flows stop sending at `stop`.
     #[serde(default, with = "duration")]
     pub start: Duration,
     #[serde(default, with = "optional_duration")]
@@ -86,6 +87,8 @@ pub struct PlannedConnection {
     pub receiver: usize,
     pub priority: u8,
     pub rate: Option<BitRate>,
+    /// A long-lived flow of a class with a `stop` ends there.
+    pub until: Option<Instant>,
     pub messages: Vec<MessageSpec>,
 }
 
@@ -138,6 +141,7 @@ pub fn plan(
                     receiver,
                     priority: class.priority,
                     rate: (class.kind == Pattern::Constant).then_some(class.bandwidth).flatten(),
+                    until: class.stop.filter(|_| class.size.is_none()).map(|stop| epoch + stop.min(length)),
                     messages: Vec::new(),
                 });
                 connections.len() - 1

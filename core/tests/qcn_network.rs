@@ -49,8 +49,15 @@ fn two_to_one(qcn: Option<Placement>) -> Outcome {
         host.transport = Some(Transport::new(transport));
     }
     for sender in 0..2 {
-        let spec =
-            ConnectionSpec { id: sender as u32, dst: host_mac(2), dst_ip: ip(2), priority: pcp(3), vid: 1, rate: None };
+        let spec = ConnectionSpec {
+            id: sender as u32,
+            dst: host_mac(2),
+            dst_ip: ip(2),
+            priority: pcp(3),
+            vid: 1,
+            rate: None,
+            until: None,
+        };
         let messages = vec![MessageSpec { id: 0, size: None, start }];
         net.hosts[sender].transport.as_mut().unwrap().add_connection(spec, messages);
     }
@@ -88,7 +95,7 @@ fn qcn_throttles_an_incast_below_pfcs_queue_and_is_fairer_at_inputs() {
         let cnms_sent: u64 = (0..3).map(|p| qcn.net.switches[0].qcn().unwrap().counters(p, pcp(3)).cnms_sent).sum();
         let rps: Vec<(u64, u64)> = (0..2)
             .map(|h| {
-                let (_, rp) = qcn.net.hosts[h].transport.as_ref().unwrap().reaction_points().next().unwrap();
+                let (_, rp, _) = qcn.net.hosts[h].transport.as_ref().unwrap().reaction_points().next().unwrap();
                 (rp.cnms(), rp.rate().bps())
             })
             .collect();

@@ -22,7 +22,8 @@ fn with_transports(net: &mut Network) {
 }
 
 fn connect(net: &mut Network, id: u32, from: usize, to: usize, messages: Vec<MessageSpec>) {
-    let spec = ConnectionSpec { id, dst: host_mac(to), dst_ip: ip(to), priority: pcp(3), vid: 1, rate: None };
+    let spec =
+        ConnectionSpec { id, dst: host_mac(to), dst_ip: ip(to), priority: pcp(3), vid: 1, rate: None, until: None };
     net.hosts[from].transport.as_mut().unwrap().add_connection(spec, messages);
 }
 

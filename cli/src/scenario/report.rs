@@ -2,7 +2,8 @@
 
 use super::Scenario;
 use super::paths::{Crossed, PathSummary, Paths};
-use crate::endpoint::{EndpointResult, ReceiverResult, SenderResult};
+use super::phases::{self, FlowBins, Phase};
+use crate::endpoint::{EndpointResult, ReceiverResult, SenderQcn, SenderResult};
 use crate::plot::{self, BoxChart, BoxSeries, BoxStats, Chart, Scale, Series};
 use crate::table::Table;
 use anyhow::{Context, Result};
@@ -139,6 +140,8 @@ pub struct RunRecord<'a> {
     pub policy: &'a str,
     /// The switches' PFC watchdog mode.
     pub pfcwd: &'a str,
+    /// The switches' QCN mode (`off`, `CP-SAMPLING`, `mixed`).
+    pub qcn: &'a str,
     pub seed: u64,
     pub hosts: &'a [String],
     /// The topology's links, as `topology.sh describe` lists them.
@@ -287,6 +290,10 @@ pub struct Outcome {
     /// Under OFC, the tables' average bytes per port over the run (Table II):
     /// flow_in_port_tab, congested_flow_tab, pause_frame_tab.
     pub ofc_table_bytes: Option<[f64; 3]>,
+    /// Long-lived flows phase by phase (goodput, CNMs, fairness).
+    pub phases: Vec<Phase>,
+    /// CNMs the switches sent.
+    pub cnms_sent: u64,
 }
 
 /// The `q` quantile of sorted values (nearest rank).
@@ -325,6 +332,11 @@ impl Flow<'_> {
             (r.frame_bytes + WIRE_OVERHEAD * r.segments) as f64 * 8.0 / seconds / speed_bps as f64
         })
     }
+}
+
+/// `CLASS SENDER→RECEIVER`, how plots and tables name a flow.
+fn flow_label(record: &RunRecord, c: &PlannedConnection) -> String {
+    format!("{} {}→{}", record.scenario.classes[c.class].name, record.hosts[c.sender], record.hosts[c.receiver])
 }
 
 fn flows<'a>(record: &'a RunRecord) -> Vec<Flow<'a>> {
@@ -460,7 +472,8 @@ fn plots(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)], out: &P
         })
         .collect();
     let mut draw = |file: &str, what: &str, axes: [&str; 2], x_scale, series: &[Series]| -> Result<()> {
-        let title = format!("{name}: {what} ({}, pfcwd {}, seed {})", record.policy, record.pfcwd, record.seed);
+        let qcn = if record.qcn == "off" { String::new() } else { format!(", qcn {}", record.qcn) };
+        let title = format!("{name}: {what} ({}, pfcwd {}{qcn}, seed {})", record.policy, record.pfcwd, record.seed);
         let chart = Chart { title: &title, x_label: axes[0], y_label: axes[1], x_scale, series, step: true };
         written.extend(plot::draw(&chart, &out.join(file))?);
         Ok(())
@@ -493,10 +506,7 @@ fn plots(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)], out: &P
             let c = f.connection;
             let bins = f.receiver.map_or(&[][..], |r| &r.goodput_bins[..]);
             Series {
-                label: format!(
-                    "{} {}→{}",
-                    record.scenario.classes[c.class].name, record.hosts[c.sender], record.hosts[c.receiver]
-                ),
+                label: flow_label(record, c),
                 points: bins
                     .iter()
                     .enumerate()
@@ -511,6 +521,43 @@ fn plots(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)], out: &P
         "goodput per flow".to_string()
     };
     draw("throughput", &what, ["time (s)", "goodput (Mbit/s)"], Scale::Linear, &throughput)?;
+
+    // QCN: each flow's rate limit, and when its CNMs came (the QCN paper's Fig. 2(c)).
+    let qcn: Vec<(&Flow, &SenderQcn)> =
+        by_bytes.iter().take(SHOWN).filter_map(|f| Some((*f, f.sender?.qcn.as_ref()?))).collect();
+    if !qcn.is_empty() {
+        // Each flow from its class's start to its stop: outside, a released limiter says nothing.
+        let per_bin = |f: &Flow, values: &mut dyn Iterator<Item = f64>| -> Vec<(f64, f64)> {
+            let class = &record.scenario.classes[f.connection.class];
+            let (start, stop) =
+                (class.start.as_secs_f64(), class.stop.unwrap_or(record.scenario.duration).as_secs_f64());
+            let points = values.enumerate().map(|(i, v)| (i as f64 * bin, v));
+            points.filter(|&(t, _)| t >= start && t < stop).collect()
+        };
+        let rates: Vec<Series> = qcn
+            .iter()
+            .map(|(f, q)| Series {
+                label: flow_label(record, f.connection),
+                points: per_bin(f, &mut q.rate_mbps.iter().copied()),
+            })
+            .collect();
+        let what = "QCN rate limit per flow (reaction point's current rate)";
+        draw("qcn-rates", what, ["time (s)", "rate limit (Mbit/s)"], Scale::Linear, &rates)?;
+        let cnms: Vec<Series> = qcn
+            .iter()
+            .map(|(f, q)| Series {
+                label: flow_label(record, f.connection),
+                points: per_bin(
+                    f,
+                    &mut (0..q.rate_mbps.len().max(q.cnm_bins.len())).scan(0.0, |total, i| {
+                        *total += f64::from(q.cnm_bins.get(i).copied().unwrap_or(0));
+                        Some(*total)
+                    }),
+                ),
+            })
+            .collect();
+        draw("qcn-cnms", "CNMs received per flow, cumulative", ["time (s)", "CNMs"], Scale::Linear, &cnms)?;
+    }
     Ok(written.iter().map(|p| p.display().to_string()).collect())
 }
 
@@ -522,11 +569,12 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     let classes = summaries(record, &flows, &fcts, &paths);
     let scenario = record.scenario;
     println!(
-        "scenario {} ({}), policy {}, pfcwd {}, seed {}: {} hosts at {}, workload {:.2} s, finished after {:.3} s{}",
+        "scenario {} ({}), policy {}, pfcwd {}, qcn {}, seed {}: {} hosts at {}, workload {:.2} s, finished after {:.3} s{}",
         scenario.name,
         scenario.topology,
         record.policy,
         record.pfcwd,
+        record.qcn,
         record.seed,
         record.hosts.len(),
         scenario.speed,
@@ -563,12 +611,16 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     }
     table.print();
     println!();
-    let mut flow_table =
-        Table::new(&["FLOW", "CLASS", "FROM", "TO", "BYTES", "GOODPUT-MBPS", "LINK-USE", "OUT-OF-ORDER"]);
+    let qcn = flows.iter().any(|f| f.sender.is_some_and(|s| s.qcn.is_some()));
+    let mut headers = vec!["FLOW", "CLASS", "FROM", "TO", "BYTES", "GOODPUT-MBPS", "LINK-USE", "OUT-OF-ORDER"];
+    if qcn {
+        headers.push("CNMS");
+    }
+    let mut flow_table = Table::new(&headers);
     let speed = scenario.speed.bps();
     for f in flows.iter().take(24) {
         let c = f.connection;
-        flow_table.row(vec![
+        let mut row = vec![
             c.id.to_string(),
             scenario.classes[c.class].name.clone(),
             record.hosts[c.sender].clone(),
@@ -577,7 +629,11 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
             format!("{:.2}", f.goodput_mbps()),
             format!("{:.1}%", 100.0 * f.utilisation(speed)),
             f.receiver.map_or(0, |r| r.out_of_order).to_string(),
-        ]);
+        ];
+        if qcn {
+            row.push(f.sender.and_then(|s| s.qcn.as_ref()).map_or(0, |q| q.cnms).to_string());
+        }
+        flow_table.row(row);
     }
     flow_table.print();
     if flows.len() > 24 {
@@ -590,6 +646,25 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     }
     let (switch_table, pfc_frames, drops, max_egress_bytes) = switch_table(record.snapshots);
     switch_table.print();
+    let long_lived: Vec<FlowBins> = flows
+        .iter()
+        .filter(|f| {
+            let class = &scenario.classes[f.connection.class];
+            matches!(class.kind, Pattern::Long | Pattern::Constant) && class.size.is_none()
+        })
+        .map(|f| FlowBins {
+            connection: f.connection,
+            label: flow_label(record, f.connection),
+            receiver_host: &record.hosts[f.connection.receiver],
+            sender: f.sender,
+            receiver: f.receiver,
+        })
+        .collect();
+    let phases = phases::phases(scenario, &long_lived);
+    if phases.len() > 1 || phases.iter().any(|p| !p.fairness.is_empty()) {
+        println!();
+        print_phases(&[("goodput Mbit/s".to_string(), &phases)]);
+    }
     let out_of_order_at_receivers = flows.iter().filter_map(|f| f.receiver).map(|r| r.out_of_order).sum();
     let plot_files = plots(record, &flows, &fcts, out)?;
     let outcome = Outcome {
@@ -604,9 +679,14 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         groups: groups(record, &fcts, &paths),
         average_queue_bytes: average_queue_bytes(record.samples),
         ofc_table_bytes: (record.policy == "ofc").then(|| ofc_table_bytes(record.samples)),
+        phases,
+        cnms_sent: (record.snapshots.iter().filter_map(|(_, s)| s.qcn.as_ref()))
+            .flat_map(|q| &q.points)
+            .map(|p| p.counters.cnms_sent)
+            .sum(),
     };
     let results = json!({
-        "scenario": scenario.name, "topology": scenario.topology, "policy": record.policy, "pfcwd": record.pfcwd,
+        "scenario": scenario.name, "topology": scenario.topology, "policy": record.policy, "pfcwd": record.pfcwd, "qcn": record.qcn,
         "seed": record.seed, "storms": record.storms,
         "speed": scenario.speed, "duration_seconds": scenario.duration.as_secs_f64(),
         "seconds": record.seconds, "gave_up": record.gave_up, "hosts": record.hosts,
@@ -768,6 +848,7 @@ pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Out
     }
     for (label, value) in [
         ("PFC frames", (|o: &Outcome| o.pfc_frames) as fn(&Outcome) -> u64),
+        ("CNMs sent", |o| o.cnms_sent),
         ("storm PFC frames", |o| o.storm_frames),
         ("switch drops", |o| o.drops),
         ("lossless drops", |o| o.lossless_drops),
@@ -779,4 +860,44 @@ pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Out
         table.row(row);
     }
     table.print();
+    let phases: Vec<(String, &[Phase])> = outcomes.iter().map(|(label, o)| (label.clone(), &o.phases[..])).collect();
+    if phases.iter().any(|(_, p)| p.len() > 1 || p.iter().any(|p| !p.fairness.is_empty())) {
+        println!();
+        print_phases(&phases);
+    }
+}
+
+/// Per phase: each active flow's goodput (and CNMs) under each run, then Jain's index per
+/// receiver shared by several flows.
+fn print_phases(runs: &[(String, &[Phase])]) {
+    let Some((_, first)) = runs.first() else { return };
+    for (p, phase) in first.iter().enumerate() {
+        println!("phase {:.2}-{:.2} s: goodput Mbit/s (CNMs received)", phase.from_seconds, phase.to_seconds);
+        let mut headers = vec!["FLOW".to_string()];
+        headers.extend(runs.iter().map(|(label, _)| label.to_uppercase()));
+        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+        let mut table = Table::new(&headers);
+        let cell = |phases: &[Phase], pick: &dyn Fn(&Phase) -> Option<String>| {
+            phases.get(p).and_then(pick).unwrap_or_else(|| "-".into())
+        };
+        for (f, flow) in phase.flows.iter().enumerate() {
+            let mut row = vec![flow.label.clone()];
+            row.extend(runs.iter().map(|(_, phases)| {
+                cell(phases, &|x| {
+                    let flow = x.flows.get(f)?;
+                    let cnms = flow.cnms.map_or(String::new(), |n| format!(" ({n})"));
+                    Some(format!("{:.1}{cnms}", flow.goodput_mbps))
+                })
+            }));
+            table.row(row);
+        }
+        for (r, fairness) in phase.fairness.iter().enumerate() {
+            let mut row = vec![format!("Jain's index, {} flows into {}", fairness.flows, fairness.receiver)];
+            row.extend(
+                runs.iter().map(|(_, phases)| cell(phases, &|x| x.fairness.get(r)?.jain.map(|j| format!("{j:.3}")))),
+            );
+            table.row(row);
+        }
+        table.print();
+    }
 }

@@ -2,12 +2,12 @@
 //! everything torn down by guards whatever happens (error, panic, Ctrl-C).
 
 use super::report::{self, Outcome, QueueSample, RunRecord, StormRun};
-use super::{PfcwdMode, RunArgs, RunPolicy, Scenario, load, parse_policy, root};
+use super::{PfcwdMode, QcnMode, RunArgs, RunPolicy, Scenario, load, parse_policy, root};
 use crate::control::Connection;
 use crate::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
 use anyhow::{Context, Result, bail};
 use pfcswitch_core::config::SwitchConfig;
-use pfcswitch_core::host::ConnectionSpec;
+use pfcswitch_core::host::{ConnectionSpec, QcnReaction};
 use pfcswitch_core::report::Snapshot;
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp};
@@ -130,7 +130,7 @@ pub(super) fn host_addresses(host: &str) -> Result<(EthernetAddress, Ipv4Addr)> 
 pub(super) fn connection_spec(c: &PlannedConnection, hosts: &[String]) -> Result<ConnectionSpec> {
     let (dst, dst_ip) = host_addresses(&hosts[c.receiver])?;
     let priority = Pcp::new(c.priority).with_context(|| format!("priority {} is not a PCP", c.priority))?;
-    Ok(ConnectionSpec { id: c.id, dst, dst_ip, priority, vid: 1, rate: c.rate })
+    Ok(ConnectionSpec { id: c.id, dst, dst_ip, priority, vid: 1, rate: c.rate, until: c.until })
 }
 
 /// Processes in the hosts (endpoints, storms); killed on drop if still running.
@@ -178,12 +178,13 @@ fn merge(table: &mut toml::Table, overrides: &toml::Table) {
 }
 
 /// Writes each switch's config with the scenario's overrides, port speed and MTU, the run's
-/// policy and, if given, its PFC watchdog mode.
+/// policy and, if given, its PFC watchdog and QCN modes.
 pub(super) fn write_configs(
     scenario: &Scenario,
     file: &Path,
     policy: &RunPolicy,
     pfcwd: Option<PfcwdMode>,
+    qcn: Option<QcnMode>,
     dir: &Path,
 ) -> Result<()> {
     let base = file.parent().unwrap_or(Path::new("."));
@@ -195,6 +196,9 @@ pub(super) fn write_configs(
         merge(&mut table, &toml::Table::from_iter([("policy".to_string(), toml::Value::Table(policy.config_keys()))]));
         if let Some(mode) = pfcwd {
             merge(&mut table, &toml::Table::from_iter([("pfcwd".to_string(), toml::Value::Table(mode.config_keys()))]));
+        }
+        if let Some(keys) = scenario.qcn_keys(qcn) {
+            merge(&mut table, &toml::Table::from_iter([("qcn".to_string(), toml::Value::Table(keys))]));
         }
         if let Some(ports) = table.get_mut("port").and_then(toml::Value::as_array_mut) {
             for port in ports.iter_mut().filter_map(toml::Value::as_table_mut) {
@@ -213,6 +217,7 @@ fn endpoint_plan(
     hosts: &[String],
     connections: &[PlannedConnection],
     epoch: Instant,
+    qcn: Option<QcnReaction>,
 ) -> Result<EndpointPlan> {
     let (mac, ip) = host_addresses(host)?;
     let mut plan_connections = Vec::new();
@@ -225,6 +230,7 @@ fn endpoint_plan(
             priority: c.priority,
             vid: spec.vid,
             rate: spec.rate,
+            until_ns: spec.until.map(Instant::as_nanos),
             messages: c.messages.iter().map(|m| (m.id, m.size, m.start.as_nanos())).collect(),
         });
     }
@@ -235,6 +241,7 @@ fn endpoint_plan(
         speed: scenario.speed,
         mtu: scenario.mtu,
         transport: scenario.transport.clone(),
+        qcn,
         epoch_ns: epoch.as_nanos(),
         end_ns: (epoch + scenario.duration).as_nanos(),
         connections: plan_connections,
@@ -285,6 +292,10 @@ pub(super) struct Prepared {
     pub policy: RunPolicy,
     /// The PFC watchdog mode of every switch, or `mixed`.
     pub pfcwd: &'static str,
+    /// The QCN mode of every switch (`off`, `CP-SAMPLING`), or `mixed`.
+    pub qcn: String,
+    /// The hosts' QCN reaction points, when the switches run QCN.
+    pub reaction: Option<QcnReaction>,
     pub out: PathBuf,
     pub configs: Vec<SwitchConfig>,
     pub topology: TopologyDescription,
@@ -305,7 +316,8 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     let (scenario, file) = load(&args.scenario)?;
     let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
     let out = args.out.clone().unwrap_or_else(|| {
-        super::run_dir(&PathBuf::from("results").join(&scenario.name), &policy, args.pfcwd, args.seed, suffix)
+        let parent = PathBuf::from("results").join(&scenario.name);
+        super::run_dir(&parent, &policy, args.pfcwd, args.qcn, args.seed, suffix)
     });
     create_dirs(&out, &["configs"])?;
     let topology = describe(&scenario.topology)?;
@@ -321,7 +333,10 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         .map(|storm| storm.resolve(&topology.hosts, scenario.speed))
         .collect::<Result<Vec<_>, _>>()
         .with_context(|| format!("{}", file.display()))?;
-    write_configs(&scenario, &file, &policy, args.pfcwd, &out.join("configs"))?;
+    if let Some(spec) = &scenario.qcn {
+        spec.reaction.validate().map_err(|e| anyhow::anyhow!("{}: qcn.reaction: {e}", file.display()))?;
+    }
+    write_configs(&scenario, &file, &policy, args.pfcwd, args.qcn, &out.join("configs"))?;
     let mut configs = Vec::new();
     for switch in &topology.switches {
         let (config, _) = pfcswitchd::config::load(&out.join("configs").join(format!("{switch}.toml")))?;
@@ -329,7 +344,11 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     }
     let modes: std::collections::BTreeSet<&str> = configs.iter().map(|c| PfcwdMode::of(&c.pfcwd).name()).collect();
     let pfcwd = if modes.len() == 1 { modes.into_iter().next().expect("one") } else { "mixed" };
-    Ok(Prepared { scenario, policy, pfcwd, out, configs, topology, storms })
+    let qcn_modes: std::collections::BTreeSet<String> = configs.iter().map(|c| QcnMode::of(&c.qcn)).collect();
+    let qcn = if qcn_modes.len() == 1 { qcn_modes.into_iter().next().expect("one") } else { "mixed".into() };
+    // Hosts react to CNMs when any switch may send them.
+    let reaction = configs.iter().any(|c| !c.qcn.priorities.is_empty()).then(|| scenario.qcn_reaction());
+    Ok(Prepared { scenario, policy, pfcwd, qcn, reaction, out, configs, topology, storms })
 }
 
 /// Starts each storm of the scenario in its host's namespace, on the host's interface: the
@@ -372,11 +391,11 @@ fn storm_frames(storms: &mut Children) -> Result<Vec<u64>> {
 }
 
 pub fn run(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, pfcwd, out, topology, storms: resolved, .. } = prepare(args, "")?;
+    let Prepared { scenario, policy, pfcwd, qcn, reaction, out, topology, storms: resolved, .. } = prepare(args, "")?;
     let TopologyDescription { switches, hosts, links } = topology;
     catch_interrupts();
     eprintln!(
-        "scenario {} ({}), policy {}, pfcwd {pfcwd}, seed {}: {} switches, {} hosts, {} at {}",
+        "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, seed {}: {} switches, {} hosts, {} at {}",
         scenario.name,
         scenario.topology,
         policy.name(),
@@ -399,7 +418,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let (lines_tx, lines) = mpsc::channel::<(usize, String)>();
     let mut endpoints = Children { what: "an endpoint", children: Vec::new() };
     for (index, host) in hosts.iter().enumerate() {
-        let plan = endpoint_plan(&scenario, host, &hosts, &connections, epoch)?;
+        let plan = endpoint_plan(&scenario, host, &hosts, &connections, epoch, reaction)?;
         let plan_file = out.join("plans").join(format!("{host}.json"));
         std::fs::write(&plan_file, serde_json::to_vec_pretty(&plan)?)?;
         let mut child = Command::new("ip")
@@ -494,6 +513,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         scenario: &scenario,
         policy: policy.name(),
         pfcwd,
+        qcn: &qcn,
         seed: args.seed,
         hosts: &hosts,
         links: &links,

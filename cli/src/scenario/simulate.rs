@@ -33,10 +33,10 @@ fn switch_port(end: &str, names: &[String], configs: &[SwitchConfig]) -> Result<
 }
 
 pub fn simulate(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, pfcwd, out, configs, topology, storms } = prepare(args, "-sim")?;
+    let Prepared { scenario, policy, pfcwd, qcn, reaction, out, configs, topology, storms } = prepare(args, "-sim")?;
     let TopologyDescription { switches, hosts, links } = topology;
     eprintln!(
-        "scenario {} ({}), policy {}, pfcwd {pfcwd}, seed {}: simulated on virtual time",
+        "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, seed {}: simulated on virtual time",
         scenario.name,
         scenario.topology,
         policy.name(),
@@ -55,7 +55,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
             sim_host.nic.obey_ofc_per_flow(mac);
         }
         sim_host.announce();
-        let config = scenario.transport.config(mac, ip, scenario.mtu, EPOCH, end);
+        let config = scenario.transport.config(mac, ip, scenario.mtu, EPOCH, end, reaction);
         sim_host.transport = Some(Transport::new(config));
         net.add_host(sim_host);
     }
@@ -111,6 +111,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         scenario: &scenario,
         policy: policy.name(),
         pfcwd,
+        qcn: &qcn,
         seed: args.seed,
         hosts: &hosts,
         links: &links,

@@ -9,10 +9,12 @@
 //! on what such NICs would add.
 
 mod flow;
+mod rate_trace;
 mod reaction_point;
 mod transport;
 
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};
+pub use rate_trace::RateTrace;
 pub use reaction_point::{ReactionPoint, RpParams, RpPhase};
 pub use transport::{
     ConnectionSpec, MessageRecord, MessageSpec, QcnReaction, ReceiverStats, SEGMENT_OVERHEAD, SenderStats, Transport,

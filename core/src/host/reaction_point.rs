@@ -22,36 +22,54 @@
 //! flows otherwise; our flows start at seeded times).
 
 use crate::time::Instant;
-use crate::units::BitRate;
+use crate::units::{BitRate, ByteSize, duration};
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// The RP's settings; the defaults are 802.1Qau's MIB values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The RP's settings; the defaults are 802.1Qau's MIB values. A scenario's `[qcn.reaction]`
+/// sets them (scaled with the link speed, see docs/qcn.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct RpParams {
     /// Bytes per byte-counter cycle in fast recovery (rpgByteReset, 150000).
-    pub byte_reset: u64,
+    pub byte_reset: ByteSize,
     /// Timer period in fast recovery (rpgTimeReset, 15 ms).
+    #[serde(with = "duration")]
     pub time_reset: Duration,
     /// Cycles of fast recovery before the rate climbs past TR (rpgThreshold, 5).
     pub fast_recovery_threshold: u32,
     /// TR's step in active increase (rpgAiRate, 5 Mbit/s).
-    pub active_increase: u64,
+    pub active_increase: BitRate,
     /// TR's step in hyper-active increase (rpgHaiRate, 50 Mbit/s).
-    pub hyper_active_increase: u64,
+    pub hyper_active_increase: BitRate,
     /// The lowest CR a decrease may set (rpgMinRate, 5 Mbit/s).
-    pub min_rate: u64,
+    pub min_rate: BitRate,
 }
 
 impl Default for RpParams {
     fn default() -> Self {
         RpParams {
-            byte_reset: 150_000,
+            byte_reset: ByteSize(150_000),
             time_reset: Duration::from_millis(15),
             fast_recovery_threshold: 5,
-            active_increase: 5_000_000,
-            hyper_active_increase: 50_000_000,
-            min_rate: 5_000_000,
+            active_increase: BitRate::mbps(5),
+            hyper_active_increase: BitRate::mbps(50),
+            min_rate: BitRate::mbps(5),
         }
+    }
+}
+
+impl RpParams {
+    /// The cycles must be at least two bytes and two nanoseconds long: each firing waits for
+    /// half a cycle once fast recovery is over.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.byte_reset.0 < 2 {
+            return Err(format!("byte_reset {} must be at least 2 bytes", self.byte_reset));
+        }
+        if self.time_reset < Duration::from_nanos(2) {
+            return Err("time_reset must be at least 2ns".into());
+        }
+        Ok(())
     }
 }
 
@@ -128,10 +146,10 @@ impl ReactionPoint {
         self.active = true;
         self.target = self.current;
         let cut = self.current * u64::from(quantized.min(63)) / GD_DIVISOR;
-        self.current = (self.current - cut).max(self.params.min_rate.min(self.line_rate));
+        self.current = (self.current - cut).max(self.params.min_rate.bps().min(self.line_rate));
         self.byte_stage = 0;
         self.timer_stage = 0;
-        self.bytes_left = self.params.byte_reset;
+        self.bytes_left = self.params.byte_reset.0;
         self.timer_at = Some(now + self.params.time_reset);
     }
 
@@ -170,7 +188,7 @@ impl ReactionPoint {
     }
 
     fn byte_cycle(&self) -> u64 {
-        if self.in_fast_recovery() { self.params.byte_reset } else { self.params.byte_reset / 2 }
+        if self.in_fast_recovery() { self.params.byte_reset.0 } else { self.params.byte_reset.0 / 2 }
     }
 
     fn timer_cycle(&self) -> Duration {
@@ -182,10 +200,10 @@ impl ReactionPoint {
         let threshold = self.params.fast_recovery_threshold;
         match self.phase() {
             RpPhase::Idle | RpPhase::FastRecovery => {}
-            RpPhase::ActiveIncrease => self.target += self.params.active_increase,
+            RpPhase::ActiveIncrease => self.target += self.params.active_increase.bps(),
             RpPhase::HyperActiveIncrease => {
                 let i = u64::from(self.byte_stage.min(self.timer_stage) - threshold);
-                self.target += i * self.params.hyper_active_increase;
+                self.target += i * self.params.hyper_active_increase.bps();
             }
         }
         self.target = self.target.min(self.line_rate);

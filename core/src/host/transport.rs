@@ -15,7 +15,7 @@
 //! last byte, all on the sender's clock. Sequence numbers are 32-bit and do not wrap in an
 //! experiment (6 TB per connection at 1422-byte segments).
 
-use super::{HostNic, ReactionPoint, RpParams, RpPhase};
+use super::{HostNic, RateTrace, ReactionPoint, RpParams, RpPhase};
 use crate::sched::Shaper;
 use crate::time::Instant;
 use crate::units::BitRate;
@@ -52,7 +52,7 @@ pub struct TransportConfig {
 }
 
 /// The reaction points of a host's connections.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 pub struct QcnReaction {
     pub params: RpParams,
     /// The rate a released limiter lets a flow send at: the NIC's.
@@ -78,8 +78,11 @@ impl TransportConfig {
         }
     }
 
+    /// A full segment's payload: with QCN, the CN-TAG takes 6 bytes of it, so that the frame
+    /// still fits the MTU.
     pub fn payload_len(&self) -> usize {
-        self.frame_len - SEGMENT_OVERHEAD
+        let cn_tag = if self.qcn.is_some() { CN_TAG_HEADER_LEN } else { 0 };
+        self.frame_len - SEGMENT_OVERHEAD - cn_tag
     }
 }
 
@@ -94,6 +97,9 @@ pub struct ConnectionSpec {
     pub vid: u16,
     /// Offered rate on the wire; `None` sends as fast as the NIC, window and pauses allow.
     pub rate: Option<BitRate>,
+    /// A long-lived flow of this connection stops here if that is before the transport's
+    /// `long_lived_until` (a class with a `stop`).
+    pub until: Option<Instant>,
 }
 
 /// A message to send: `size` bytes, or `None` for a long-lived flow that sends until the
@@ -182,23 +188,46 @@ struct Connection {
     rto_deadline: Option<Instant>,
     stats: SenderStats,
     /// QCN: the reaction point and the rate limiter it sets.
-    limiter: Option<(ReactionPoint, Shaper)>,
+    limiter: Option<Limiter>,
+}
+
+/// A connection's QCN reaction point, the shaper that enforces its rate, and that rate's trace.
+#[derive(Clone, Debug)]
+struct Limiter {
+    rp: ReactionPoint,
+    shaper: Shaper,
+    trace: RateTrace,
+}
+
+impl Limiter {
+    fn new(qcn: QcnReaction, config: &TransportConfig) -> Limiter {
+        Limiter {
+            rp: ReactionPoint::new(qcn.params, qcn.line_rate),
+            shaper: Shaper::new(qcn.line_rate, Duration::ZERO),
+            trace: RateTrace::new(config.epoch, config.bin, qcn.line_rate),
+        }
+    }
+
+    /// Sets the shaper's speed to the reaction point's rate.
+    fn follow_rate(&mut self, now: Instant) {
+        let rate = self.rp.rate();
+        self.shaper.set_speed(rate);
+        self.trace.set_rate(now, rate);
+    }
 }
 
 impl Connection {
     /// When the QCN rate limiter lets the next frame go (now, while it is released).
     fn limited_until(&self) -> Instant {
         match &self.limiter {
-            Some((rp, shaper)) if rp.phase() != RpPhase::Idle => shaper.ready_at(),
+            Some(limiter) if limiter.rp.phase() != RpPhase::Idle => limiter.shaper.ready_at(),
             _ => Instant::ZERO,
         }
     }
 
-    /// Sets the limiter's speed to the reaction point's rate.
-    fn follow_rate(&mut self) {
-        if let Some((rp, shaper)) = &mut self.limiter {
-            shaper.set_speed(rp.rate());
-        }
+    /// When its long-lived flow stops, given the transport's `long_lived_until`.
+    fn until(&self, long_lived_until: Instant) -> Instant {
+        self.spec.until.map_or(long_lived_until, |until| until.min(long_lived_until))
     }
 
     fn end_of_assigned(&self, payload: usize) -> u32 {
@@ -283,7 +312,7 @@ pub struct Transport {
 
 impl Transport {
     pub fn new(config: TransportConfig) -> Transport {
-        assert!(config.frame_len > SEGMENT_OVERHEAD, "segments carry payload");
+        assert!(config.frame_len > SEGMENT_OVERHEAD + CN_TAG_HEADER_LEN, "segments carry payload");
         Transport { config, connections: Vec::new(), next_connection: 0, inbound: Vec::new(), control: VecDeque::new() }
     }
 
@@ -296,7 +325,7 @@ impl Transport {
         messages.sort_by_key(|m| (m.start, m.id));
         self.connections.push(Connection {
             spec,
-            pacer: spec.rate.map(|rate| Shaper::new(rate, Duration::ZERO)),
+            pacer: spec.rate.map(|rate| Shaper::new(rate, self.frame_time(rate))),
             messages: messages.into_iter().map(|spec| Message { spec, first_seq: None, finish: None }).collect(),
             first_unacked: 0,
             assigned: 0,
@@ -305,20 +334,24 @@ impl Transport {
             sent_through: 0,
             rto_deadline: None,
             stats: SenderStats::default(),
-            limiter: self
-                .config
-                .qcn
-                .map(|q| (ReactionPoint::new(q.params, q.line_rate), Shaper::new(q.line_rate, Duration::ZERO))),
+            limiter: self.config.qcn.map(|q| Limiter::new(q, &self.config)),
         });
     }
 
     /// Lets pacers send up to `burst` early after a late wake-up (userspace timer jitter).
     pub fn set_pacer_burst(&mut self, burst: Duration) {
-        for connection in &mut self.connections {
-            if let Some(rate) = connection.spec.rate {
-                connection.pacer = Some(Shaper::new(rate, burst));
+        for i in 0..self.connections.len() {
+            if let Some(rate) = self.connections[i].spec.rate {
+                self.connections[i].pacer = Some(Shaper::new(rate, burst.max(self.frame_time(rate))));
             }
         }
+    }
+
+    /// A full segment's time at `rate`: the least credit a pacer keeps, as a NIC's token
+    /// bucket holds at least one frame, so that waiting behind another connection's frame on
+    /// the same wire does not cost a paced flow its rate.
+    fn frame_time(&self, rate: BitRate) -> Duration {
+        rate.bits_duration(self.config.frame_len as u64 * 8)
     }
 
     /// Whether every sized message is acknowledged (long-lived flows never are).
@@ -431,15 +464,16 @@ impl Transport {
         let Some(connection) = self.connections.iter_mut().find(|c| Some(c.spec.id) == flow.map(u32::from)) else {
             return false;
         };
-        let Some((rp, _)) = &mut connection.limiter else { return false };
-        rp.on_cnm(now, quantized);
-        connection.follow_rate();
+        let Some(limiter) = &mut connection.limiter else { return false };
+        limiter.rp.on_cnm(now, quantized);
+        limiter.trace.cnm_received(now);
+        limiter.follow_rate(now);
         true
     }
 
-    /// Each connection's QCN reaction point, if QCN is on: (connection id, its state).
-    pub fn reaction_points(&self) -> impl Iterator<Item = (u32, &ReactionPoint)> + '_ {
-        self.connections.iter().filter_map(|c| c.limiter.as_ref().map(|(rp, _)| (c.spec.id, rp)))
+    /// Each connection's QCN reaction point and its rate over time, if QCN is on.
+    pub fn reaction_points(&self) -> impl Iterator<Item = (u32, &ReactionPoint, &RateTrace)> + '_ {
+        self.connections.iter().filter_map(|c| c.limiter.as_ref().map(|l| (c.spec.id, &l.rp, &l.trace)))
     }
 
     fn receive_acknowledgement(&mut self, now: Instant, traffic: &TrafficRepr) {
@@ -502,7 +536,8 @@ impl Transport {
         let n = self.connections.len();
         let chosen = (0..n).map(|i| (self.next_connection + i) % n).find(|&i| {
             let c = &self.connections[i];
-            c.send_at(payload, window, until, now) == Some(now) && nic.can_send_to(now, c.spec.priority, c.spec.dst)
+            c.send_at(payload, window, c.until(until), now) == Some(now)
+                && nic.can_send_to(now, c.spec.priority, c.spec.dst)
         })?;
         self.next_connection = (chosen + 1) % n;
         let connection = &mut self.connections[chosen];
@@ -548,12 +583,12 @@ impl Transport {
         if let Some(pacer) = &mut connection.pacer {
             pacer.send(now, len);
         }
-        if let Some((rp, limiter)) = &mut connection.limiter {
-            if rp.phase() != RpPhase::Idle {
-                limiter.send(now, len);
+        if let Some(limiter) = &mut connection.limiter {
+            if limiter.rp.phase() != RpPhase::Idle {
+                limiter.shaper.send(now, len);
             }
-            rp.on_sent(len as u64);
-            connection.follow_rate();
+            limiter.rp.on_sent(len as u64);
+            limiter.follow_rate(now);
         }
         Some(len)
     }
@@ -565,18 +600,18 @@ impl Transport {
         let control =
             self.control.iter().map(|&id| nic.ready_at_to(self.control_priority(id), self.control_dst(id))).min();
         let segments = (self.connections.iter())
-            .filter_map(|c| c.send_at(payload, window, until, nic.ready_at_to(c.spec.priority, c.spec.dst)));
+            .filter_map(|c| c.send_at(payload, window, c.until(until), nic.ready_at_to(c.spec.priority, c.spec.dst)));
         let timers = self.connections.iter().filter_map(|c| c.rto_deadline);
-        let rate_timers = self.connections.iter().filter_map(|c| c.limiter.as_ref()?.0.poll_timeout());
+        let rate_timers = self.connections.iter().filter_map(|c| c.limiter.as_ref()?.rp.poll_timeout());
         control.into_iter().chain(segments).chain(timers).chain(rate_timers).min()
     }
 
     /// Fires retransmission timers: a connection with unacknowledged segments goes back.
     pub fn handle_timeout(&mut self, now: Instant) {
         for connection in &mut self.connections {
-            if let Some((rp, _)) = &mut connection.limiter {
-                rp.handle_timeout(now);
-                connection.follow_rate();
+            if let Some(limiter) = &mut connection.limiter {
+                limiter.rp.handle_timeout(now);
+                limiter.follow_rate(now);
             }
             if connection.rto_deadline.is_some_and(|at| at <= now) {
                 connection.rto_deadline = None;
@@ -609,6 +644,7 @@ mod tests {
             priority: Pcp::new(3).unwrap(),
             vid: 1,
             rate: None,
+            until: None,
         }
     }
 
@@ -770,5 +806,35 @@ mod tests {
         }
         assert_eq!(sent, 1_000_000 / 12_192 + 1, "1500-byte frames at 1 Gbit/s for 1 ms");
         assert!(a.is_done(), "no sized message is waiting");
+    }
+
+    #[test]
+    fn with_qcn_a_full_segment_carries_a_cn_tag_and_still_fits_the_mtu() {
+        let (mut a, mut a_nic) = transport(A);
+        a.config.qcn = Some(QcnReaction { params: RpParams::default(), line_rate: BitRate::gbps(1) });
+        a.add_connection(connection(7), vec![MessageSpec { id: 0, size: None, start: Instant::ZERO }]);
+        let mut buffer = [0u8; 2048];
+        let len = a.poll_transmit(Instant::ZERO, &mut a_nic, &mut buffer).unwrap();
+        assert_eq!(len, a.config.frame_len, "the CN-TAG takes payload, not MTU");
+        let view = FrameView::parse(&buffer[..len]).unwrap();
+        assert_eq!(view.l2.cn_tag, Some(CnTagRepr { flow_id: 7 }));
+        assert_eq!(a.config.payload_len(), 1500 - SEGMENT_OVERHEAD - CN_TAG_HEADER_LEN);
+    }
+
+    #[test]
+    fn a_connection_with_its_own_end_stops_its_long_lived_flow_there() {
+        let (mut a, mut a_nic) = transport(A);
+        let stop = Instant::from_nanos(500_000);
+        let spec = ConnectionSpec { until: Some(stop), ..connection(0) };
+        a.add_connection(spec, vec![MessageSpec { id: 0, size: None, start: Instant::ZERO }]);
+        a.config.long_lived_until = Instant::from_nanos(1_000_000);
+        let mut buffer = [0u8; 2048];
+        let mut last = Instant::ZERO;
+        while let Some(at) = a.poll_timeout(&a_nic).filter(|&at| at < Instant::from_nanos(2_000_000)) {
+            if a.poll_transmit(at, &mut a_nic, &mut buffer).is_some() {
+                last = at;
+            }
+        }
+        assert!(last < stop && last.as_nanos() + 12_192 >= stop.as_nanos(), "the last frame left at {last}");
     }
 }

@@ -39,6 +39,18 @@ pub enum Placement {
     Input,
 }
 
+impl Placement {
+    pub const ALL: [Placement; 2] = [Placement::Output, Placement::Input];
+
+    /// As in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::Output => "output",
+            Placement::Input => "input",
+        }
+    }
+}
+
 /// How a CP picks the flow to notify (see [`culprit`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -47,6 +59,19 @@ pub enum Sampling {
     Arrival,
     OccupancyDeterministic,
     OccupancyRandom,
+}
+
+impl Sampling {
+    pub const ALL: [Sampling; 3] = [Sampling::Arrival, Sampling::OccupancyDeterministic, Sampling::OccupancyRandom];
+
+    /// As in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sampling::Arrival => "arrival",
+            Sampling::OccupancyDeterministic => "occupancy-deterministic",
+            Sampling::OccupancyRandom => "occupancy-random",
+        }
+    }
 }
 
 /// `[qcn]`. Defaults: 802.1Qau's MIB (Qeq 26000 B, w = 2, sample base 150000 B, CNMs on
