@@ -35,6 +35,8 @@ pub struct Descriptor {
     pub flow: FlowKey,
     /// Ports to forward to (decided at reception).
     pub egress: u64,
+    /// A FECN probe on a FECN priority: the rate it arrived with (kbit/s).
+    pub probe: Option<u32>,
 }
 
 /// Fixed pool of descriptors with a free list.

@@ -5,6 +5,7 @@
 //! the first error with the key it concerns (`pfc.xon`, `port[2].speed`), plus warnings
 //! that do not stop the switch but that a user must see (a headroom below the PFC bound).
 
+use crate::fecn::FecnConfig;
 use crate::qcn::QcnConfig;
 use crate::units::{self, BitRate, ByteSize, PacketRate};
 use crate::wire::{EthernetAddress, Pcp};
@@ -53,6 +54,9 @@ pub struct SwitchConfig {
     /// QCN congestion points, beside the pause policy.
     #[serde(default)]
     pub qcn: QcnConfig,
+    /// FECN rate points, beside the pause policy.
+    #[serde(default)]
+    pub fecn: FecnConfig,
 }
 
 /// `[switch]`: identity and the daemon's endpoints (the core only reads `name`).
@@ -475,6 +479,7 @@ impl SwitchConfig {
             fdb: FdbConfig::default(),
             pfcwd: PfcwdConfig::default(),
             qcn: QcnConfig::default(),
+            fecn: FecnConfig::default(),
         }
     }
 
@@ -499,6 +504,7 @@ impl SwitchConfig {
         }
         self.validate_pfcwd()?;
         self.qcn.validate()?;
+        self.fecn.validate()?;
         Ok(warnings)
     }
 

@@ -9,6 +9,7 @@ pub mod buffer;
 pub mod config;
 pub mod counters;
 pub mod fdb;
+pub mod fecn;
 pub mod host;
 pub mod pause;
 pub mod pfcwd;

@@ -17,6 +17,7 @@ use crate::buffer::{Arena, Buffers, Descriptor, Level};
 use crate::config::{ConfigError, ConfigWarning, EgressFull, PfcwdAction, PolicyKind, SwitchConfig};
 use crate::counters::{DropReason, PortCounters};
 use crate::fdb::{DEFAULT_FDB_CAPACITY, Fdb, FdbEntry};
+use crate::fecn::{Fecn, ProbeMark};
 use crate::pause::PeerPause;
 use crate::pfcwd::{PfcwdEvent, Watchdog};
 use crate::policy::{Arrival, EgressEvent, OfcFrame, PolicyActions, PolicyEngine, XoffTransmitter, ofc_thresholds};
@@ -26,8 +27,8 @@ use crate::sched::{Scheduler, Shaper};
 use crate::time::Instant;
 use crate::units::BitRate;
 use crate::wire::{
-    self, EthernetAddress, FlowKey, FrameView, MacControlRepr, OfcOp, OfcRepr, PAUSE_MULTICAST, Pcp, PfcRepr,
-    build_mac_control_frame, build_ofc_frame,
+    self, EthernetAddress, FecnSubtype, FlowKey, FrameView, MacControlRepr, OfcOp, OfcRepr, PAUSE_MULTICAST, Pcp,
+    PfcRepr, build_mac_control_frame, build_ofc_frame,
 };
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -44,8 +45,10 @@ pub enum RxVerdict {
 /// A transmission to start now on the polled port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tx {
-    /// A held frame. `last`: no other copy remains, the buffer is free once sent.
-    Data { handle: u64, len: u32, last: bool },
+    /// A held frame. `last`: no other copy remains, the buffer is free once sent. `mark`:
+    /// a FECN probe, whose rate the caller lowers in the frame before sending it
+    /// ([`wire::mark_fecn_probe`]).
+    Data { handle: u64, len: u32, last: bool, mark: Option<ProbeMark> },
     /// A frame the switch generated (PFC, OFC, CNM); [`Switch::emit_control`] writes it.
     Control(ControlFrame),
 }
@@ -151,6 +154,8 @@ pub struct Switch {
     pfcwd_events: Vec<PfcwdEvent>,
     /// QCN's congestion points, when `[qcn]` monitors a priority.
     qcn: Option<Qcn>,
+    /// FECN's rate points, when `[fecn]` monitors a priority.
+    fecn: Option<Fecn>,
 }
 
 /// A locally administered MAC for port `index` of the switch named `name`.
@@ -215,6 +220,7 @@ impl Switch {
             pfcwd: Watchdog::new(ports.len(), config.lossless_mask(), &config.pfcwd),
             pfcwd_events: Vec::with_capacity(ports.len() * 8),
             qcn: Qcn::new(&config.qcn, ports.len(), frames),
+            fecn: Fecn::new(&config.fecn, &speeds),
             ports,
         };
         Ok((switch, warnings))
@@ -313,6 +319,10 @@ impl Switch {
         if new.qcn != old.qcn {
             // Fresh CPs and culprit records: frames held now are never blamed (see `Qcn`).
             self.qcn = Qcn::new(&new.qcn, self.ports.len(), self.frames);
+        }
+        if new.fecn != old.fecn {
+            let speeds: Vec<BitRate> = self.ports.iter().map(|p| p.shaper.speed()).collect();
+            self.fecn = Fecn::new(&new.fecn, &speeds);
         }
         self.pipeline.interval = new.pipeline.rate.map(|rate| rate.interval());
         self.pipeline.egress_full = egress_full;
@@ -419,8 +429,20 @@ impl Switch {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         }
         let flow = FlowKey { src: view.l2.src, dst: view.l2.dst };
-        let descriptor =
-            Descriptor { handle, len, ingress: port as u16, priority: p as u8, lossless, copies: 0, egress, flow };
+        let probe = self.fecn.as_ref().filter(|fecn| fecn.monitors(priority)).and_then(|_| {
+            view.fecn_probe().ok().filter(|probe| probe.subtype == FecnSubtype::Probe).map(|probe| probe.rate_kbps)
+        });
+        let descriptor = Descriptor {
+            handle,
+            len,
+            ingress: port as u16,
+            priority: p as u8,
+            lossless,
+            copies: 0,
+            egress,
+            flow,
+            probe,
+        };
         let Some(index) = self.arena.alloc(descriptor) else {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         };
@@ -667,6 +689,9 @@ impl Switch {
             }
             let queue_bytes = self.buffers.enqueue(egress, p, index, len);
             copies += 1;
+            if let Some(fecn) = &mut self.fecn {
+                fecn.arrival(egress, Pcp::from_low_bits(frame.priority), len);
+            }
             self.qcn_arrival(
                 now,
                 Placement::Output,
@@ -738,7 +763,12 @@ impl Switch {
         if self.pipeline.waiting > 0 {
             self.run_pipeline(now);
         }
-        Some(Tx::Data { handle: frame.handle, len: frame.len, last })
+        let mac = self.ports[port].mac;
+        let mark = frame
+            .probe
+            .zip(self.fecn.as_mut())
+            .map(|(rate, fecn)| fecn.mark(port, Pcp::from_low_bits(p as u8), mac, rate));
+        Some(Tx::Data { handle: frame.handle, len: frame.len, last, mark })
     }
 
     /// The next frame the switch makes for `port`: pause frames first, then CNMs.
@@ -831,6 +861,9 @@ impl Switch {
         if self.pipeline.waiting > 0 && self.pipeline.blocked.is_none() && self.pipeline.interval.is_some() {
             consider(self.pipeline.next_slot);
         }
+        if let Some(fecn) = &self.fecn {
+            consider(fecn.next_timeout());
+        }
         for (index, port) in self.ports.iter().enumerate() {
             let ready = port.shaper.ready_at();
             if self.xoff.is_pending(index) || ofc.is_some_and(|ofc| ofc.has_frames(index)) {
@@ -864,6 +897,10 @@ impl Switch {
             }
         }
         self.pfcwd_events = events;
+        if let Some(fecn) = &mut self.fecn {
+            let buffers = &self.buffers;
+            fecn.handle_timeout(now, |port, priority| buffers.egress(port, priority.index()).bytes);
+        }
         self.run_pipeline(now);
     }
 
@@ -941,6 +978,11 @@ impl Switch {
         self.qcn.as_ref()
     }
 
+    /// FECN's rate points, when `[fecn]` monitors a priority.
+    pub fn fecn(&self) -> Option<&Fecn> {
+        self.fecn.as_ref()
+    }
+
     /// The queue the CP of (port, priority) watches: the egress queue at the output, the
     /// ingress share at the input (0 without QCN).
     pub fn qcn_queue_bytes(&self, port: usize, priority: Pcp) -> u64 {
@@ -982,6 +1024,9 @@ impl Switch {
         }
         if let Some(qcn) = &mut self.qcn {
             qcn.reset_counters();
+        }
+        if let Some(fecn) = &mut self.fecn {
+            fecn.reset_counters();
         }
         for port in 0..self.ports.len() {
             for p in 0..8 {

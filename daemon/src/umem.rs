@@ -62,6 +62,19 @@ impl UmemArea {
         unsafe { std::slice::from_raw_parts(self.area.cast::<u8>().as_ptr().add(start), len) }
     }
 
+    /// The bytes at UMEM address `addr`, to rewrite a frame the core holds before it goes to
+    /// a TX ring (a FECN probe's rate).
+    ///
+    /// # Panics
+    /// If the range leaves the area.
+    pub fn bytes_mut(&mut self, addr: u64, len: usize) -> &mut [u8] {
+        let start = usize::try_from(addr).expect("address fits usize");
+        assert!(start.checked_add(len).is_some_and(|end| end <= self.len()), "descriptor outside the UMEM");
+        // SAFETY: in bounds (checked); the core holds the frame and has not handed it to the
+        // kernel yet, so nothing else reads or writes it.
+        unsafe { std::slice::from_raw_parts_mut(self.area.cast::<u8>().as_ptr().add(start), len) }
+    }
+
     /// The whole frame (chunk) that contains `addr`, for writing a frame we generate.
     pub fn chunk_mut(&mut self, addr: u64) -> &mut [u8] {
         let base = chunk_base(addr) as usize;

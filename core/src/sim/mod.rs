@@ -10,7 +10,7 @@ pub use host::SimHost;
 use crate::switch::{Switch, Tx};
 use crate::time::Instant;
 use crate::units::BitRate;
-use crate::wire::{FrameView, MacControlRepr, Pcp};
+use crate::wire::{self, FrameView, MacControlRepr, Pcp};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
@@ -88,6 +88,10 @@ impl FrameStore {
 
     fn get(&self, handle: u64) -> &[u8] {
         &self.frames[handle as usize]
+    }
+
+    fn get_mut(&mut self, handle: u64) -> &mut [u8] {
+        &mut self.frames[handle as usize]
     }
 
     fn remove(&mut self, handle: u64) {
@@ -192,8 +196,13 @@ impl Network {
             for port in 0..self.switches[s].port_count() {
                 while let Some(tx) = self.switches[s].poll_tx(now, port) {
                     let handle = match tx {
-                        Tx::Data { handle, last: true, .. } => handle,
-                        Tx::Data { handle, last: false, .. } => self.store.duplicate(handle),
+                        Tx::Data { handle, last, mark, .. } => {
+                            let sent = if last { handle } else { self.store.duplicate(handle) };
+                            if let Some(mark) = mark {
+                                wire::mark_fecn_probe(self.store.get_mut(sent), mark.rate_kbps, mark.port);
+                            }
+                            sent
+                        }
                         Tx::Control(control) => {
                             let len = self.switches[s].emit_control(port, &control, &mut self.scratch);
                             self.store.insert(&self.scratch[..len])

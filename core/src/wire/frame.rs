@@ -8,9 +8,9 @@ use super::udp::UDP_HEADER_LEN;
 use super::vlan::VLAN_HEADER_LEN;
 use super::{
     CnTagHeader, CnTagRepr, CnmPacket, CnmRepr, ETHERNET_HEADER_LEN, Error, ErrorKind, EthernetAddress, EthernetFrame,
-    EthernetRepr, FlowKey, Ipv4Addr, Ipv4Packet, Ipv4Repr, Layer, MacControlPacket, MacControlRepr, OFC_ENTRY_LEN,
-    OFC_HEADER_LEN, OFC_TLV_OFFSET, OfcHeader, OfcOp, OfcRepr, OfcTlv, PAUSE_MULTICAST, Pcp, PfcRepr, Result,
-    TrafficHeader, TrafficRepr, UdpPacket, UdpRepr, VlanHeader, VlanRepr, ethertype, has_ofc_tlv,
+    EthernetRepr, FecnProbe, FecnProbeRepr, FlowKey, Ipv4Addr, Ipv4Packet, Ipv4Repr, Layer, MacControlPacket,
+    MacControlRepr, OFC_ENTRY_LEN, OFC_HEADER_LEN, OFC_TLV_OFFSET, OfcHeader, OfcOp, OfcRepr, OfcTlv, PAUSE_MULTICAST,
+    Pcp, PfcRepr, Result, TrafficHeader, TrafficRepr, UdpPacket, UdpRepr, VlanHeader, VlanRepr, ethertype, has_ofc_tlv,
 };
 
 /// Minimum Ethernet frame without FCS; shorter frames are padded with zeros.
@@ -127,6 +127,12 @@ impl<'a> FrameView<'a> {
         CnmRepr::parse(&CnmPacket::new_checked(self.payload)?)
     }
 
+    /// A FECN probe (EtherType 0x88B5, version 1).
+    pub fn fecn_probe(&self) -> Result<FecnProbeRepr> {
+        self.expect_ethertype(ethertype::LOCAL_EXPERIMENTAL_1, Layer::Fecn)?;
+        FecnProbeRepr::parse(&FecnProbe::new_checked(self.payload)?)
+    }
+
     /// The DSCP of an IPv4 or IPv6 payload, for trust mode `dscp`.
     pub fn dscp(&self) -> Option<u8> {
         match (self.l2.ethertype, self.payload) {
@@ -234,6 +240,30 @@ pub fn build_cnm_frame(frame: &mut [u8], l2: &L2Repr, cnm: &CnmRepr<'_>) -> usiz
     let offset = l2.emit(frame);
     cnm.emit(&mut CnmPacket::new_unchecked(&mut frame[offset..]));
     pad(frame, offset + cnm.buffer_len())
+}
+
+/// Writes a FECN probe: `l2` gives the addresses and the flow's 802.1Q tag (probes travel on
+/// the flow's priority, through the queues they measure). Returns the padded length.
+///
+/// # Panics
+/// If `frame` is shorter than 60 bytes.
+pub fn build_fecn_probe_frame(frame: &mut [u8], l2: &L2Repr, probe: &FecnProbeRepr) -> usize {
+    let l2 = L2Repr { ethertype: ethertype::LOCAL_EXPERIMENTAL_1, ..*l2 };
+    let offset = l2.emit(frame);
+    probe.emit(&mut FecnProbe::new_unchecked(&mut frame[offset..offset + super::FECN_PROBE_LEN]));
+    pad(frame, offset + super::FECN_PROBE_LEN)
+}
+
+/// Applies a switch's marking to the FECN probe in `frame` (§IV: its rate falls to
+/// `rate_kbps` if that is lower, naming `port` the bottleneck). Returns whether it lowered
+/// the rate; `false` for a frame that is not a probe.
+pub fn mark_fecn_probe(frame: &mut [u8], rate_kbps: u32, port: EthernetAddress) -> bool {
+    let Ok(view) = FrameView::parse(frame) else { return false };
+    if view.fecn_probe().is_err() {
+        return false;
+    }
+    let offset = frame.len() - view.payload.len();
+    FecnProbe::new_unchecked(&mut frame[offset..]).mark(rate_kbps, port)
 }
 
 /// An endpoint's data or ACK frame: 802.1Q (optional) + IPv4 + UDP + traffic header.

@@ -13,6 +13,7 @@
 mod cn_tag;
 mod cnm;
 mod ethernet;
+mod fecn;
 mod frame;
 mod ipv4;
 mod mac_control;
@@ -24,9 +25,10 @@ mod vlan;
 pub use cn_tag::{CN_TAG_HEADER_LEN, CnTagHeader, CnTagRepr};
 pub use cnm::{CNM_MAX_ENCAPSULATED, CnmPacket, CnmRepr};
 pub use ethernet::{ETHERNET_HEADER_LEN, EthernetAddress, EthernetFrame, EthernetRepr};
+pub use fecn::{FECN_PROBE_LEN, FecnProbe, FecnProbeRepr, FecnSubtype};
 pub use frame::{
     DataFrameSpec, FrameView, L2Repr, MIN_FRAME_LEN, build_announcement_frame, build_cnm_frame, build_data_frame,
-    build_mac_control_frame, build_ofc_frame,
+    build_fecn_probe_frame, build_mac_control_frame, build_ofc_frame, mark_fecn_probe,
 };
 pub use ipv4::{Ipv4Addr, Ipv4Packet, Ipv4Repr};
 pub use mac_control::{
@@ -49,7 +51,8 @@ pub mod ethertype {
     pub const VLAN: u16 = 0x8100;
     pub const IPV6: u16 = 0x86DD;
     pub const MAC_CONTROL: u16 = 0x8808;
-    /// IEEE 802 local experimental EtherType 1, used for the FECN probe.
+    /// IEEE 802 local experimental EtherType 1: the project's own frames, told apart by
+    /// their first nibble: a host's announcement (0, a zero payload) or a FECN probe (1).
     pub const LOCAL_EXPERIMENTAL_1: u16 = 0x88B5;
     /// 802.1Qau congestion notification message.
     pub const CNM: u16 = 0x22E7;
@@ -69,6 +72,7 @@ pub enum Layer {
     Udp,
     Traffic,
     Ofc,
+    Fecn,
 }
 
 /// What was wrong with the bytes.
@@ -104,7 +108,7 @@ impl Error {
 }
 
 impl Layer {
-    pub const ALL: [Layer; 9] = [
+    pub const ALL: [Layer; 10] = [
         Layer::Ethernet,
         Layer::Vlan,
         Layer::MacControl,
@@ -114,6 +118,7 @@ impl Layer {
         Layer::Udp,
         Layer::Traffic,
         Layer::Ofc,
+        Layer::Fecn,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -127,6 +132,7 @@ impl Layer {
             Layer::Udp => "udp",
             Layer::Traffic => "traffic",
             Layer::Ofc => "ofc",
+            Layer::Fecn => "fecn",
         }
     }
 }
