@@ -8,6 +8,7 @@
  *   - MAC control (0x8808: PAUSE/PFC, which the endpoint obeys),
  *   - CNM (0x22E7, 802.1Qau congestion notification),
  *   - minimal test frames (0x88B6, core/src/host/flow.rs),
+ *   - the project's local experimental frames (0x88B5: FECN probes, core/src/wire/fecn.rs),
  *   - unfragmented IPv4 UDP to the traffic port (TRAFFIC_UDP_PORT, core/src/wire/traffic.rs).
  * Everything else, malformed or truncated headers included, goes to the kernel stack
  * (XDP_PASS) so ARP, ping, neighbour discovery and iperf3 keep working on the interface. A
@@ -27,6 +28,7 @@
 #define ETH_P_CNM_BE bpf_htons(0x22E7)
 #define ETH_P_CN_TAG_BE bpf_htons(0x22E9)
 #define ETH_P_MINIMAL_BE bpf_htons(0x88B6)
+#define ETH_P_LOCAL_EXPERIMENTAL_BE bpf_htons(0x88B5)
 #define TRAFFIC_UDP_PORT_BE bpf_htons(39000)
 #define IP_MF_OFFSET_BE bpf_htons(0x3FFF) /* more-fragments flag and fragment offset */
 
@@ -100,6 +102,7 @@ int pfcswitch_endpoint(struct xdp_md *ctx)
 		l3 = cn + 1;
 	}
 	if (proto != ETH_P_MAC_CONTROL_BE && proto != ETH_P_CNM_BE && proto != ETH_P_MINIMAL_BE &&
+	    proto != ETH_P_LOCAL_EXPERIMENTAL_BE &&
 	    !(proto == ETH_P_IP_BE && is_traffic_udp(l3, data_end)))
 		return XDP_PASS;
 	if (ctx->rx_queue_index >= PFCS_ENDPOINT_MAX_QUEUES)

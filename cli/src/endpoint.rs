@@ -78,7 +78,8 @@ pub struct EndpointResult {
     pub pause_rx: u64,
     /// Seconds each priority was paused by the switch.
     pub paused_seconds: [f64; 8],
-    /// Frames that were neither ours nor PAUSE/PFC (flooded before the switch learned).
+    /// Frames that were neither ours nor PAUSE/PFC: flooded before the switch learned, and
+    /// other hosts' announcements.
     pub foreign_frames: u64,
     /// Frames the AF_XDP socket dropped (the endpoint fell behind): not the network's loss.
     pub socket_drops: u64,

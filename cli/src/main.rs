@@ -4,6 +4,7 @@ mod capture;
 mod control;
 mod decode;
 mod endpoint;
+mod fecn;
 mod frame;
 mod ofc;
 mod pfcwd;
@@ -70,6 +71,9 @@ enum Command {
     /// QCN's congestion points per port and monitored priority.
     #[command(subcommand)]
     Qcn(qcn::QcnCommand),
+    /// FECN's rate points per port and monitored priority.
+    #[command(subcommand)]
+    Fecn(fecn::FecnCommand),
     /// The flow-control policy: show its state, or switch it at run time.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -141,6 +145,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Qcn(qcn::QcnCommand::Show { port }) => {
             qcn::show(&control::snapshot(&socket()?)?, port.as_deref(), json)
+        }
+        Command::Fecn(fecn::FecnCommand::Show { port }) => {
+            fecn::show(&control::snapshot(&socket()?)?, port.as_deref(), json)
         }
     }
 }

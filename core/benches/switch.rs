@@ -33,6 +33,8 @@ fn per_frame(c: &mut Criterion) {
         let mut workload = Workload::with_qcn(PolicyKind::Pfc, Some(qcn));
         group.bench_function(format!("rx_to_tx_burst64_pfc_qcn_{name}"), |b| b.iter(|| workload.burst()));
     }
+    let mut workload = Workload::with_fecn(PolicyKind::Pfc);
+    group.bench_function("rx_to_tx_burst64_pfc_fecn", |b| b.iter(|| workload.burst()));
     group.finish();
 }
 

@@ -8,11 +8,13 @@
 //! OFC-aware NIC that pauses only the flows named (its own, by destination), for experiments
 //! on what such NICs would add.
 
+mod fecn_source;
 mod flow;
 mod rate_trace;
 mod reaction_point;
 mod transport;
 
+pub use fecn_source::{FecnReaction, FecnSource, FecnSourceStats};
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};
 pub use rate_trace::RateTrace;
 pub use reaction_point::{ReactionPoint, RpParams, RpPhase};

@@ -15,13 +15,14 @@
 //! last byte, all on the sender's clock. Sequence numbers are 32-bit and do not wrap in an
 //! experiment (6 TB per connection at 1422-byte segments).
 
-use super::{HostNic, RateTrace, ReactionPoint, RpParams, RpPhase};
+use super::{FecnReaction, FecnSource, HostNic, RateTrace, ReactionPoint, RpParams, RpPhase};
 use crate::sched::Shaper;
 use crate::time::Instant;
 use crate::units::BitRate;
 use crate::wire::{
-    CN_TAG_HEADER_LEN, CnTagRepr, DataFrameSpec, EthernetAddress, FrameView, Ipv4Addr, Pcp, TRAFFIC_HEADER_LEN,
-    TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame,
+    CN_TAG_HEADER_LEN, CnTagRepr, DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FrameView, Ipv4Addr,
+    L2Repr, Pcp, TRAFFIC_HEADER_LEN, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame,
+    build_fecn_probe_frame, ethertype,
 };
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -49,6 +50,9 @@ pub struct TransportConfig {
     /// QCN reaction points: every connection's frames carry a CN-TAG with its id, and the
     /// CNMs for it drive its rate limiter.
     pub qcn: Option<QcnReaction>,
+    /// FECN sources: every active connection probes its path, and the rate reflected probes
+    /// bring back limits it. Probes addressed to this host are reflected either way.
+    pub fecn: Option<FecnReaction>,
 }
 
 /// The reaction points of a host's connections.
@@ -75,6 +79,7 @@ impl TransportConfig {
             epoch: Instant::ZERO,
             long_lived_until: Instant::from_nanos(u64::MAX),
             qcn: None,
+            fecn: None,
         }
     }
 
@@ -189,6 +194,8 @@ struct Connection {
     stats: SenderStats,
     /// QCN: the reaction point and the rate limiter it sets.
     limiter: Option<Limiter>,
+    /// FECN: the probes and the rate limiter they set.
+    fecn: Option<FecnSource>,
 }
 
 /// A connection's QCN reaction point, the shaper that enforces its rate, and that rate's trace.
@@ -217,12 +224,22 @@ impl Limiter {
 }
 
 impl Connection {
-    /// When the QCN rate limiter lets the next frame go (now, while it is released).
+    /// When the QCN and FECN rate limiters let the next frame go (now, while released).
     fn limited_until(&self) -> Instant {
-        match &self.limiter {
+        let qcn = match &self.limiter {
             Some(limiter) if limiter.rp.phase() != RpPhase::Idle => limiter.shaper.ready_at(),
             _ => Instant::ZERO,
-        }
+        };
+        qcn.max(self.fecn.as_ref().map_or(Instant::ZERO, FecnSource::ready_at))
+    }
+
+    /// When its FECN source sends the next probe: while a started message is unfinished,
+    /// and a long-lived one only until it stops.
+    fn probe_at(&self, payload: usize, until: Instant) -> Option<Instant> {
+        let source = self.fecn.as_ref()?;
+        let message = self.messages.get(self.first_unacked)?;
+        let at = source.next_probe_at().max(message.spec.start);
+        (message.spec.size.is_some() || (at < self.until(until) && self.sends_long_lived(payload))).then_some(at)
     }
 
     /// When its long-lived flow stops, given the transport's `long_lived_until`.
@@ -308,12 +325,42 @@ pub struct Transport {
     inbound: Vec<Option<Inbound>>,
     /// Connection ids with an ACK or NAK to send, in order.
     control: VecDeque<u32>,
+    /// FECN probes to send back to their sources, in order (at most [`MAX_REFLECTIONS`]).
+    reflections: VecDeque<Reflection>,
+    /// Probes not reflected because that queue was full.
+    reflections_dropped: u64,
 }
+
+/// A probe this host reflects: back to its source, on its VLAN and priority.
+#[derive(Clone, Copy, Debug)]
+struct Reflection {
+    dst: EthernetAddress,
+    vlan: Option<VlanRepr>,
+    probe: FecnProbeRepr,
+}
+
+impl Reflection {
+    fn priority(&self) -> Pcp {
+        self.vlan.map_or(Pcp::default(), |v| v.pcp)
+    }
+}
+
+/// Reflections a host queues at most: probes come once per flow and interval, so more
+/// waiting means the host cannot send, and older ones carry stale rates anyway.
+const MAX_REFLECTIONS: usize = 64;
 
 impl Transport {
     pub fn new(config: TransportConfig) -> Transport {
         assert!(config.frame_len > SEGMENT_OVERHEAD + CN_TAG_HEADER_LEN, "segments carry payload");
-        Transport { config, connections: Vec::new(), next_connection: 0, inbound: Vec::new(), control: VecDeque::new() }
+        Transport {
+            config,
+            connections: Vec::new(),
+            next_connection: 0,
+            inbound: Vec::new(),
+            control: VecDeque::new(),
+            reflections: VecDeque::with_capacity(MAX_REFLECTIONS),
+            reflections_dropped: 0,
+        }
     }
 
     pub fn config(&self) -> &TransportConfig {
@@ -335,6 +382,7 @@ impl Transport {
             rto_deadline: None,
             stats: SenderStats::default(),
             limiter: self.config.qcn.map(|q| Limiter::new(q, &self.config)),
+            fecn: self.config.fecn.map(|f| FecnSource::new(f, self.config.epoch, self.config.bin)),
         });
     }
 
@@ -383,6 +431,9 @@ impl Transport {
         }
         if let Ok(cnm) = view.cnm() {
             return self.receive_cnm(now, view.l2.cn_tag.map(|t| t.flow_id), cnm.quantized_feedback);
+        }
+        if let Ok(probe) = view.fecn_probe() {
+            return self.receive_probe(now, &view, probe);
         }
         let Ok((ip, _, traffic)) = view.traffic() else { return false };
         match traffic.kind {
@@ -471,6 +522,72 @@ impl Transport {
         true
     }
 
+    /// A probe for this host: reflect it to its source; a reflected probe of one of our
+    /// flows: its rate becomes the flow's.
+    fn receive_probe(&mut self, now: Instant, view: &FrameView<'_>, probe: FecnProbeRepr) -> bool {
+        match probe.subtype {
+            FecnSubtype::Probe => {
+                if self.reflections.len() == MAX_REFLECTIONS {
+                    self.reflections_dropped += 1;
+                } else {
+                    let probe = FecnProbeRepr { subtype: FecnSubtype::Reflected, ..probe };
+                    self.reflections.push_back(Reflection { dst: view.l2.src, vlan: view.l2.vlan, probe });
+                }
+                true
+            }
+            FecnSubtype::Reflected => {
+                let flow = u32::from(probe.flow_id);
+                let Some(source) =
+                    self.connections.iter_mut().find(|c| c.spec.id == flow).and_then(|c| c.fecn.as_mut())
+                else {
+                    return false;
+                };
+                source.on_reflected(now, &probe);
+                true
+            }
+        }
+    }
+
+    /// Each connection's FECN source, if FECN is on.
+    pub fn fecn_sources(&self) -> impl Iterator<Item = (u32, &FecnSource)> + '_ {
+        self.connections.iter().filter_map(|c| c.fecn.as_ref().map(|f| (c.spec.id, f)))
+    }
+
+    /// Probes this host could not reflect (its reflection queue was full).
+    pub fn reflections_dropped(&self) -> u64 {
+        self.reflections_dropped
+    }
+
+    /// The first reflection whose priority may go, back to its source.
+    fn next_reflection(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
+        let position = self.reflections.iter().position(|r| nic.can_send_to(now, r.priority(), r.dst))?;
+        let reflection = self.reflections.remove(position).expect("found");
+        Some(self.probe_frame(buffer, reflection.dst, reflection.vlan, &reflection.probe))
+    }
+
+    /// The probe of the first connection due one, on the connection's priority and VLAN.
+    fn next_probe(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
+        let (payload, until) = (self.config.payload_len(), self.config.long_lived_until);
+        let connection = self.connections.iter_mut().find(|c| {
+            c.probe_at(payload, until).is_some_and(|at| at <= now) && nic.can_send_to(now, c.spec.priority, c.spec.dst)
+        })?;
+        let spec = connection.spec;
+        let probe = connection.fecn.as_mut().expect("probing").probe(now, spec.id as u16);
+        let vlan = Some(VlanRepr { pcp: spec.priority, dei: false, vid: spec.vid });
+        Some(self.probe_frame(buffer, spec.dst, vlan, &probe))
+    }
+
+    fn probe_frame(
+        &self,
+        buffer: &mut [u8],
+        dst: EthernetAddress,
+        vlan: Option<VlanRepr>,
+        probe: &FecnProbeRepr,
+    ) -> usize {
+        let l2 = L2Repr { dst, src: self.config.mac, vlan, cn_tag: None, ethertype: ethertype::LOCAL_EXPERIMENTAL_1 };
+        build_fecn_probe_frame(buffer, &l2, probe)
+    }
+
     /// Each connection's QCN reaction point and its rate over time, if QCN is on.
     pub fn reaction_points(&self) -> impl Iterator<Item = (u32, &ReactionPoint, &RateTrace)> + '_ {
         self.connections.iter().filter_map(|c| c.limiter.as_ref().map(|l| (c.spec.id, &l.rp, &l.trace)))
@@ -490,7 +607,10 @@ impl Transport {
     /// Writes the next frame to send at `now` into `buffer` (at least `frame_len` bytes) and
     /// returns its length: an ACK or NAK first, then data from the connections in turn.
     pub fn poll_transmit(&mut self, now: Instant, nic: &mut HostNic, buffer: &mut [u8]) -> Option<usize> {
-        let len = self.next_control(now, nic, buffer).or_else(|| self.next_segment(now, nic, buffer))?;
+        let len = (self.next_control(now, nic, buffer))
+            .or_else(|| self.next_reflection(now, nic, buffer))
+            .or_else(|| self.next_probe(now, nic, buffer))
+            .or_else(|| self.next_segment(now, nic, buffer))?;
         nic.sent(now, len);
         Some(len)
     }
@@ -590,6 +710,9 @@ impl Transport {
             limiter.rp.on_sent(len as u64);
             limiter.follow_rate(now);
         }
+        if let Some(source) = &mut connection.fecn {
+            source.sent(now, len);
+        }
         Some(len)
     }
 
@@ -603,7 +726,10 @@ impl Transport {
             .filter_map(|c| c.send_at(payload, window, c.until(until), nic.ready_at_to(c.spec.priority, c.spec.dst)));
         let timers = self.connections.iter().filter_map(|c| c.rto_deadline);
         let rate_timers = self.connections.iter().filter_map(|c| c.limiter.as_ref()?.rp.poll_timeout());
-        control.into_iter().chain(segments).chain(timers).chain(rate_timers).min()
+        let reflections = self.reflections.iter().map(|r| nic.ready_at_to(r.priority(), r.dst)).min();
+        let probes = (self.connections.iter())
+            .filter_map(|c| Some(c.probe_at(payload, until)?.max(nic.ready_at_to(c.spec.priority, c.spec.dst))));
+        (control.into_iter().chain(reflections).chain(segments).chain(timers).chain(rate_timers).chain(probes)).min()
     }
 
     /// Fires retransmission timers: a connection with unacknowledged segments goes back.

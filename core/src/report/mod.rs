@@ -2,9 +2,11 @@
 //! CLI prints and what the metrics endpoint renders. Built at scrape time only, never on the
 //! per-frame path.
 
+mod fecn;
 mod ofc;
 mod qcn;
 
+pub use fecn::{FecnReport, RateInterval, RateReport};
 pub use ofc::{OfcCongestedFlow, OfcQueueReport, OfcQueuedFlow, OfcReport};
 pub use qcn::{CpReport, CpSample, QcnReport};
 
@@ -70,6 +72,9 @@ pub struct Snapshot {
     /// QCN's congestion points, when `[qcn]` monitors a priority.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qcn: Option<QcnReport>,
+    /// FECN's rate points, when `[fecn]` monitors a priority.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fecn: Option<FecnReport>,
 }
 
 /// CaPFC (§II): per input and lossless priority the decision D = I ∨ ⋁E and the egress
@@ -375,6 +380,7 @@ impl Snapshot {
             capfc: switch.capfc().map(|capfc| CapfcReport::of(capfc, config)),
             ofc: OfcReport::of(switch, config, now),
             qcn: QcnReport::of(switch, config),
+            fecn: FecnReport::of(switch, config),
         }
     }
 

@@ -5,15 +5,19 @@
 //! out every burst) and 32 frames of 64–1500 B from the other ports on every priority.
 //! Under OFC the egress port's peer also pauses the elephant flow before each burst and
 //! resumes it after: its frames are parked in the nested queues, then rotated out. With QCN
-//! the elephant's bursts cross Qeq, so its CPs sample, pick culprits and send CNMs.
+//! the elephant's bursts cross Qeq, so its CPs sample, pick culprits and send CNMs. The
+//! elephant's first frame is a FECN probe (60 B): with FECN on priority 3 it is marked as it
+//! leaves, and each 1 ms interval (50 bursts of 20 µs) the rate points measure. Time advances
+//! 20 µs per burst and the switch's timers run when due.
 
 use pfcswitch_core::config::{PolicyKind, SwitchConfig};
 use pfcswitch_core::qcn::{Placement, Sampling};
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::{BitRate, ByteSize};
 use pfcswitch_core::wire::{
-    DataFrameSpec, EthernetAddress, FlowKey, Ipv4Addr, OfcHeader, OfcOp, Pcp, TRAFFIC_UDP_PORT, TrafficKind,
-    TrafficRepr, VlanRepr, build_data_frame, build_ofc_frame,
+    DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FlowKey, Ipv4Addr, L2Repr, OfcHeader, OfcOp, Pcp,
+    TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame, build_fecn_probe_frame, build_ofc_frame,
+    mark_fecn_probe,
 };
 use pfcswitch_core::{Switch, Tx};
 use std::time::Duration;
@@ -28,6 +32,8 @@ pub struct Workload {
     next: usize,
     now: Instant,
     control: [u8; 2048],
+    /// Where a FECN probe is marked.
+    scratch: [u8; 2048],
     /// OFC: per burst, the egress port and its peer's PAUSE and RESUME of the elephant flow.
     ofc_frames: Vec<(usize, Vec<u8>, Vec<u8>)>,
 }
@@ -45,6 +51,27 @@ fn ofc_pause_resume(ingress: usize, egress: usize) -> (Vec<u8>, Vec<u8>) {
     (frame(OfcOp::Pause), frame(OfcOp::Resume))
 }
 
+/// Writes a FECN probe with `spec`'s addresses and tag into `bytes`; returns its length.
+fn probe(bytes: &mut [u8], spec: &DataFrameSpec) -> usize {
+    let l2 = L2Repr {
+        dst: spec.dst_mac,
+        src: spec.src_mac,
+        vlan: spec.vlan,
+        cn_tag: None,
+        ethertype: pfcswitch_core::wire::ethertype::LOCAL_EXPERIMENTAL_1,
+    };
+    let probe = FecnProbeRepr {
+        subtype: FecnSubtype::Probe,
+        hops: 0,
+        flow_id: 0,
+        sequence: 0,
+        rate_kbps: u32::MAX,
+        bottleneck: EthernetAddress::default(),
+        timestamp_ns: 0,
+    };
+    build_fecn_probe_frame(bytes, &l2, &probe)
+}
+
 fn mac(port: usize) -> EthernetAddress {
     EthernetAddress([2, 0, 0, 0, 0, port as u8 + 1])
 }
@@ -54,13 +81,24 @@ impl Workload {
     /// sample base and a Qeq of 10 KB, which each burst's elephant crosses: CNMs every burst
     /// or two.
     pub fn with_qcn(policy: PolicyKind, qcn: Option<(Placement, Sampling)>) -> Workload {
+        Workload::new(policy, |config| {
+            if let Some((placement, sampling)) = qcn {
+                config.qcn.priorities = vec![3];
+                config.qcn.cp = placement;
+                config.qcn.sampling = sampling;
+                config.qcn.qeq = ByteSize(10_000);
+            }
+        })
+    }
+
+    /// With FECN rate points on priority 3 (T = 1 ms, the paper's constants).
+    pub fn with_fecn(policy: PolicyKind) -> Workload {
+        Workload::new(policy, |config| config.fecn.priorities = vec![3])
+    }
+
+    fn new(policy: PolicyKind, edit: impl FnOnce(&mut SwitchConfig)) -> Workload {
         let mut config = SwitchConfig::with_ports("bench", PORTS, BitRate::gbps(100));
-        if let Some((placement, sampling)) = qcn {
-            config.qcn.priorities = vec![3];
-            config.qcn.cp = placement;
-            config.qcn.sampling = sampling;
-            config.qcn.qeq = ByteSize(10_000);
-        }
+        edit(&mut config);
         config.policy.kind = policy;
         config.pfc.lossless = vec![3, 4];
         config.pfc.xoff = ByteSize(20_000);
@@ -102,11 +140,24 @@ impl Workload {
                     frame_len: if elephant { 1500 } else { 64 + (k * 97) % 1437 },
                 };
                 let mut bytes = vec![0u8; spec.len()];
-                build_data_frame(&mut bytes, &spec);
+                if k == 0 {
+                    let len = probe(&mut bytes, &spec);
+                    bytes.truncate(len);
+                } else {
+                    build_data_frame(&mut bytes, &spec);
+                }
                 frames.push((ingress, bytes));
             }
         }
-        let mut workload = Workload { switch, frames, next: 0, now: Instant::ZERO, control: [0; 2048], ofc_frames };
+        let mut workload = Workload {
+            switch,
+            frames,
+            next: 0,
+            now: Instant::ZERO,
+            control: [0; 2048],
+            scratch: [0; 2048],
+            ofc_frames,
+        };
         // Teach the switch every address, so that the steady state forwards without flooding.
         for port in 0..PORTS {
             let (_, announce) = workload.frames.iter().find(|(ingress, _)| *ingress == port).expect("each port sends");
@@ -136,11 +187,26 @@ impl Workload {
 
     fn drain(&mut self) -> usize {
         self.now += Duration::from_micros(20);
+        if self.switch.poll_timeout().is_some_and(|at| at <= self.now) {
+            self.switch.handle_timeout(self.now);
+        }
         let mut sent = 0;
         for port in 0..PORTS {
             while let Some(tx) = self.switch.poll_tx(self.now, port) {
-                if let Tx::Control(control) = tx {
-                    self.switch.emit_control(port, &control, &mut self.control);
+                match tx {
+                    Tx::Control(control) => {
+                        self.switch.emit_control(port, &control, &mut self.control);
+                    }
+                    // The datapath rewrites the probe in its buffer; ours are reused, so a copy.
+                    // (The frames that taught the switch its addresses have no index.)
+                    Tx::Data { handle, len, mark: Some(mark), .. } => {
+                        if let Some((_, bytes)) = self.frames.get(handle as usize) {
+                            let frame = &mut self.scratch[..len as usize];
+                            frame.copy_from_slice(bytes);
+                            mark_fecn_probe(frame, mark.rate_kbps, mark.port);
+                        }
+                    }
+                    Tx::Data { .. } => {}
                 }
                 sent += 1;
             }

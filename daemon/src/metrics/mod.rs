@@ -20,6 +20,7 @@
 //! - one request per connection (`Connection: close`); garbage gets `400` and is closed;
 //! - two threads in all: the runtime and one blocking thread that asks the datapath.
 
+mod fecn;
 mod ofc;
 mod qcn;
 
@@ -369,6 +370,9 @@ impl Collector for SnapshotCollector {
         }
         if let Some(report) = &s.qcn {
             qcn::encode(e, report)?;
+        }
+        if let Some(report) = &s.fecn {
+            fecn::encode(e, report)?;
         }
         if let Some(report) = &s.ofc {
             ofc::encode(e, report)?;
@@ -731,6 +735,29 @@ mod tests {
             ],
         );
         assert!(!text.contains("pfcswitch_ofc_congested_flows{port=\"p1\",priority=\"0\""), "lossless only");
+    }
+
+    #[test]
+    fn fecn_families_are_exported_per_rate_point() {
+        let text = default_switch_exports(
+            |config| config.fecn.priorities = vec![3],
+            &[
+                "pfcswitch_fecn_probes_total{port=\"p1\",priority=\"3\"} 0",
+                "pfcswitch_fecn_probes_marked_total{port=\"p1\",priority=\"3\"} 0",
+                "pfcswitch_fecn_intervals_total{port=\"p1\",priority=\"3\"} 0",
+            ],
+        );
+        assert!(!text.contains("pfcswitch_fecn_probes_total{port=\"p1\",priority=\"0\""), "monitored priorities only");
+        // Before the first interval: r0 = C / N0.
+        let speed =
+            crate::config::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/default.toml"))
+                .expect("the default config")
+                .0
+                .ports[1]
+                .speed
+                .bps() as f64;
+        let advertised = format!("pfcswitch_fecn_advertised_rate_bps{{port=\"p1\",priority=\"3\"}} {:?}", speed / 10.0);
+        assert!(text.lines().any(|l| l == advertised), "{advertised} not exported:\n{text}");
     }
 
     #[test]
