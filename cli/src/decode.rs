@@ -78,6 +78,33 @@ fn describe_payload(view: &FrameView<'_>, speed: Option<BitRate>, text: &mut Str
                 }),
             );
         }),
+        ethertype::LOCAL_EXPERIMENTAL_1 if view.payload.first().is_some_and(|b| b >> 4 == 0) => {
+            let _ = write!(text, " host announcement");
+            json.insert("kind".into(), json!("announcement"));
+            Ok(())
+        }
+        ethertype::LOCAL_EXPERIMENTAL_1 => view.fecn_probe().map(|probe| {
+            let _ = write!(
+                text,
+                " FECN {} flow={} seq={} rate={}kbps hops={} bottleneck={} ts={}ns",
+                probe.subtype.name(),
+                probe.flow_id,
+                probe.sequence,
+                probe.rate_kbps,
+                probe.hops,
+                probe.bottleneck,
+                probe.timestamp_ns
+            );
+            json.insert("kind".into(), json!("fecn"));
+            json.insert(
+                "fecn".into(),
+                json!({
+                    "subtype": probe.subtype.name(), "flow_id": probe.flow_id, "sequence": probe.sequence,
+                    "rate_kbps": probe.rate_kbps, "hops": probe.hops, "bottleneck": probe.bottleneck.to_string(),
+                    "timestamp_ns": probe.timestamp_ns,
+                }),
+            );
+        }),
         ethertype::IPV4 if view.traffic().is_ok() => view.traffic().map(|(ip, udp, traffic)| {
             let _ = write!(
                 text,

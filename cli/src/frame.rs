@@ -7,10 +7,10 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use pfcswitch_core::units::BitRate;
 use pfcswitch_core::wire::{
-    CNM_MAX_ENCAPSULATED, CnTagRepr, CnmRepr, DataFrameSpec, EthernetAddress, FlowKey, Ipv4Addr, L2Repr,
-    MacControlRepr, OfcHeader, OfcOp, PAUSE_MULTICAST, Pcp, PfcRepr, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr,
-    VlanRepr, build_cnm_frame, build_data_frame, build_mac_control_frame, build_ofc_frame, ofc_frame_len,
-    ofc_max_entries,
+    CNM_MAX_ENCAPSULATED, CnTagRepr, CnmRepr, DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FlowKey,
+    Ipv4Addr, L2Repr, MacControlRepr, OfcHeader, OfcOp, PAUSE_MULTICAST, Pcp, PfcRepr, TRAFFIC_UDP_PORT, TrafficKind,
+    TrafficRepr, VlanRepr, build_cnm_frame, build_data_frame, build_fecn_probe_frame, build_mac_control_frame,
+    build_ofc_frame, ofc_frame_len, ofc_max_entries,
 };
 use std::path::PathBuf;
 
@@ -37,6 +37,9 @@ pub enum FrameCommand {
     Ofc(OfcArgs),
     /// An 802.1Qau congestion notification message.
     Cnm(CnmArgs),
+    /// A FECN rate discovery probe (EtherType 0x88B5; see docs/frames.md). With --count,
+    /// consecutive sequence numbers.
+    Fecn(FecnArgs),
     /// A traffic endpoint's frame: 802.1Q + IPv4 + UDP + pfcswitch traffic header.
     Data(DataArgs),
     /// Send every frame of a pcap or pcapng file out of an interface, byte for byte.
@@ -106,6 +109,41 @@ pub struct OfcArgs {
     mtu: u32,
     #[command(flatten)]
     mac: MacControlArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct FecnArgs {
+    /// The flow's source (the reaction point).
+    #[arg(long)]
+    src: EthernetAddress,
+    /// The flow's destination, which reflects the probe.
+    #[arg(long)]
+    dst: EthernetAddress,
+    /// The flow's priority: probes travel through the queues they measure.
+    #[arg(long, default_value = "3", value_parser = parse_pcp)]
+    pcp: Pcp,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..4095))]
+    vid: u16,
+    /// A reflected probe (destination to source) instead of a forward one.
+    #[arg(long)]
+    reflected: bool,
+    #[arg(long, default_value_t = 0)]
+    flow_id: u16,
+    /// The first probe's sequence number.
+    #[arg(long, default_value_t = 0)]
+    sequence: u32,
+    /// The rate field, e.g. `10Gbps` (a source writes its line rate).
+    #[arg(long)]
+    rate: BitRate,
+    #[arg(long, default_value_t = 0)]
+    hops: u8,
+    /// The port that set the rate.
+    #[arg(long, default_value = "00:00:00:00:00:00")]
+    bottleneck: EthernetAddress,
+    #[arg(long, default_value_t = 0)]
+    timestamp_ns: u64,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -194,6 +232,7 @@ pub fn run(command: FrameCommand, json: bool) -> Result<()> {
         FrameCommand::Pause { mac, quanta } => write_mac_control(&mac, &MacControlRepr::Pause { quanta }),
         FrameCommand::Ofc(args) => write_ofc(&args),
         FrameCommand::Cnm(args) => write_cnm(&args),
+        FrameCommand::Fecn(args) => write_fecn(&args),
         FrameCommand::Data(args) => write_data(&args),
         FrameCommand::Send { iface, file, repeat } => {
             let frames = read_capture(&file)?;
@@ -283,6 +322,33 @@ fn write_cnm(args: &CnmArgs) -> Result<()> {
     let len = build_cnm_frame(&mut frame, &l2, &cnm);
     frame.truncate(len);
     write_copies(&args.output, |_| frame.clone())
+}
+
+fn write_fecn(args: &FecnArgs) -> Result<()> {
+    let rate_kbps = u32::try_from(args.rate.bps() / 1000)
+        .map_err(|_| anyhow::anyhow!("--rate {} does not fit the probe's 32-bit kbit/s field", args.rate))?;
+    let l2 = L2Repr {
+        dst: args.dst,
+        src: args.src,
+        vlan: Some(VlanRepr { pcp: args.pcp, dei: false, vid: args.vid }),
+        cn_tag: None,
+        ethertype: 0,
+    };
+    write_copies(&args.output, |index| {
+        let probe = FecnProbeRepr {
+            subtype: if args.reflected { FecnSubtype::Reflected } else { FecnSubtype::Probe },
+            hops: args.hops,
+            flow_id: args.flow_id,
+            sequence: args.sequence.wrapping_add(index),
+            rate_kbps,
+            bottleneck: args.bottleneck,
+            timestamp_ns: args.timestamp_ns,
+        };
+        let mut frame = vec![0u8; 64];
+        let len = build_fecn_probe_frame(&mut frame, &l2, &probe);
+        frame.truncate(len);
+        frame
+    })
 }
 
 fn write_data(args: &DataArgs) -> Result<()> {

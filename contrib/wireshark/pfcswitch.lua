@@ -13,6 +13,8 @@
 --   CN-TAG  802.1Qau's flow tag (EtherType 0x22E9), then the EtherType it encapsulates.
 --   CNM     802.1Qau's congestion notification message (EtherType 0x22E7), laid out as in
 --           DESIGN.md and docs/frames.md.
+--   FECN    the project's local experimental EtherType 0x88B5: version 1 is a FECN rate
+--           discovery probe (core/src/wire/fecn.rs); version 0 a host's announcement.
 
 local pfcswitch = Proto("pfcswitch", "pfcswitch frames")
 
@@ -153,14 +155,21 @@ local cnm_unknown = ProtoExpert.new("pfcswitch.cnm.unknown", "CNM field with an 
   expert.group.PROTOCOL, expert.severity.WARN)
 cnm.experts = { cnm_malformed, cnm_unknown }
 
-function cnm.dissector(tvb, pinfo, tree)
-  pinfo.cols.protocol = "CNM"
-  local item = tree:add(cnm, tvb())
-  if tvb:len() < CNM_FIXED_LEN then
-    item:add_proto_expert_info(cnm_malformed, string.format("%d bytes, fewer than the %d fixed ones", tvb:len(),
-      CNM_FIXED_LEN))
-    return tvb:len()
+-- Names the protocol, adds its tree item, and flags a frame shorter than `fixed` bytes.
+-- Returns the item, and whether the fixed fields are there.
+local function open_item(proto, name, tvb, pinfo, tree, fixed, malformed)
+  pinfo.cols.protocol = name
+  local item = tree:add(proto, tvb())
+  if tvb:len() < fixed then
+    item:add_proto_expert_info(malformed, string.format("%d bytes, fewer than the %d fixed ones", tvb:len(), fixed))
+    return item, false
   end
+  return item, true
+end
+
+function cnm.dissector(tvb, pinfo, tree)
+  local item, whole = open_item(cnm, "CNM", tvb, pinfo, tree, CNM_FIXED_LEN, cnm_malformed)
+  if not whole then return tvb:len() end
   local first = tvb(0, 2):uint()
   local version = item:add(c.version, tvb(0, 2))
   if bit.rshift(first, 12) ~= 0 then version:add_proto_expert_info(cnm_unknown, "version is not 0") end
@@ -190,3 +199,55 @@ function cnm.dissector(tvb, pinfo, tree)
   return tvb:len()
 end
 ethertypes:add(0x22E7, cnm)
+
+-------------------------------------------------------------------------------
+-- FECN probe (EtherType 0x88B5, version 1) and host announcement (version 0)
+-------------------------------------------------------------------------------
+local FECN_PROBE_LEN = 26
+local fecn_subtypes = { [1] = "probe", [2] = "reflected" }
+
+local fecn = Proto("pfcswitch_fecn", "pfcswitch FECN rate discovery probe")
+local p = {
+  version = ProtoField.uint8("pfcswitch.fecn.version", "Version", base.DEC, nil, 0xF0),
+  subtype = ProtoField.uint8("pfcswitch.fecn.subtype", "Subtype", base.DEC, fecn_subtypes, 0x0F),
+  hops = ProtoField.uint8("pfcswitch.fecn.hops", "Hops (FECN ports that examined it)"),
+  flow_id = ProtoField.uint16("pfcswitch.fecn.flow_id", "Flow id (RPID)"),
+  sequence = ProtoField.uint32("pfcswitch.fecn.sequence", "Sequence number"),
+  rate = ProtoField.uint32("pfcswitch.fecn.rate_kbps", "Rate (kbit/s)"),
+  bottleneck = ProtoField.ether("pfcswitch.fecn.bottleneck", "Bottleneck port"),
+  timestamp = ProtoField.uint64("pfcswitch.fecn.timestamp_ns", "Source timestamp (ns)"),
+}
+fecn.fields = { p.version, p.subtype, p.hops, p.flow_id, p.sequence, p.rate, p.bottleneck, p.timestamp }
+local fecn_malformed = ProtoExpert.new("pfcswitch.fecn.malformed", "Malformed FECN probe", expert.group.MALFORMED,
+  expert.severity.ERROR)
+local fecn_unknown = ProtoExpert.new("pfcswitch.fecn.unknown", "FECN field with an unexpected value",
+  expert.group.PROTOCOL, expert.severity.WARN)
+fecn.experts = { fecn_malformed, fecn_unknown }
+
+function fecn.dissector(tvb, pinfo, tree)
+  if tvb:len() >= 1 and bit.rshift(tvb(0, 1):uint(), 4) == 0 then
+    pinfo.cols.protocol = "pfcswitch"
+    pinfo.cols.info = "host announcement"
+    tree:add(fecn, tvb(), "pfcswitch host announcement (version 0)")
+    return tvb:len()
+  end
+  local item, whole = open_item(fecn, "FECN", tvb, pinfo, tree, FECN_PROBE_LEN, fecn_malformed)
+  if not whole then return tvb:len() end
+  local first = tvb(0, 1):uint()
+  local version = item:add(p.version, tvb(0, 1))
+  if bit.rshift(first, 4) ~= 1 then version:add_proto_expert_info(fecn_unknown, "version is not 1") end
+  local subtype = item:add(p.subtype, tvb(0, 1))
+  local kind = fecn_subtypes[bit.band(first, 0x0F)]
+  if kind == nil then subtype:add_proto_expert_info(fecn_unknown, "subtype is neither probe nor reflected") end
+  item:add(p.hops, tvb(1, 1))
+  item:add(p.flow_id, tvb(2, 2))
+  item:add(p.sequence, tvb(4, 4))
+  item:add(p.rate, tvb(8, 4))
+  item:add(p.bottleneck, tvb(12, 6))
+  item:add(p.timestamp, tvb(18, 8))
+  pinfo.cols.info = string.format("FECN %s flow %d seq %d, rate %d kbit/s after %d hops", kind or "?",
+    tvb(2, 2):uint(), tvb(4, 4):uint(), tvb(8, 4):uint(), tvb(1, 1):uint())
+  return FECN_PROBE_LEN
+end
+
+ethertypes:add(0x88B5, fecn)

@@ -107,13 +107,16 @@ pub fn tshark_ofc(pcap: &Path) -> Vec<(Option<DissectedOfc>, String)> {
         .collect()
 }
 
-/// Per frame of `pcap`, the CNM fields tshark reads with the project's Lua dissector loaded,
-/// by name (`qntz_fb`, `cpid` as 16 hex digits, `q_offset`, `q_delta`, `encap_priority`,
-/// `encap_dst`, `msdu_len`, `expert`); empty values for frames without a CNM.
-pub fn tshark_cnm(pcap: &Path) -> Vec<std::collections::BTreeMap<&'static str, String>> {
+/// Per frame of `pcap`, the fields `prefix.NAME` tshark reads with the project's Lua
+/// dissector loaded, by name, with `expert` for the frame's expert messages; empty values
+/// for frames without them.
+fn tshark_project_fields(
+    pcap: &Path,
+    prefix: &str,
+    names: &[&'static str],
+) -> Vec<std::collections::BTreeMap<&'static str, String>> {
     let script = format!("lua_script:{}", project_dissector().display());
-    let names = ["qntz_fb", "cpid", "q_offset", "q_delta", "encap_priority", "encap_dst", "msdu_len"];
-    let mut fields: Vec<String> = names.iter().map(|n| format!("pfcswitch.cnm.{n}")).collect();
+    let mut fields: Vec<String> = names.iter().map(|n| format!("{prefix}.{n}")).collect();
     fields.push("_ws.expert.message".into());
     let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
     tshark_fields_with(pcap, &fields, &[], &["-X", &script])
@@ -121,14 +124,33 @@ pub fn tshark_cnm(pcap: &Path) -> Vec<std::collections::BTreeMap<&'static str, S
         .map(|row| {
             let mut read: std::collections::BTreeMap<&'static str, String> =
                 names.iter().copied().zip(row.iter().cloned()).collect();
-            // tshark prints the uint64 as 0x-prefixed hex; the checker as bare hex digits.
-            if let Some(cpid) = read.get_mut("cpid") {
-                *cpid = format!("{:016x}", u64::from_str_radix(cpid.trim_start_matches("0x"), 16).unwrap_or(0));
-            }
             read.insert("expert", row.get(names.len()).cloned().unwrap_or_default());
             read
         })
         .collect()
+}
+
+/// Per frame of `pcap`, the CNM fields tshark reads with the project's Lua dissector loaded
+/// (`qntz_fb`, `cpid` as 16 hex digits, `q_offset`, `q_delta`, `encap_priority`,
+/// `encap_dst`, `msdu_len`, `expert`).
+pub fn tshark_cnm(pcap: &Path) -> Vec<std::collections::BTreeMap<&'static str, String>> {
+    let names = ["qntz_fb", "cpid", "q_offset", "q_delta", "encap_priority", "encap_dst", "msdu_len"];
+    let mut rows = tshark_project_fields(pcap, "pfcswitch.cnm", &names);
+    for read in &mut rows {
+        // tshark prints the uint64 as 0x-prefixed hex; the checker as bare hex digits.
+        if let Some(cpid) = read.get_mut("cpid") {
+            *cpid = format!("{:016x}", u64::from_str_radix(cpid.trim_start_matches("0x"), 16).unwrap_or(0));
+        }
+    }
+    rows
+}
+
+/// Per frame of `pcap`, the FECN probe fields tshark reads with the project's Lua dissector
+/// loaded (`subtype`, `hops`, `flow_id`, `sequence`, `rate_kbps`, `bottleneck`,
+/// `timestamp_ns`, `expert`).
+pub fn tshark_fecn(pcap: &Path) -> Vec<std::collections::BTreeMap<&'static str, String>> {
+    let names = ["subtype", "hops", "flow_id", "sequence", "rate_kbps", "bottleneck", "timestamp_ns"];
+    tshark_project_fields(pcap, "pfcswitch.fecn", &names)
 }
 
 /// The expert messages (warnings, errors: "Malformed Packet", ...) tshark raises per frame.
