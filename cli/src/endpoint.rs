@@ -11,7 +11,9 @@
 use crate::scenario::TransportSpec;
 use anyhow::{Context, Result};
 use clap::Args;
-use pfcswitch_core::host::{ConnectionSpec, HostNic, MessageSpec, QcnReaction, Transport};
+use pfcswitch_core::host::{
+    ConnectionSpec, FecnReaction, HostNic, MessageSpec, QcnReaction, Transport, TransportConfig,
+};
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::BitRate;
 use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp, build_announcement_frame};
@@ -48,6 +50,9 @@ pub struct EndpointPlan {
     pub transport: TransportSpec,
     /// QCN reaction points on every connection, when the switches send CNMs.
     pub qcn: Option<QcnReaction>,
+    /// FECN sources on every connection, when the switches run FECN.
+    #[serde(default)]
+    pub fecn: Option<FecnReaction>,
     pub epoch_ns: u64,
     pub end_ns: u64,
     pub connections: Vec<PlanConnection>,
@@ -107,6 +112,22 @@ pub struct SenderResult {
     /// QCN: the flow's reaction point over time, when the switches ran QCN.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qcn: Option<SenderQcn>,
+    /// FECN: the flow's source over time, when the switches ran FECN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fecn: Option<SenderFecn>,
+}
+
+/// A flow's FECN source: its rate over time, in the transport's goodput bins from the epoch.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SenderFecn {
+    pub probes_sent: u64,
+    pub probes_returned: u64,
+    /// The round trip of the last probe that came back.
+    pub last_rtt_us: Option<f64>,
+    /// The egress port that set the last rate applied.
+    pub bottleneck: Option<String>,
+    /// Its rate (the line rate until a reflected probe lowers it), the mean per bin.
+    pub rate_mbps: Vec<f64>,
 }
 
 /// A flow's QCN reaction point over time, in the transport's goodput bins from the epoch.
@@ -163,6 +184,16 @@ impl EndpointResult {
                         rate_mbps: trace.mean_rates_mbps(now),
                         cnm_bins: trace.cnms().to_vec(),
                     }),
+                    fecn: transport.fecn_sources().find(|(id, _)| *id == spec.id).map(|(_, source)| {
+                        let stats = source.stats();
+                        SenderFecn {
+                            probes_sent: stats.probes_sent,
+                            probes_returned: stats.probes_returned,
+                            last_rtt_us: stats.last_rtt.map(|d| d.as_secs_f64() * 1e6),
+                            bottleneck: stats.bottleneck.map(|mac| mac.to_string()),
+                            rate_mbps: source.trace().mean_rates_mbps(now),
+                        }
+                    }),
                 })
                 .collect(),
             receivers: transport
@@ -196,7 +227,11 @@ fn transport_for(plan: &EndpointPlan) -> Result<(Transport, EthernetAddress)> {
     let mac: EthernetAddress = plan.mac.parse().map_err(|e| anyhow::anyhow!("plan: mac `{}`: {e:?}", plan.mac))?;
     let ip: Ipv4Addr = plan.ip.parse().map_err(|e| anyhow::anyhow!("plan: ip `{}`: {e:?}", plan.ip))?;
     let (epoch, end) = (Instant::from_nanos(plan.epoch_ns), Instant::from_nanos(plan.end_ns));
-    let mut transport = Transport::new(plan.transport.config(mac, ip, plan.mtu, epoch, end, plan.qcn));
+    let mut transport = Transport::new(TransportConfig {
+        qcn: plan.qcn,
+        fecn: plan.fecn,
+        ..plan.transport.config(mac, ip, plan.mtu, epoch, end)
+    });
     for c in &plan.connections {
         let spec = ConnectionSpec {
             id: c.id,

@@ -9,13 +9,13 @@ mod paths;
 mod phases;
 mod report;
 mod runner;
+mod schemes;
 mod simulate;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use pfcswitch_core::config::{CapfcAlgorithm, PfcwdAction, PfcwdConfig, PolicyKind};
-use pfcswitch_core::host::{QcnReaction, RpParams, TransportConfig};
-use pfcswitch_core::qcn::{Placement, QcnConfig, Sampling};
+use pfcswitch_core::host::TransportConfig;
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::{BitRate, duration};
 use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr};
@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use runner::run;
+pub use schemes::{FecnMode, FecnSpec, Modes, QcnMode, QcnSpec, parse_fecn, parse_qcn};
 pub use simulate::simulate;
 
 #[derive(Debug, Subcommand)]
@@ -49,16 +50,11 @@ pub struct RunArgs {
     /// (default: the scenario's).
     #[arg(long)]
     pub policy: Option<String>,
-    /// PFC watchdog of every switch: off, alert, drop, forward (default: the switch configs').
-    #[arg(long, value_parser = parse_pfcwd)]
-    pub pfcwd: Option<PfcwdMode>,
-    /// QCN of every switch and host: off, output, input, or either with a sampling, e.g.
-    /// input-occupancy-random (default: the scenario's `[qcn]`, else the switch configs').
-    #[arg(long, value_parser = parse_qcn)]
-    pub qcn: Option<QcnMode>,
+    #[command(flatten)]
+    pub modes: Modes,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Output directory (default: results/NAME/POLICY[-pfcwd-MODE][-qcn-MODE]-seedN).
+    /// Output directory (default: results/NAME/POLICY[-pfcwd-MODE][-qcn-MODE][-fecn-MODE]-seedN).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
@@ -76,6 +72,9 @@ pub struct CompareArgs {
     /// Comma-separated QCN modes (see `run --qcn`), each run under every policy.
     #[arg(long, value_delimiter = ',', value_parser = parse_qcn)]
     pub qcn: Vec<QcnMode>,
+    /// Comma-separated FECN modes (see `run --fecn`), each run under every policy.
+    #[arg(long, value_delimiter = ',', value_parser = parse_fecn)]
+    pub fecn: Vec<FecnMode>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Parent of each policy's output directory (default: results/NAME).
@@ -121,6 +120,9 @@ pub struct Scenario {
     /// QCN in the switches and hosts, unless `--qcn off`.
     #[serde(default)]
     pub qcn: Option<QcnSpec>,
+    /// FECN in the switches and hosts, unless `--fecn off`.
+    #[serde(default)]
+    pub fecn: Option<FecnSpec>,
     /// Merged into every switch's config (e.g. `pfc = { xoff = "100KB" }`); every port's
     /// `speed` and `mtu` are the scenario's.
     #[serde(default)]
@@ -199,10 +201,8 @@ impl TransportSpec {
         mtu: u32,
         epoch: Instant,
         end: Instant,
-        qcn: Option<QcnReaction>,
     ) -> TransportConfig {
         TransportConfig {
-            qcn,
             frame_len: self.frame_len.unwrap_or(mtu as usize + pfcswitch_core::config::L2_HEADER_MAX as usize),
             window: self.window,
             rto: self.rto,
@@ -212,97 +212,6 @@ impl TransportSpec {
             long_lived_until: end,
             ..TransportConfig::new(mac, ip)
         }
-    }
-}
-
-/// `[qcn]`: congestion points in every switch and reaction points in every host.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct QcnSpec {
-    /// Merged into every switch's `[qcn]`; `priorities` defaults to the classes' priorities.
-    #[serde(default)]
-    pub switch: toml::Table,
-    /// The hosts' reaction points (default: 802.1Qau's MIB values).
-    #[serde(default)]
-    pub reaction: RpParams,
-}
-
-/// What `--qcn` sets in every switch's `[qcn]` (and so whether hosts run reaction points).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QcnMode {
-    Off,
-    /// CPs at `cp`, sampling as given or as the scenario's `[qcn]` says.
-    On {
-        cp: Placement,
-        sampling: Option<Sampling>,
-    },
-}
-
-impl QcnMode {
-    pub fn name(self) -> String {
-        match self {
-            QcnMode::Off => "off".into(),
-            QcnMode::On { cp, sampling: None } => cp.name().into(),
-            QcnMode::On { cp, sampling: Some(sampling) } => format!("{}-{}", cp.name(), sampling.name()),
-        }
-    }
-
-    /// The name of the QCN a switch config runs: `off`, or `CP-SAMPLING`.
-    pub fn of(config: &QcnConfig) -> String {
-        if config.priorities.is_empty() {
-            return QcnMode::Off.name();
-        }
-        QcnMode::On { cp: config.cp, sampling: Some(config.sampling) }.name()
-    }
-}
-
-pub fn parse_qcn(name: &str) -> Result<QcnMode> {
-    if name == "off" {
-        return Ok(QcnMode::Off);
-    }
-    for cp in Placement::ALL {
-        let Some(rest) = name.strip_prefix(cp.name()) else { continue };
-        if rest.is_empty() {
-            return Ok(QcnMode::On { cp, sampling: None });
-        }
-        if let Some(sampling) = Sampling::ALL.into_iter().find(|s| rest.strip_prefix('-') == Some(s.name())) {
-            return Ok(QcnMode::On { cp, sampling: Some(sampling) });
-        }
-    }
-    bail!(
-        "unknown QCN mode `{name}` (known: off, output, input, each optionally with -arrival, \
-         -occupancy-deterministic or -occupancy-random)"
-    )
-}
-
-impl Scenario {
-    /// The `[qcn]` keys every switch gets in a run with `mode` (`None`: the scenario's), or
-    /// `None` to leave the switch configs' own.
-    pub fn qcn_keys(&self, mode: Option<QcnMode>) -> Option<toml::Table> {
-        let mut keys = match (mode, &self.qcn) {
-            (Some(QcnMode::Off), _) => {
-                return Some(toml::Table::from_iter([("priorities".to_string(), toml::Value::Array(Vec::new()))]));
-            }
-            (None, None) => return None,
-            (_, spec) => spec.as_ref().map(|s| s.switch.clone()).unwrap_or_default(),
-        };
-        if !keys.contains_key("priorities") {
-            let priorities = self.priorities().into_iter().map(|p| toml::Value::Integer(p.into())).collect();
-            keys.insert("priorities".into(), toml::Value::Array(priorities));
-        }
-        if let Some(QcnMode::On { cp, sampling }) = mode {
-            keys.insert("cp".into(), toml::Value::String(cp.name().into()));
-            if let Some(sampling) = sampling {
-                keys.insert("sampling".into(), toml::Value::String(sampling.name().into()));
-            }
-        }
-        Some(keys)
-    }
-
-    /// The hosts' reaction points when the switches run QCN.
-    pub fn qcn_reaction(&self) -> QcnReaction {
-        let params = self.qcn.as_ref().map(|q| q.reaction).unwrap_or_default();
-        QcnReaction { params, line_rate: self.speed }
     }
 }
 
@@ -442,41 +351,42 @@ pub fn list() -> Result<()> {
 
 pub fn compare(args: &CompareArgs) -> Result<()> {
     let (scenario, _) = load(&args.scenario)?;
+    let varied = !args.pfcwd.is_empty() || !args.qcn.is_empty() || !args.fecn.is_empty();
     let names = match &args.policies {
         Some(names) => names.clone(),
-        None if !args.pfcwd.is_empty() || !args.qcn.is_empty() => vec![scenario.policy.name().to_string()],
+        None if varied => vec![scenario.policy.name().to_string()],
         None => ["pfc-wdrop", "pfc-wstop", "capfc-max", "capfc-cal"].map(String::from).to_vec(),
     };
     // A misspelt policy fails now, not after the runs before it.
     let policies = names.iter().map(|p| parse_policy(p)).collect::<Result<Vec<_>>>()?;
-    let modes: Vec<Option<PfcwdMode>> =
-        if args.pfcwd.is_empty() { vec![None] } else { args.pfcwd.iter().copied().map(Some).collect() };
-    let qcn_modes: Vec<Option<QcnMode>> =
-        if args.qcn.is_empty() { vec![None] } else { args.qcn.iter().copied().map(Some).collect() };
+    let mut variants = Vec::new();
+    for pfcwd in each(&args.pfcwd) {
+        for qcn in each(&args.qcn) {
+            for fecn in each(&args.fecn) {
+                variants.push(Modes { pfcwd, qcn, fecn });
+            }
+        }
+    }
     let parent = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
     let suffix = if args.sim { "-sim" } else { "" };
     let mut outcomes = Vec::new();
     for (name, policy) in names.iter().zip(&policies) {
-        for &pfcwd in &modes {
-            for &qcn in &qcn_modes {
-                let run_args = RunArgs {
-                    scenario: args.scenario.clone(),
-                    policy: Some(name.clone()),
-                    pfcwd,
-                    qcn,
-                    seed: args.seed,
-                    out: Some(run_dir(&parent, policy, pfcwd, qcn, args.seed, suffix)),
-                };
-                let outcome = if args.sim { simulate(&run_args)? } else { run(&run_args)? };
-                // The label names what varies: the policy when several are compared.
-                let mut label = Vec::new();
-                if names.len() > 1 || (pfcwd.is_none() && qcn.is_none()) {
-                    label.push(name.clone());
-                }
-                label.extend(pfcwd.map(|mode| format!("pfcwd {}", mode.name())));
-                label.extend(qcn.map(|mode| format!("qcn {}", mode.name())));
-                outcomes.push((label.join(" "), outcome));
+        for &modes in &variants {
+            let run_args = RunArgs {
+                scenario: args.scenario.clone(),
+                policy: Some(name.clone()),
+                modes,
+                seed: args.seed,
+                out: Some(run_dir(&parent, policy, &modes, args.seed, suffix)),
+            };
+            let outcome = if args.sim { simulate(&run_args)? } else { run(&run_args)? };
+            // The label names what varies: the policy when several are compared.
+            let mut label = Vec::new();
+            if names.len() > 1 || !varied {
+                label.push(name.clone());
             }
+            label.extend(modes.labels().into_iter().map(|(scheme, mode)| format!("{scheme} {mode}")));
+            outcomes.push((label.join(" "), outcome));
         }
     }
     println!();
@@ -487,16 +397,12 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     Ok(())
 }
 
-/// Where one run writes, under `parent`: `POLICY[-pfcwd-MODE][-qcn-MODE]-seedN[-sim]`.
-pub fn run_dir(
-    parent: &Path,
-    policy: &RunPolicy,
-    pfcwd: Option<PfcwdMode>,
-    qcn: Option<QcnMode>,
-    seed: u64,
-    suffix: &str,
-) -> PathBuf {
-    let pfcwd = pfcwd.map_or(String::new(), |mode| format!("-pfcwd-{}", mode.name()));
-    let qcn = qcn.map_or(String::new(), |mode| format!("-qcn-{}", mode.name()));
-    parent.join(format!("{}{pfcwd}{qcn}-seed{seed}{suffix}", policy.name()))
+/// Every mode of a `--MODE LIST`, or the scenario's own (`None`) when none is given.
+fn each<T: Copy>(list: &[T]) -> Vec<Option<T>> {
+    if list.is_empty() { vec![None] } else { list.iter().copied().map(Some).collect() }
+}
+
+/// Where one run writes, under `parent`: `POLICY[-pfcwd-MODE][-qcn-MODE][-fecn-MODE]-seedN[-sim]`.
+pub fn run_dir(parent: &Path, policy: &RunPolicy, modes: &Modes, seed: u64, suffix: &str) -> PathBuf {
+    parent.join(format!("{}{}-seed{seed}{suffix}", policy.name(), modes.suffix()))
 }

@@ -29,12 +29,15 @@ pub struct PhaseFlow {
 }
 
 /// Jain's index (Σx)² / (n·Σx²) of the goodputs of the `flows` active flows into `receiver`;
-/// `None` when none of them got anything through.
+/// `None` when none of them got anything through. `converged_after_seconds`: from the
+/// phase's start, how long until every bin to its end has each flow's goodput within 5 % of
+/// the flows' mean (`None` if the last bin has not).
 #[derive(Clone, Debug, Serialize)]
 pub struct Fairness {
     pub receiver: String,
     pub flows: usize,
     pub jain: Option<f64>,
+    pub converged_after_seconds: Option<f64>,
 }
 
 /// One long-lived flow's results, as the report has them.
@@ -99,16 +102,40 @@ pub fn phases(scenario: &Scenario, flows: &[FlowBins]) -> Vec<Phase> {
                 .filter_map(|receiver| {
                     let values: Vec<f64> =
                         phase_flows.iter().filter(|f| f.receiver == receiver).map(|f| f.goodput_mbps).collect();
+                    let bins: Vec<Vec<u64>> = (flows.iter())
+                        .filter(|f| {
+                            f.receiver_host == receiver && phase_flows.iter().any(|p| p.flow == f.connection.id)
+                        })
+                        .map(|f| f.receiver.map_or(Vec::new(), |r| in_phase(&r.goodput_bins, bin, from, to).collect()))
+                        .collect();
                     (values.len() > 1).then(|| Fairness {
                         receiver: receiver.into(),
                         flows: values.len(),
                         jain: jain(&values),
+                        converged_after_seconds: converged_after(&bins, (to - from).as_nanos() / bin.as_nanos())
+                            .map(|b| b as f64 * bin.as_secs_f64()),
                     })
                 })
                 .collect();
             Phase { from_seconds: from.as_secs_f64(), to_seconds: to.as_secs_f64(), flows: phase_flows, fairness }
         })
         .collect()
+}
+
+/// The first of `bins_in_phase` bins from which every later bin has each flow within 5 % of
+/// the flows' mean; `None` if the last one has not. A flow's missing bins count as 0.
+fn converged_after(bins: &[Vec<u64>], bins_in_phase: u128) -> Option<usize> {
+    let n = bins_in_phase as usize;
+    let fair = |i: usize| {
+        let values: Vec<f64> = bins.iter().map(|b| b.get(i).copied().unwrap_or(0) as f64).collect();
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        mean > 0.0 && values.iter().all(|v| (v - mean).abs() <= 0.05 * mean)
+    };
+    match (0..n).rev().find(|&i| !fair(i)) {
+        None => Some(0),
+        Some(i) if i + 1 < n => Some(i + 1),
+        Some(_) => None,
+    }
 }
 
 /// The values of the bins (of width `bin` from the workload's start) that lie in [from, to).
@@ -129,6 +156,15 @@ mod tests {
         // (30 + 10)² / (2 · (900 + 100)) = 0.8.
         assert!((jain(&[30.0, 10.0]).unwrap() - 0.8).abs() < 1e-12);
         assert_eq!(jain(&[0.0, 0.0]), None, "nothing got through: no index");
+    }
+
+    #[test]
+    fn convergence_is_the_first_bin_from_which_every_flow_stays_within_5_percent() {
+        // Bin 1 is unfair, bins 2-3 fair: converged after 2 bins.
+        let bins = vec![vec![10, 20, 100, 100], vec![10, 80, 104, 96]];
+        assert_eq!(converged_after(&bins, 4), Some(2));
+        assert_eq!(converged_after(&[vec![5, 5], vec![5, 5]], 2), Some(0));
+        assert_eq!(converged_after(&[vec![5, 5], vec![5, 9]], 2), None, "unfair at the end");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use super::Scenario;
 use super::paths::{Crossed, PathSummary, Paths};
 use super::phases::{self, FlowBins, Phase};
-use crate::endpoint::{EndpointResult, ReceiverResult, SenderQcn, SenderResult};
+use crate::endpoint::{EndpointResult, ReceiverResult, SenderResult};
 use crate::plot::{self, BoxChart, BoxSeries, BoxStats, Chart, Scale, Series};
 use crate::table::Table;
 use anyhow::{Context, Result};
@@ -142,6 +142,8 @@ pub struct RunRecord<'a> {
     pub pfcwd: &'a str,
     /// The switches' QCN mode (`off`, `CP-SAMPLING`, `mixed`).
     pub qcn: &'a str,
+    /// The switches' FECN mode (`off`, the queue control, `mixed`).
+    pub fecn: &'a str,
     pub seed: u64,
     pub hosts: &'a [String],
     /// The topology's links, as `topology.sh describe` lists them.
@@ -472,8 +474,10 @@ fn plots(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)], out: &P
         })
         .collect();
     let mut draw = |file: &str, what: &str, axes: [&str; 2], x_scale, series: &[Series]| -> Result<()> {
-        let qcn = if record.qcn == "off" { String::new() } else { format!(", qcn {}", record.qcn) };
-        let title = format!("{name}: {what} ({}, pfcwd {}{qcn}, seed {})", record.policy, record.pfcwd, record.seed);
+        let scheme = |name: &str, mode: &str| if mode == "off" { String::new() } else { format!(", {name} {mode}") };
+        let schemes = scheme("qcn", record.qcn) + &scheme("fecn", record.fecn);
+        let title =
+            format!("{name}: {what} ({}, pfcwd {}{schemes}, seed {})", record.policy, record.pfcwd, record.seed);
         let chart = Chart { title: &title, x_label: axes[0], y_label: axes[1], x_scale, series, step: true };
         written.extend(plot::draw(&chart, &out.join(file))?);
         Ok(())
@@ -522,41 +526,42 @@ fn plots(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)], out: &P
     };
     draw("throughput", &what, ["time (s)", "goodput (Mbit/s)"], Scale::Linear, &throughput)?;
 
-    // QCN: each flow's rate limit, and when its CNMs came (the QCN paper's Fig. 2(c)).
-    let qcn: Vec<(&Flow, &SenderQcn)> =
-        by_bytes.iter().take(SHOWN).filter_map(|f| Some((*f, f.sender?.qcn.as_ref()?))).collect();
-    if !qcn.is_empty() {
-        // Each flow from its class's start to its stop: outside, a released limiter says nothing.
-        let per_bin = |f: &Flow, values: &mut dyn Iterator<Item = f64>| -> Vec<(f64, f64)> {
-            let class = &record.scenario.classes[f.connection.class];
-            let (start, stop) =
-                (class.start.as_secs_f64(), class.stop.unwrap_or(record.scenario.duration).as_secs_f64());
-            let points = values.enumerate().map(|(i, v)| (i as f64 * bin, v));
-            points.filter(|&(t, _)| t >= start && t < stop).collect()
-        };
-        let rates: Vec<Series> = qcn
-            .iter()
-            .map(|(f, q)| Series {
-                label: flow_label(record, f.connection),
-                points: per_bin(f, &mut q.rate_mbps.iter().copied()),
+    // Each flow from its class's start to its stop: outside, a released limiter says nothing.
+    let shown: Vec<&Flow> = by_bytes.iter().take(SHOWN).copied().collect();
+    let per_bin = |f: &Flow, values: &mut dyn Iterator<Item = f64>| -> Vec<(f64, f64)> {
+        let class = &record.scenario.classes[f.connection.class];
+        let (start, stop) = (class.start.as_secs_f64(), class.stop.unwrap_or(record.scenario.duration).as_secs_f64());
+        let points = values.enumerate().map(|(i, v)| (i as f64 * bin, v));
+        points.filter(|&(t, _)| t >= start && t < stop).collect()
+    };
+    let series = |values: &dyn Fn(&SenderResult) -> Option<Vec<f64>>| -> Vec<Series> {
+        (shown.iter())
+            .filter_map(|f| {
+                let values = values(f.sender?)?;
+                Some(Series { label: flow_label(record, f.connection), points: per_bin(f, &mut values.into_iter()) })
             })
-            .collect();
+            .collect()
+    };
+    // QCN: each flow's rate limit, and when its CNMs came (the QCN paper's Fig. 2(c)).
+    let rates = series(&|s| Some(s.qcn.as_ref()?.rate_mbps.clone()));
+    if !rates.is_empty() {
         let what = "QCN rate limit per flow (reaction point's current rate)";
         draw("qcn-rates", what, ["time (s)", "rate limit (Mbit/s)"], Scale::Linear, &rates)?;
-        let cnms: Vec<Series> = qcn
-            .iter()
-            .map(|(f, q)| Series {
-                label: flow_label(record, f.connection),
-                points: per_bin(
-                    f,
-                    &mut (0..q.rate_mbps.len().max(q.cnm_bins.len())).scan(0.0, |total, i| {
-                        *total += f64::from(q.cnm_bins.get(i).copied().unwrap_or(0));
-                        Some(*total)
-                    }),
-                ),
-            })
-            .collect();
+        let cnms = series(&|s| {
+            let q = s.qcn.as_ref()?;
+            let total = (0..q.rate_mbps.len().max(q.cnm_bins.len())).scan(0.0, |total, i| {
+                *total += f64::from(q.cnm_bins.get(i).copied().unwrap_or(0));
+                Some(*total)
+            });
+            Some(total.collect())
+        });
         draw("qcn-cnms", "CNMs received per flow, cumulative", ["time (s)", "CNMs"], Scale::Linear, &cnms)?;
+    }
+    // FECN: each flow's rate, as its reflected probes set it.
+    let rates = series(&|s| Some(s.fecn.as_ref()?.rate_mbps.clone()));
+    if !rates.is_empty() {
+        let what = "FECN rate per flow (from reflected probes)";
+        draw("fecn-rates", what, ["time (s)", "rate (Mbit/s)"], Scale::Linear, &rates)?;
     }
     Ok(written.iter().map(|p| p.display().to_string()).collect())
 }
@@ -569,12 +574,13 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     let classes = summaries(record, &flows, &fcts, &paths);
     let scenario = record.scenario;
     println!(
-        "scenario {} ({}), policy {}, pfcwd {}, qcn {}, seed {}: {} hosts at {}, workload {:.2} s, finished after {:.3} s{}",
+        "scenario {} ({}), policy {}, pfcwd {}, qcn {}, fecn {}, seed {}: {} hosts at {}, workload {:.2} s, finished after {:.3} s{}",
         scenario.name,
         scenario.topology,
         record.policy,
         record.pfcwd,
         record.qcn,
+        record.fecn,
         record.seed,
         record.hosts.len(),
         scenario.speed,
@@ -686,7 +692,7 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
             .sum(),
     };
     let results = json!({
-        "scenario": scenario.name, "topology": scenario.topology, "policy": record.policy, "pfcwd": record.pfcwd, "qcn": record.qcn,
+        "scenario": scenario.name, "topology": scenario.topology, "policy": record.policy, "pfcwd": record.pfcwd, "qcn": record.qcn, "fecn": record.fecn,
         "seed": record.seed, "storms": record.storms,
         "speed": scenario.speed, "duration_seconds": scenario.duration.as_secs_f64(),
         "seconds": record.seconds, "gave_up": record.gave_up, "hosts": record.hosts,
@@ -896,6 +902,14 @@ fn print_phases(runs: &[(String, &[Phase])]) {
             row.extend(
                 runs.iter().map(|(_, phases)| cell(phases, &|x| x.fairness.get(r)?.jain.map(|j| format!("{j:.3}")))),
             );
+            table.row(row);
+            let mut row = vec![format!("within 5 % of the mean after (s), into {}", fairness.receiver)];
+            row.extend(runs.iter().map(|(_, phases)| {
+                cell(phases, &|x| {
+                    let after = x.fairness.get(r)?.converged_after_seconds;
+                    Some(after.map_or("never".into(), |s| format!("{s:.2}")))
+                })
+            }));
             table.row(row);
         }
         table.print();

@@ -2,12 +2,13 @@
 //! everything torn down by guards whatever happens (error, panic, Ctrl-C).
 
 use super::report::{self, Outcome, QueueSample, RunRecord, StormRun};
-use super::{PfcwdMode, QcnMode, RunArgs, RunPolicy, Scenario, load, parse_policy, root};
+use super::schemes::InForce;
+use super::{Modes, RunArgs, RunPolicy, Scenario, load, parse_policy, root};
 use crate::control::Connection;
 use crate::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
 use anyhow::{Context, Result, bail};
 use pfcswitch_core::config::SwitchConfig;
-use pfcswitch_core::host::{ConnectionSpec, QcnReaction};
+use pfcswitch_core::host::ConnectionSpec;
 use pfcswitch_core::report::Snapshot;
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp};
@@ -178,13 +179,12 @@ fn merge(table: &mut toml::Table, overrides: &toml::Table) {
 }
 
 /// Writes each switch's config with the scenario's overrides, port speed and MTU, the run's
-/// policy and, if given, its PFC watchdog and QCN modes.
+/// policy and, if given, its PFC watchdog, QCN and FECN modes.
 pub(super) fn write_configs(
     scenario: &Scenario,
     file: &Path,
     policy: &RunPolicy,
-    pfcwd: Option<PfcwdMode>,
-    qcn: Option<QcnMode>,
+    modes: &Modes,
     dir: &Path,
 ) -> Result<()> {
     let base = file.parent().unwrap_or(Path::new("."));
@@ -194,11 +194,8 @@ pub(super) fn write_configs(
         let mut table: toml::Table = text.parse().with_context(|| format!("{}", path.display()))?;
         merge(&mut table, &scenario.overrides);
         merge(&mut table, &toml::Table::from_iter([("policy".to_string(), toml::Value::Table(policy.config_keys()))]));
-        if let Some(mode) = pfcwd {
-            merge(&mut table, &toml::Table::from_iter([("pfcwd".to_string(), toml::Value::Table(mode.config_keys()))]));
-        }
-        if let Some(keys) = scenario.qcn_keys(qcn) {
-            merge(&mut table, &toml::Table::from_iter([("qcn".to_string(), toml::Value::Table(keys))]));
+        for (section, keys) in modes.config_keys(scenario) {
+            merge(&mut table, &toml::Table::from_iter([(section.to_string(), toml::Value::Table(keys))]));
         }
         if let Some(ports) = table.get_mut("port").and_then(toml::Value::as_array_mut) {
             for port in ports.iter_mut().filter_map(toml::Value::as_table_mut) {
@@ -217,7 +214,7 @@ fn endpoint_plan(
     hosts: &[String],
     connections: &[PlannedConnection],
     epoch: Instant,
-    qcn: Option<QcnReaction>,
+    in_force: &InForce,
 ) -> Result<EndpointPlan> {
     let (mac, ip) = host_addresses(host)?;
     let mut plan_connections = Vec::new();
@@ -241,7 +238,8 @@ fn endpoint_plan(
         speed: scenario.speed,
         mtu: scenario.mtu,
         transport: scenario.transport.clone(),
-        qcn,
+        qcn: in_force.qcn_reaction,
+        fecn: in_force.fecn_reaction,
         epoch_ns: epoch.as_nanos(),
         end_ns: (epoch + scenario.duration).as_nanos(),
         connections: plan_connections,
@@ -290,12 +288,8 @@ fn sample_queues(
 pub(super) struct Prepared {
     pub scenario: Scenario,
     pub policy: RunPolicy,
-    /// The PFC watchdog mode of every switch, or `mixed`.
-    pub pfcwd: &'static str,
-    /// The QCN mode of every switch (`off`, `CP-SAMPLING`), or `mixed`.
-    pub qcn: String,
-    /// The hosts' QCN reaction points, when the switches run QCN.
-    pub reaction: Option<QcnReaction>,
+    /// The schemes the switches run, and what they ask of the hosts.
+    pub in_force: InForce,
     pub out: PathBuf,
     pub configs: Vec<SwitchConfig>,
     pub topology: TopologyDescription,
@@ -317,7 +311,7 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
     let out = args.out.clone().unwrap_or_else(|| {
         let parent = PathBuf::from("results").join(&scenario.name);
-        super::run_dir(&parent, &policy, args.pfcwd, args.qcn, args.seed, suffix)
+        super::run_dir(&parent, &policy, &args.modes, args.seed, suffix)
     });
     create_dirs(&out, &["configs"])?;
     let topology = describe(&scenario.topology)?;
@@ -336,19 +330,14 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     if let Some(spec) = &scenario.qcn {
         spec.reaction.validate().map_err(|e| anyhow::anyhow!("{}: qcn.reaction: {e}", file.display()))?;
     }
-    write_configs(&scenario, &file, &policy, args.pfcwd, args.qcn, &out.join("configs"))?;
+    write_configs(&scenario, &file, &policy, &args.modes, &out.join("configs"))?;
     let mut configs = Vec::new();
     for switch in &topology.switches {
         let (config, _) = pfcswitchd::config::load(&out.join("configs").join(format!("{switch}.toml")))?;
         configs.push(config);
     }
-    let modes: std::collections::BTreeSet<&str> = configs.iter().map(|c| PfcwdMode::of(&c.pfcwd).name()).collect();
-    let pfcwd = if modes.len() == 1 { modes.into_iter().next().expect("one") } else { "mixed" };
-    let qcn_modes: std::collections::BTreeSet<String> = configs.iter().map(|c| QcnMode::of(&c.qcn)).collect();
-    let qcn = if qcn_modes.len() == 1 { qcn_modes.into_iter().next().expect("one") } else { "mixed".into() };
-    // Hosts react to CNMs when any switch may send them.
-    let reaction = configs.iter().any(|c| !c.qcn.priorities.is_empty()).then(|| scenario.qcn_reaction());
-    Ok(Prepared { scenario, policy, pfcwd, qcn, reaction, out, configs, topology, storms })
+    let in_force = InForce::of(&scenario, &configs);
+    Ok(Prepared { scenario, policy, in_force, out, configs, topology, storms })
 }
 
 /// Starts each storm of the scenario in its host's namespace, on the host's interface: the
@@ -391,11 +380,12 @@ fn storm_frames(storms: &mut Children) -> Result<Vec<u64>> {
 }
 
 pub fn run(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, pfcwd, qcn, reaction, out, topology, storms: resolved, .. } = prepare(args, "")?;
+    let Prepared { scenario, policy, in_force, out, topology, storms: resolved, .. } = prepare(args, "")?;
+    let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
     let TopologyDescription { switches, hosts, links } = topology;
     catch_interrupts();
     eprintln!(
-        "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, seed {}: {} switches, {} hosts, {} at {}",
+        "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, fecn {fecn}, seed {}: {} switches, {} hosts, {} at {}",
         scenario.name,
         scenario.topology,
         policy.name(),
@@ -418,7 +408,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let (lines_tx, lines) = mpsc::channel::<(usize, String)>();
     let mut endpoints = Children { what: "an endpoint", children: Vec::new() };
     for (index, host) in hosts.iter().enumerate() {
-        let plan = endpoint_plan(&scenario, host, &hosts, &connections, epoch, reaction)?;
+        let plan = endpoint_plan(&scenario, host, &hosts, &connections, epoch, &in_force)?;
         let plan_file = out.join("plans").join(format!("{host}.json"));
         std::fs::write(&plan_file, serde_json::to_vec_pretty(&plan)?)?;
         let mut child = Command::new("ip")
@@ -513,7 +503,8 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         scenario: &scenario,
         policy: policy.name(),
         pfcwd,
-        qcn: &qcn,
+        qcn,
+        fecn,
         seed: args.seed,
         hosts: &hosts,
         links: &links,

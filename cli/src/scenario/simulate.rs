@@ -7,10 +7,11 @@
 use super::RunArgs;
 use super::report::{self, Outcome, QueueSample, RunRecord, StormRun};
 use super::runner::{Prepared, TopologyDescription, connection_spec, host_addresses, prepare};
+use super::schemes::InForce;
 use crate::endpoint::EndpointResult;
 use anyhow::{Context, Result};
 use pfcswitch_core::config::SwitchConfig;
-use pfcswitch_core::host::Transport;
+use pfcswitch_core::host::{Transport, TransportConfig};
 use pfcswitch_core::report::{QueueDepths, Snapshot};
 use pfcswitch_core::sim::{Endpoint, Network, SimHost};
 use pfcswitch_core::switch::Switch;
@@ -33,10 +34,11 @@ fn switch_port(end: &str, names: &[String], configs: &[SwitchConfig]) -> Result<
 }
 
 pub fn simulate(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, pfcwd, qcn, reaction, out, configs, topology, storms } = prepare(args, "-sim")?;
+    let Prepared { scenario, policy, in_force, out, configs, topology, storms } = prepare(args, "-sim")?;
+    let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
     let TopologyDescription { switches, hosts, links } = topology;
     eprintln!(
-        "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, seed {}: simulated on virtual time",
+        "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, fecn {fecn}, seed {}: simulated on virtual time",
         scenario.name,
         scenario.topology,
         policy.name(),
@@ -55,7 +57,11 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
             sim_host.nic.obey_ofc_per_flow(mac);
         }
         sim_host.announce();
-        let config = scenario.transport.config(mac, ip, scenario.mtu, EPOCH, end, reaction);
+        let config = TransportConfig {
+            qcn: in_force.qcn_reaction,
+            fecn: in_force.fecn_reaction,
+            ..scenario.transport.config(mac, ip, scenario.mtu, EPOCH, end)
+        };
         sim_host.transport = Some(Transport::new(config));
         net.add_host(sim_host);
     }
@@ -111,7 +117,8 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         scenario: &scenario,
         policy: policy.name(),
         pfcwd,
-        qcn: &qcn,
+        qcn,
+        fecn,
         seed: args.seed,
         hosts: &hosts,
         links: &links,

@@ -111,6 +111,11 @@ impl FecnSource {
         true
     }
 
+    /// Lets the rate limiter send up to `burst` early after a late wake-up.
+    pub fn set_burst(&mut self, burst: Duration) {
+        self.shaper = Shaper::new(self.shaper.speed(), burst);
+    }
+
     /// When the rate limiter lets the flow's next frame go.
     pub fn ready_at(&self) -> Instant {
         self.shaper.ready_at()

@@ -386,11 +386,19 @@ impl Transport {
         });
     }
 
-    /// Lets pacers send up to `burst` early after a late wake-up (userspace timer jitter).
+    /// Lets pacers and the QCN and FECN rate limiters send up to `burst` early after a late
+    /// wake-up (userspace timer jitter), so that a late timer does not cost a flow its rate.
     pub fn set_pacer_burst(&mut self, burst: Duration) {
         for i in 0..self.connections.len() {
             if let Some(rate) = self.connections[i].spec.rate {
                 self.connections[i].pacer = Some(Shaper::new(rate, burst.max(self.frame_time(rate))));
+            }
+            let connection = &mut self.connections[i];
+            if let Some(limiter) = &mut connection.limiter {
+                limiter.shaper = Shaper::new(limiter.shaper.speed(), burst);
+            }
+            if let Some(source) = &mut connection.fecn {
+                source.set_burst(burst);
             }
         }
     }
