@@ -228,6 +228,18 @@ pub fn selected<'a>(snapshot: &'a Snapshot, port: Option<&str>) -> Result<Vec<&'
     }
 }
 
+/// The entries of `entries` on `port` (every port's without one), `port_of` naming an
+/// entry's port: what `ofc show`, `qcn show` and `fecn show` print.
+pub fn on_ports<'a, T>(
+    snapshot: &Snapshot,
+    port: Option<&str>,
+    entries: &'a [T],
+    port_of: impl Fn(&T) -> &str,
+) -> Result<Vec<&'a T>> {
+    let ports: Vec<&str> = selected(snapshot, port)?.iter().map(|p| p.name.as_str()).collect();
+    Ok(entries.iter().filter(|e| ports.contains(&port_of(e))).collect())
+}
+
 /// In the spirit of iproute2's `dcb pfc show dev DEV`.
 pub fn pfc_show(snapshot: &Snapshot, port: Option<&str>, json: bool) -> Result<()> {
     let ports = selected(snapshot, port)?;

@@ -88,6 +88,9 @@ pub struct EndpointResult {
     pub foreign_frames: u64,
     /// Frames the AF_XDP socket dropped (the endpoint fell behind): not the network's loss.
     pub socket_drops: u64,
+    /// FECN probes this host could not reflect: its reflection queue was full.
+    #[serde(default)]
+    pub reflections_dropped: u64,
     pub timer_late_p99_us: u64,
 }
 
@@ -218,6 +221,7 @@ impl EndpointResult {
             }),
             foreign_frames: 0,
             socket_drops: 0,
+            reflections_dropped: transport.reflections_dropped(),
             timer_late_p99_us: 0,
         }
     }

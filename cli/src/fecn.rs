@@ -1,7 +1,7 @@
 //! `pfcswitch fecn show [PORT]`: FECN's rate points per port and monitored priority: the
 //! advertised rate, what the last measurement interval saw, and the probes marked.
 
-use crate::control::{print_json, selected};
+use crate::control::{on_ports, print_json};
 use crate::table::Table;
 use anyhow::{Result, bail};
 use clap::Subcommand;
@@ -19,8 +19,7 @@ pub fn show(snapshot: &Snapshot, port: Option<&str>, json: bool) -> Result<()> {
     let Some(fecn) = &snapshot.fecn else {
         bail!("FECN is off: [fecn] priorities is empty in the configuration");
     };
-    let ports: Vec<&str> = selected(snapshot, port)?.iter().map(|p| p.name.as_str()).collect();
-    let points: Vec<&RateReport> = fecn.points.iter().filter(|r| ports.contains(&r.port.as_str())).collect();
+    let points: Vec<&RateReport> = on_ports(snapshot, port, &fecn.points, |r| &r.port)?;
     if json {
         print_json(&json!({ "settings": fecn.settings, "points": points }));
         return Ok(());

@@ -1,7 +1,7 @@
 //! `pfcswitch ofc show [PORT]`: OFC's three tables (§III), the nested queues' state and the
 //! counters, per port and lossless priority.
 
-use crate::control::{print_json, selected};
+use crate::control::{on_ports, print_json};
 use crate::table::Table;
 use anyhow::{Result, bail};
 use clap::Subcommand;
@@ -22,8 +22,7 @@ pub fn show(snapshot: &Snapshot, port: Option<&str>, json: bool) -> Result<()> {
     let Some(ofc) = &snapshot.ofc else {
         bail!("the policy is {}, which keeps no OFC tables (pfcswitch policy set ofc)", snapshot.policy);
     };
-    let ports: Vec<&str> = selected(snapshot, port)?.iter().map(|p| p.name.as_str()).collect();
-    let queues: Vec<&OfcQueueReport> = ofc.queues.iter().filter(|q| ports.contains(&q.port.as_str())).collect();
+    let queues: Vec<&OfcQueueReport> = on_ports(snapshot, port, &ofc.queues, |q| &q.port)?;
     if json {
         print_json(&json!({
             "xoff_bytes": ofc.xoff_bytes, "xoff_c_bytes": ofc.xoff_c_bytes, "xon_bytes": ofc.xon_bytes,

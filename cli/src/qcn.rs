@@ -1,7 +1,7 @@
 //! `pfcswitch qcn show [PORT]`: QCN's congestion points per port and monitored priority: the
 //! queue each watches, the last sample's feedback, the sampling state and the CNMs sent.
 
-use crate::control::{print_json, selected};
+use crate::control::{on_ports, print_json};
 use crate::table::Table;
 use anyhow::{Result, bail};
 use clap::Subcommand;
@@ -18,8 +18,7 @@ pub fn show(snapshot: &Snapshot, port: Option<&str>, json: bool) -> Result<()> {
     let Some(qcn) = &snapshot.qcn else {
         bail!("QCN is off: [qcn] priorities is empty in the configuration");
     };
-    let ports: Vec<&str> = selected(snapshot, port)?.iter().map(|p| p.name.as_str()).collect();
-    let points: Vec<&CpReport> = qcn.points.iter().filter(|c| ports.contains(&c.port.as_str())).collect();
+    let points: Vec<&CpReport> = on_ports(snapshot, port, &qcn.points, |c| &c.port)?;
     if json {
         print_json(&json!({ "settings": qcn.settings, "points": points }));
         return Ok(());

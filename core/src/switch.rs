@@ -604,7 +604,6 @@ impl Switch {
         ofc.on_arrival(&arrival, &mut PolicyActions::new(now, &mut self.xoff));
     }
 
-    /// Tells the watchdog whether egress queue (port, p) is stuck: frames held, peer pausing.
     /// QCN: a frame of `len` bytes (arena `index`) entered the queue the CP of (port,
     /// priority) at `placement` watches, which now holds `q` bytes. A congested sample
     /// queues a CNM to the culprit the sampling picks.
@@ -628,6 +627,7 @@ impl Switch {
         qcn.notify(at, out, mac, cpid(mac, priority, placement), feedback, culprit);
     }
 
+    /// Tells the watchdog whether egress queue (port, p) is stuck: frames held, peer pausing.
     fn watch_queue(&mut self, now: Instant, port: usize, p: usize) {
         let stuck = self.is_stuck(now, port, p);
         self.pfcwd.queue_state(now, port, p, stuck);
@@ -972,7 +972,6 @@ impl Switch {
         self.buffers.nested(port, priority.index())
     }
 
-    /// The CaPFC engine's state, when the policy is CaPFC.
     /// QCN's congestion points, when `[qcn]` monitors a priority.
     pub fn qcn(&self) -> Option<&Qcn> {
         self.qcn.as_ref()
@@ -993,6 +992,7 @@ impl Switch {
         }
     }
 
+    /// The CaPFC engine's state, when the policy is CaPFC.
     pub fn capfc(&self) -> Option<&crate::policy::Capfc> {
         match &self.policy {
             PolicyEngine::Capfc(capfc) => Some(capfc),

@@ -8,20 +8,15 @@
 
 mod common;
 
-use common::{host_mac, pcp, star};
+use common::{pcp, star, transport_incast};
 use pfcswitch_core::config::SwitchConfig;
-use pfcswitch_core::host::{ConnectionSpec, FecnReaction, MessageSpec, Transport, TransportConfig};
+use pfcswitch_core::host::FecnReaction;
 use pfcswitch_core::sim::Network;
 use pfcswitch_core::units::BitRate;
-use pfcswitch_core::wire::Ipv4Addr;
 use std::time::Duration;
 
 const RUN: Duration = Duration::from_millis(100);
 const MS: Duration = Duration::from_millis(1);
-
-fn ip(host: usize) -> Ipv4Addr {
-    Ipv4Addr::new(10, 0, 0, host as u8 + 1)
-}
 
 struct Outcome {
     net: Network,
@@ -39,28 +34,9 @@ fn two_to_one(fecn: bool) -> Outcome {
     }
     let mut net = star(&config, Duration::from_micros(1));
     let start = net.now();
-    for (i, host) in net.hosts.iter_mut().enumerate() {
-        let mut transport = TransportConfig::new(host_mac(i), ip(i));
-        transport.long_lived_until = start + RUN;
+    transport_incast(&mut net, &[0, 1], 2, RUN, |transport| {
         transport.fecn = fecn.then_some(FecnReaction { probe_interval: MS, line_rate: BitRate::gbps(1) });
-        host.transport = Some(Transport::new(transport));
-    }
-    for sender in 0..2 {
-        let spec = ConnectionSpec {
-            id: sender as u32,
-            dst: host_mac(2),
-            dst_ip: ip(2),
-            priority: pcp(3),
-            vid: 1,
-            rate: None,
-            until: None,
-        };
-        net.hosts[sender]
-            .transport
-            .as_mut()
-            .unwrap()
-            .add_connection(spec, vec![MessageSpec { id: 0, size: None, start }]);
-    }
+    });
     let received = |net: &Network| {
         let mut bytes = [0; 2];
         for (id, stats) in net.hosts[2].transport.as_ref().unwrap().receiver_stats() {

@@ -10,20 +10,15 @@
 
 mod common;
 
-use common::{host_mac, pcp, star};
+use common::{pcp, star, transport_incast};
 use pfcswitch_core::config::SwitchConfig;
-use pfcswitch_core::host::{ConnectionSpec, MessageSpec, QcnReaction, RpParams, Transport, TransportConfig};
+use pfcswitch_core::host::{QcnReaction, RpParams};
 use pfcswitch_core::qcn::Placement;
 use pfcswitch_core::sim::Network;
 use pfcswitch_core::units::BitRate;
-use pfcswitch_core::wire::Ipv4Addr;
 use std::time::Duration;
 
 const RUN: Duration = Duration::from_millis(200);
-
-fn ip(host: usize) -> Ipv4Addr {
-    Ipv4Addr::new(10, 0, 0, host as u8 + 1)
-}
 
 struct Outcome {
     net: Network,
@@ -42,25 +37,9 @@ fn two_to_one(qcn: Option<Placement>) -> Outcome {
     }
     let mut net = star(&config, Duration::from_micros(1));
     let start = net.now();
-    for (i, host) in net.hosts.iter_mut().enumerate() {
-        let mut transport = TransportConfig::new(host_mac(i), ip(i));
-        transport.long_lived_until = start + RUN;
+    transport_incast(&mut net, &[0, 1], 2, RUN, |transport| {
         transport.qcn = qcn.map(|_| QcnReaction { params: RpParams::default(), line_rate: BitRate::gbps(1) });
-        host.transport = Some(Transport::new(transport));
-    }
-    for sender in 0..2 {
-        let spec = ConnectionSpec {
-            id: sender as u32,
-            dst: host_mac(2),
-            dst_ip: ip(2),
-            priority: pcp(3),
-            vid: 1,
-            rate: None,
-            until: None,
-        };
-        let messages = vec![MessageSpec { id: 0, size: None, start }];
-        net.hosts[sender].transport.as_mut().unwrap().add_connection(spec, messages);
-    }
+    });
     let (mut sum, mut samples) = (0u64, 0u64);
     while net.now() < start + RUN {
         net.run_for(Duration::from_micros(100));

@@ -122,8 +122,9 @@ impl FecnConfig {
         }
     }
 
-    fn monitors(&self, priority: Pcp) -> bool {
-        self.priorities.contains(&priority.value())
+    /// The monitored priorities as a bit mask (bit n = priority n).
+    fn mask(&self) -> u8 {
+        self.priorities.iter().filter_map(|&p| Pcp::new(p)).fold(0, |mask, p| mask | p.mask())
     }
 }
 
@@ -167,6 +168,8 @@ pub struct Fecn {
     config: FecnConfig,
     control: QueueControl,
     speeds: Vec<f64>,
+    /// The monitored priorities (bit n = priority n): checked per frame.
+    mask: u8,
     /// Indexed by port × 8 + priority.
     points: Vec<RatePoint>,
     /// Where the current interval began; `None` until the first timeout starts the clock.
@@ -183,7 +186,14 @@ impl Fecn {
         let points = (0..speeds.len() * 8)
             .map(|i| RatePoint { advertised_bps: speeds[i / 8] / f64::from(config.n0), ..RatePoint::default() })
             .collect();
-        Some(Fecn { config: config.clone(), control: config.queue_control(), speeds, points, interval_start: None })
+        Some(Fecn {
+            config: config.clone(),
+            control: config.queue_control(),
+            mask: config.mask(),
+            speeds,
+            points,
+            interval_start: None,
+        })
     }
 
     pub fn config(&self) -> &FecnConfig {
@@ -191,7 +201,7 @@ impl Fecn {
     }
 
     pub fn monitors(&self, priority: Pcp) -> bool {
-        self.config.monitors(priority)
+        self.mask & priority.mask() != 0
     }
 
     pub fn point(&self, port: usize, priority: Pcp) -> &RatePoint {
@@ -225,7 +235,7 @@ impl Fecn {
         let qeq = self.config.qeq.0 as f64;
         for (i, point) in self.points.iter_mut().enumerate() {
             let (port, priority) = (i / 8, Pcp::from_low_bits(i as u8 % 8));
-            if !self.config.monitors(priority) {
+            if self.mask & priority.mask() == 0 {
                 continue;
             }
             let capacity = self.speeds[port];

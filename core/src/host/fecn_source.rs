@@ -9,8 +9,7 @@
 //! PAUSE's to absorb (§V). Reflected probes older than the last one applied are ignored, so
 //! a reordered reply cannot undo a newer rate.
 
-use crate::host::RateTrace;
-use crate::sched::Shaper;
+use crate::host::{RateLimiter, RateTrace};
 use crate::time::Instant;
 use crate::units::{BitRate, duration};
 use crate::wire::{EthernetAddress, FecnProbeRepr, FecnSubtype};
@@ -36,8 +35,7 @@ pub struct FecnSource {
     sequence: u32,
     /// The sequence number of the last reflected probe applied.
     applied: Option<u32>,
-    shaper: Shaper,
-    trace: RateTrace,
+    limiter: RateLimiter,
     stats: FecnSourceStats,
 }
 
@@ -66,8 +64,7 @@ impl FecnSource {
             next_probe: Instant::ZERO,
             sequence: 0,
             applied: None,
-            shaper: Shaper::new(reaction.line_rate, Duration::ZERO),
-            trace: RateTrace::new(epoch, bin, reaction.line_rate),
+            limiter: RateLimiter::new(reaction.line_rate, epoch, bin),
             stats: FecnSourceStats::default(),
         }
     }
@@ -103,8 +100,7 @@ impl FecnSource {
         self.applied = Some(probe.sequence);
         let rate = BitRate::from_bps(u64::from(probe.rate_kbps) * 1000).unwrap_or(MIN_RATE);
         let rate = rate.max(MIN_RATE).min(self.reaction.line_rate);
-        self.shaper.set_speed(rate);
-        self.trace.set_rate(now, rate);
+        self.limiter.set_rate(now, rate);
         self.stats.probes_returned += 1;
         self.stats.last_rtt = Some(now.saturating_duration_since(Instant::from_nanos(probe.timestamp_ns)));
         self.stats.bottleneck = (probe.bottleneck != EthernetAddress::default()).then_some(probe.bottleneck);
@@ -113,25 +109,25 @@ impl FecnSource {
 
     /// Lets the rate limiter send up to `burst` early after a late wake-up.
     pub fn set_burst(&mut self, burst: Duration) {
-        self.shaper = Shaper::new(self.shaper.speed(), burst);
+        self.limiter.set_burst(burst);
     }
 
     /// When the rate limiter lets the flow's next frame go.
     pub fn ready_at(&self) -> Instant {
-        self.shaper.ready_at()
+        self.limiter.ready_at()
     }
 
     /// The flow sent a data frame of `len` bytes.
     pub fn sent(&mut self, now: Instant, len: usize) {
-        self.shaper.send(now, len);
+        self.limiter.send(now, len);
     }
 
     pub fn rate(&self) -> BitRate {
-        self.shaper.speed()
+        self.limiter.rate()
     }
 
     pub fn trace(&self) -> &RateTrace {
-        &self.trace
+        self.limiter.trace()
     }
 
     pub fn stats(&self) -> FecnSourceStats {

@@ -16,7 +16,7 @@ mod transport;
 
 pub use fecn_source::{FecnReaction, FecnSource, FecnSourceStats};
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};
-pub use rate_trace::RateTrace;
+pub use rate_trace::{RateLimiter, RateTrace};
 pub use reaction_point::{ReactionPoint, RpParams, RpPhase};
 pub use transport::{
     ConnectionSpec, MessageRecord, MessageSpec, QcnReaction, ReceiverStats, SEGMENT_OVERHEAD, SenderStats, Transport,

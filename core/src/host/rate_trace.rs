@@ -1,11 +1,60 @@
-//! A QCN flow's rate limit over time, for results and plots: the reaction point's current
-//! rate averaged over each bin (weighted by how long it held), and the CNMs the flow received
+//! A flow's rate limit over time, for results and plots: the limit averaged over each bin
+//! (weighted by how long it held), and the feedback messages (QCN's CNMs) the flow received
 //! in each bin. Bins are the transport's goodput bins, counted from its epoch, so a flow's
-//! limit and its goodput line up.
+//! limit and its goodput line up. [`RateLimiter`] is the shaper that enforces such a limit
+//! with its trace, as QCN's reaction points and FECN's sources use it.
 
+use crate::sched::Shaper;
 use crate::time::Instant;
 use crate::units::BitRate;
 use std::time::Duration;
+
+/// A flow's rate limiter: a shaper whose speed is the limit, and that limit's trace.
+#[derive(Clone, Debug)]
+pub struct RateLimiter {
+    shaper: Shaper,
+    trace: RateTrace,
+}
+
+impl RateLimiter {
+    /// Starts at `rate`; the trace shares the transport's bins (`epoch`, `bin`).
+    pub fn new(rate: BitRate, epoch: Instant, bin: Duration) -> RateLimiter {
+        RateLimiter { shaper: Shaper::new(rate, Duration::ZERO), trace: RateTrace::new(epoch, bin, rate) }
+    }
+
+    /// The limit is `rate` from `now` on.
+    pub fn set_rate(&mut self, now: Instant, rate: BitRate) {
+        self.shaper.set_speed(rate);
+        self.trace.set_rate(now, rate);
+    }
+
+    /// Lets the flow send up to `burst` early after a late wake-up.
+    pub fn set_burst(&mut self, burst: Duration) {
+        self.shaper = Shaper::new(self.shaper.speed(), burst);
+    }
+
+    /// When the flow's next frame may go.
+    pub fn ready_at(&self) -> Instant {
+        self.shaper.ready_at()
+    }
+
+    /// The flow sent a frame of `len` bytes.
+    pub fn send(&mut self, now: Instant, len: usize) {
+        self.shaper.send(now, len);
+    }
+
+    pub fn rate(&self) -> BitRate {
+        self.shaper.speed()
+    }
+
+    pub fn trace(&self) -> &RateTrace {
+        &self.trace
+    }
+
+    pub fn trace_mut(&mut self) -> &mut RateTrace {
+        &mut self.trace
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RateTrace {

@@ -15,7 +15,7 @@
 //! last byte, all on the sender's clock. Sequence numbers are 32-bit and do not wrap in an
 //! experiment (6 TB per connection at 1422-byte segments).
 
-use super::{FecnReaction, FecnSource, HostNic, RateTrace, ReactionPoint, RpParams, RpPhase};
+use super::{FecnReaction, FecnSource, HostNic, RateLimiter, RateTrace, ReactionPoint, RpParams, RpPhase};
 use crate::sched::Shaper;
 use crate::time::Instant;
 use crate::units::BitRate;
@@ -83,7 +83,7 @@ impl TransportConfig {
         }
     }
 
-    /// A full segment's payload: with QCN, the CN-TAG takes 6 bytes of it, so that the frame
+    /// A full segment's payload: with QCN, the CN-TAG takes 4 bytes of it, so that the frame
     /// still fits the MTU.
     pub fn payload_len(&self) -> usize {
         let cn_tag = if self.qcn.is_some() { CN_TAG_HEADER_LEN } else { 0 };
@@ -193,41 +193,37 @@ struct Connection {
     rto_deadline: Option<Instant>,
     stats: SenderStats,
     /// QCN: the reaction point and the rate limiter it sets.
-    limiter: Option<Limiter>,
+    qcn: Option<QcnLimiter>,
     /// FECN: the probes and the rate limiter they set.
     fecn: Option<FecnSource>,
 }
 
-/// A connection's QCN reaction point, the shaper that enforces its rate, and that rate's trace.
+/// A connection's QCN reaction point and the rate limiter it sets.
 #[derive(Clone, Debug)]
-struct Limiter {
+struct QcnLimiter {
     rp: ReactionPoint,
-    shaper: Shaper,
-    trace: RateTrace,
+    limiter: RateLimiter,
 }
 
-impl Limiter {
-    fn new(qcn: QcnReaction, config: &TransportConfig) -> Limiter {
-        Limiter {
+impl QcnLimiter {
+    fn new(qcn: QcnReaction, config: &TransportConfig) -> QcnLimiter {
+        QcnLimiter {
             rp: ReactionPoint::new(qcn.params, qcn.line_rate),
-            shaper: Shaper::new(qcn.line_rate, Duration::ZERO),
-            trace: RateTrace::new(config.epoch, config.bin, qcn.line_rate),
+            limiter: RateLimiter::new(qcn.line_rate, config.epoch, config.bin),
         }
     }
 
-    /// Sets the shaper's speed to the reaction point's rate.
+    /// Sets the limit to the reaction point's rate.
     fn follow_rate(&mut self, now: Instant) {
-        let rate = self.rp.rate();
-        self.shaper.set_speed(rate);
-        self.trace.set_rate(now, rate);
+        self.limiter.set_rate(now, self.rp.rate());
     }
 }
 
 impl Connection {
     /// When the QCN and FECN rate limiters let the next frame go (now, while released).
     fn limited_until(&self) -> Instant {
-        let qcn = match &self.limiter {
-            Some(limiter) if limiter.rp.phase() != RpPhase::Idle => limiter.shaper.ready_at(),
+        let qcn = match &self.qcn {
+            Some(qcn) if qcn.rp.phase() != RpPhase::Idle => qcn.limiter.ready_at(),
             _ => Instant::ZERO,
         };
         qcn.max(self.fecn.as_ref().map_or(Instant::ZERO, FecnSource::ready_at))
@@ -381,7 +377,7 @@ impl Transport {
             sent_through: 0,
             rto_deadline: None,
             stats: SenderStats::default(),
-            limiter: self.config.qcn.map(|q| Limiter::new(q, &self.config)),
+            qcn: self.config.qcn.map(|q| QcnLimiter::new(q, &self.config)),
             fecn: self.config.fecn.map(|f| FecnSource::new(f, self.config.epoch, self.config.bin)),
         });
     }
@@ -394,8 +390,8 @@ impl Transport {
                 self.connections[i].pacer = Some(Shaper::new(rate, burst.max(self.frame_time(rate))));
             }
             let connection = &mut self.connections[i];
-            if let Some(limiter) = &mut connection.limiter {
-                limiter.shaper = Shaper::new(limiter.shaper.speed(), burst);
+            if let Some(qcn) = &mut connection.qcn {
+                qcn.limiter.set_burst(burst);
             }
             if let Some(source) = &mut connection.fecn {
                 source.set_burst(burst);
@@ -523,10 +519,10 @@ impl Transport {
         let Some(connection) = self.connections.iter_mut().find(|c| Some(c.spec.id) == flow.map(u32::from)) else {
             return false;
         };
-        let Some(limiter) = &mut connection.limiter else { return false };
-        limiter.rp.on_cnm(now, quantized);
-        limiter.trace.cnm_received(now);
-        limiter.follow_rate(now);
+        let Some(qcn) = &mut connection.qcn else { return false };
+        qcn.rp.on_cnm(now, quantized);
+        qcn.limiter.trace_mut().cnm_received(now);
+        qcn.follow_rate(now);
         true
     }
 
@@ -598,7 +594,7 @@ impl Transport {
 
     /// Each connection's QCN reaction point and its rate over time, if QCN is on.
     pub fn reaction_points(&self) -> impl Iterator<Item = (u32, &ReactionPoint, &RateTrace)> + '_ {
-        self.connections.iter().filter_map(|c| c.limiter.as_ref().map(|l| (c.spec.id, &l.rp, &l.trace)))
+        self.connections.iter().filter_map(|c| c.qcn.as_ref().map(|q| (c.spec.id, &q.rp, q.limiter.trace())))
     }
 
     fn receive_acknowledgement(&mut self, now: Instant, traffic: &TrafficRepr) {
@@ -680,7 +676,7 @@ impl Transport {
         // A long-lived flow's message is unbounded (length u32::MAX): full segments forever.
         let message_len = message.size.unwrap_or(u32::MAX);
         let segment_payload = message.size.map_or(payload, |size| (size - offset).min(payload as u32) as usize);
-        let cn_tag = connection.limiter.is_some().then_some(CnTagRepr { flow_id: connection.spec.id as u16 });
+        let cn_tag = connection.qcn.is_some().then_some(CnTagRepr { flow_id: connection.spec.id as u16 });
         let spec = DataFrameSpec {
             src_mac: self.config.mac,
             dst_mac: connection.spec.dst,
@@ -711,12 +707,12 @@ impl Transport {
         if let Some(pacer) = &mut connection.pacer {
             pacer.send(now, len);
         }
-        if let Some(limiter) = &mut connection.limiter {
-            if limiter.rp.phase() != RpPhase::Idle {
-                limiter.shaper.send(now, len);
+        if let Some(qcn) = &mut connection.qcn {
+            if qcn.rp.phase() != RpPhase::Idle {
+                qcn.limiter.send(now, len);
             }
-            limiter.rp.on_sent(len as u64);
-            limiter.follow_rate(now);
+            qcn.rp.on_sent(len as u64);
+            qcn.follow_rate(now);
         }
         if let Some(source) = &mut connection.fecn {
             source.sent(now, len);
@@ -733,7 +729,7 @@ impl Transport {
         let segments = (self.connections.iter())
             .filter_map(|c| c.send_at(payload, window, c.until(until), nic.ready_at_to(c.spec.priority, c.spec.dst)));
         let timers = self.connections.iter().filter_map(|c| c.rto_deadline);
-        let rate_timers = self.connections.iter().filter_map(|c| c.limiter.as_ref()?.rp.poll_timeout());
+        let rate_timers = self.connections.iter().filter_map(|c| c.qcn.as_ref()?.rp.poll_timeout());
         let reflections = self.reflections.iter().map(|r| nic.ready_at_to(r.priority(), r.dst)).min();
         let probes = (self.connections.iter())
             .filter_map(|c| Some(c.probe_at(payload, until)?.max(nic.ready_at_to(c.spec.priority, c.spec.dst))));
@@ -743,9 +739,9 @@ impl Transport {
     /// Fires retransmission timers: a connection with unacknowledged segments goes back.
     pub fn handle_timeout(&mut self, now: Instant) {
         for connection in &mut self.connections {
-            if let Some(limiter) = &mut connection.limiter {
-                limiter.rp.handle_timeout(now);
-                limiter.follow_rate(now);
+            if let Some(qcn) = &mut connection.qcn {
+                qcn.rp.handle_timeout(now);
+                qcn.follow_rate(now);
             }
             if connection.rto_deadline.is_some_and(|at| at <= now) {
                 connection.rto_deadline = None;

@@ -2,7 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use pfcswitch_core::config::SwitchConfig;
-use pfcswitch_core::host::FlowSpec;
+use pfcswitch_core::host::{ConnectionSpec, FlowSpec, MessageSpec, Transport, TransportConfig};
 use pfcswitch_core::sim::{Endpoint, Network, SimHost};
 use pfcswitch_core::switch::Switch;
 use pfcswitch_core::time::Instant;
@@ -32,6 +32,43 @@ pub fn star(config: &SwitchConfig, delay: Duration) -> Network {
     }
     net.run_for(Duration::from_micros(100));
     net
+}
+
+/// Host `index`'s IPv4 address in [`star`].
+pub fn host_ip(index: usize) -> Ipv4Addr {
+    Ipv4Addr::new(10, 0, 0, index as u8 + 1)
+}
+
+/// A transport in every host of `net` (a [`star`]), set up by `edit`, and a long-lived flow
+/// on priority 3 from each host in `senders` to host `receiver`, connection id = sender,
+/// for `run` from now.
+pub fn transport_incast(
+    net: &mut Network,
+    senders: &[usize],
+    receiver: usize,
+    run: Duration,
+    edit: impl Fn(&mut TransportConfig),
+) {
+    let start = net.now();
+    for (i, host) in net.hosts.iter_mut().enumerate() {
+        let mut transport = TransportConfig::new(host_mac(i), host_ip(i));
+        transport.long_lived_until = start + run;
+        edit(&mut transport);
+        host.transport = Some(Transport::new(transport));
+    }
+    for &sender in senders {
+        let spec = ConnectionSpec {
+            id: sender as u32,
+            dst: host_mac(receiver),
+            dst_ip: host_ip(receiver),
+            priority: pcp(3),
+            vid: 1,
+            rate: None,
+            until: None,
+        };
+        let messages = vec![MessageSpec { id: 0, size: None, start }];
+        net.hosts[sender].transport.as_mut().expect("set above").add_connection(spec, messages);
+    }
 }
 
 /// A flow from its sender's point of view.
