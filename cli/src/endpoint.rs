@@ -12,7 +12,7 @@ use crate::scenario::TransportSpec;
 use anyhow::{Context, Result};
 use clap::Args;
 use pfcswitch_core::host::{
-    ConnectionSpec, FecnReaction, HostNic, MessageSpec, QcnReaction, Transport, TransportConfig,
+    Arrivals, ConnectionSpec, FecnReaction, HostNic, MessageSpec, QcnReaction, Transport, TransportConfig,
 };
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::BitRate;
@@ -66,6 +66,9 @@ pub struct PlanConnection {
     pub priority: u8,
     pub vid: u16,
     pub rate: Option<BitRate>,
+    pub arrivals: Arrivals,
+    /// The seed of its random arrivals (`arrivals` serialises without it).
+    pub arrivals_seed: u64,
     /// When its long-lived flow stops, if before the workload's end.
     pub until_ns: Option<u64>,
     /// (message id, size in bytes or null for long-lived, start in ns).
@@ -234,7 +237,7 @@ fn transport_for(plan: &EndpointPlan) -> Result<(Transport, EthernetAddress)> {
     let mut transport = Transport::new(TransportConfig {
         qcn: plan.qcn,
         fecn: plan.fecn,
-        ..plan.transport.config(mac, ip, plan.mtu, epoch, end)
+        ..plan.transport.config(mac, ip, plan.mtu, plan.speed, epoch, end)
     });
     for c in &plan.connections {
         let spec = ConnectionSpec {
@@ -244,6 +247,7 @@ fn transport_for(plan: &EndpointPlan) -> Result<(Transport, EthernetAddress)> {
             priority: Pcp::new(c.priority).context("plan: priority")?,
             vid: c.vid,
             rate: c.rate,
+            arrivals: c.arrivals.with_seed(c.arrivals_seed),
             until: c.until_ns.map(Instant::from_nanos),
         };
         let messages = c

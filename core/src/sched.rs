@@ -64,6 +64,12 @@ impl Shaper {
         let start = self.free_at.max(self.scaled(now).saturating_sub(self.burst));
         self.free_at = start + u128::from(wire_bytes(len) * 8) * 1_000_000_000;
     }
+
+    /// Keeps the wire idle for `idle` more after the frame booked last (a gap in a flow's
+    /// arrivals).
+    pub fn idle(&mut self, idle: Duration) {
+        self.free_at += idle.as_nanos() * u128::from(self.speed.bps());
+    }
 }
 
 /// Per-port choice of the next priority to send.

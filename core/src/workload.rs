@@ -6,7 +6,7 @@
 //! | `kind`     | what it generates                                                        |
 //! |------------|--------------------------------------------------------------------------|
 //! | `long`     | one long-lived flow per (sender, receiver) pair, sending until the end   |
-//! | `constant` | the same, paced at `bandwidth`                                           |
+//! | `constant` | the same, paced at `bandwidth` with `arrivals` (constant, bernoulli, pareto: [`Arrivals`]) |
 //! | `poisson`  | messages of `size` with Poisson arrivals at `rate` per second per sender, each to a receiver drawn uniformly |
 //! | `query`    | queries at `rate` per second (Poisson); each makes `fan_in` senders drawn uniformly (default: every sender) answer `size` bytes to a receiver drawn uniformly, at once (incast) |
 //! | `burst`    | at each time in `at`, every sender sends `size` to every receiver         |
@@ -18,7 +18,7 @@
 //! A `[[storm]]` ([`StormSpec`]) makes a host behave like a NIC stuck in a PFC storm: it keeps
 //! its switch port paused on one priority for a while ([`Storm`]).
 
-use crate::host::MessageSpec;
+use crate::host::{Arrivals, MessageSpec};
 use crate::rng::Rng;
 use crate::time::Instant;
 use crate::units::{BitRate, ByteSize, duration};
@@ -61,9 +61,11 @@ pub struct ClassSpec {
     /// selected 40 source nodes"). Default: every sender but the aggregator.
     #[serde(default)]
     pub fan_in: Option<usize>,
-    /// Pacing of `constant` flows.
+    /// Pacing of `constant` flows: the mean rate, and how frames are spaced around it.
     #[serde(default)]
     pub bandwidth: Option<BitRate>,
+    #[serde(default)]
+    pub arrivals: Arrivals,
     /// Burst times.
     #[serde(default, with = "durations")]
     pub at: Vec<Duration>,
@@ -87,6 +89,8 @@ pub struct PlannedConnection {
     pub receiver: usize,
     pub priority: u8,
     pub rate: Option<BitRate>,
+    /// Drawing from the workload's seed, one stream per connection.
+    pub arrivals: Arrivals,
     /// A long-lived flow of a class with a `stop` ends there.
     pub until: Option<Instant>,
     pub messages: Vec<MessageSpec>,
@@ -141,6 +145,7 @@ pub fn plan(
                     receiver,
                     priority: class.priority,
                     rate: (class.kind == Pattern::Constant).then_some(class.bandwidth).flatten(),
+                    arrivals: class.arrivals.with_seed(stream(seed, c, sender ^ (receiver << 16)).next_u64()),
                     until: class.stop.filter(|_| class.size.is_none()).map(|stop| epoch + stop.min(length)),
                     messages: Vec::new(),
                 });
@@ -240,8 +245,14 @@ fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result
             Some(_) => {}
         },
         Pattern::Constant if class.bandwidth.is_none() => return missing("bandwidth"),
+        _ if class.kind != Pattern::Constant && class.arrivals != Arrivals::Constant => {
+            return invalid("`arrivals` applies to constant classes only".into());
+        }
         Pattern::Burst if class.at.is_empty() => return missing("at"),
         _ => {}
+    }
+    if let Some(reason) = class.arrivals.invalid() {
+        return invalid(format!("`arrivals`: {reason}"));
     }
     match class.fan_in {
         Some(_) if class.kind != Pattern::Query => return invalid("`fan_in` applies to query classes only".into()),
@@ -407,6 +418,25 @@ mod tests {
         assert_eq!(planned[0].messages.len(), 1);
         assert_eq!(planned[0].messages[0].size, Some(10_000_000));
         assert_eq!(planned[0].rate, Some(crate::units::BitRate::mbps(40)));
+    }
+
+    #[test]
+    fn random_arrivals_draw_a_stream_per_connection_from_the_seed() {
+        let text = "name = \"cbr\"\nkind = \"constant\"\nbandwidth = \"625Mbps\"\npriority = 3\narrivals = { process = \"pareto\", shape = 1.5 }\nsenders = [\"h1\", \"h2\"]\nreceivers = [\"h9\"]";
+        let run = |seed| plan(&[class(text)], &hosts(), seed, Instant::ZERO, Duration::from_secs(1)).unwrap();
+        let seeds = |planned: &[PlannedConnection]| planned.iter().map(|c| c.arrivals.seed()).collect::<Vec<_>>();
+        let (one, again, two) = (run(1), run(1), run(2));
+        assert!(
+            matches!(one[0].arrivals, Arrivals::Pareto { on, off, .. } if on == off && on == Duration::from_millis(10))
+        );
+        assert_ne!(seeds(&one)[0], seeds(&one)[1], "each connection its own stream");
+        assert_eq!(seeds(&one), seeds(&again), "reproducible");
+        assert_ne!(seeds(&one), seeds(&two), "another seed, other arrivals");
+        let long = class(
+            "name = \"x\"\nkind = \"long\"\npriority = 0\narrivals = { process = \"bernoulli\" }\nsenders = [\"h1\"]\nreceivers = [\"h9\"]",
+        );
+        let error = plan(&[long], &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap_err();
+        assert!(error.to_string().contains("`arrivals` applies to constant classes only"), "{error}");
     }
 
     #[test]

@@ -5,7 +5,7 @@ mod common;
 
 use common::{host_mac, pcp, star};
 use pfcswitch_core::config::{PolicyKind, SwitchConfig};
-use pfcswitch_core::host::{ConnectionSpec, MessageSpec, Transport, TransportConfig};
+use pfcswitch_core::host::{Arrivals, ConnectionSpec, MessageSpec, Transport, TransportConfig};
 use pfcswitch_core::sim::Network;
 use pfcswitch_core::units::{BitRate, ByteSize};
 use pfcswitch_core::wire::Ipv4Addr;
@@ -17,13 +17,21 @@ fn ip(host: usize) -> Ipv4Addr {
 
 fn with_transports(net: &mut Network) {
     for (i, host) in net.hosts.iter_mut().enumerate() {
-        host.transport = Some(Transport::new(TransportConfig::new(host_mac(i), ip(i))));
+        host.transport = Some(Transport::new(TransportConfig::new(host_mac(i), ip(i), host.nic.speed())));
     }
 }
 
 fn connect(net: &mut Network, id: u32, from: usize, to: usize, messages: Vec<MessageSpec>) {
-    let spec =
-        ConnectionSpec { id, dst: host_mac(to), dst_ip: ip(to), priority: pcp(3), vid: 1, rate: None, until: None };
+    let spec = ConnectionSpec {
+        id,
+        dst: host_mac(to),
+        dst_ip: ip(to),
+        priority: pcp(3),
+        vid: 1,
+        rate: None,
+        arrivals: Arrivals::Constant,
+        until: None,
+    };
     net.hosts[from].transport.as_mut().unwrap().add_connection(spec, messages);
 }
 

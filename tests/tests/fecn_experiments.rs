@@ -3,7 +3,8 @@
 //! within 5 % of fair within a quarter second, nothing is lost, PAUSE all but stops acting
 //! and the queue stays below PAUSE's. On the datapath, what must hold on any machine:
 //! probes come back to every source through real endpoints, nothing is lost, the split is
-//! fair. The figures are in docs/fecn.md.
+//! fair. `fecn-gamma` at the paper's 10 Gbit/s, on virtual time: the direction of the
+//! paper's Tables I and II. The figures are in docs/fecn.md.
 
 use pfcswitch_tests::scenario::{pfcswitch_scenario, results};
 use pfcswitch_tests::topology::serial;
@@ -18,17 +19,19 @@ fn fairness(results: &Value) -> Vec<(f64, Option<f64>)> {
         .collect()
 }
 
+/// `scenario` on virtual time with FECN `mode`: its results.json.
+fn simulate(scenario: &str, mode: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    pfcswitch_scenario(&["simulate", scenario, "--fecn", mode], dir.path());
+    results(dir.path())
+}
+
 #[test]
 fn fecn_converges_on_each_join_and_leave_and_pause_backs_it_up() {
     let _serial = serial();
-    let simulate = |fecn: &str| {
-        let dir = tempfile::tempdir().unwrap();
-        pfcswitch_scenario(&["simulate", "fecn-converge", "--fecn", fecn], dir.path());
-        results(dir.path())
-    };
-    let pause = simulate("off");
+    let pause = simulate("fecn-converge", "off");
     for control in ["hyperbolic", "multistage"] {
-        let fecn = simulate(control);
+        let fecn = simulate("fecn-converge", control);
         let phases = fairness(&fecn);
         println!("{control}: (Jain, converged after s) per phase {phases:?}");
         assert_eq!(phases.len(), 3, "three phases with several flows");
@@ -63,4 +66,28 @@ fn fecn_on_the_datapath_reaches_every_source_and_loses_nothing() {
     for (jain, _) in fairness(&fecn) {
         assert!(jain > 0.95, "a fair split in every phase: {jain}");
     }
+}
+
+#[test]
+fn fecn_gamma_keeps_the_direction_of_the_paper_s_tables_i_and_ii() {
+    let _serial = serial();
+    let throughput = |fecn: &str| {
+        let results = simulate("fecn-gamma", fecn);
+        let busiest = &results["summary"]["busiest_output"];
+        assert_eq!(
+            (busiest["switch"].as_str(), busiest["port"].as_str()),
+            (Some("sw1"), Some("p33")),
+            "the bottleneck"
+        );
+        assert_eq!(results["summary"]["lossless_drops"], 0, "{fecn}: lossless");
+        busiest["tx_mbps"].as_f64().unwrap()
+    };
+    let [g98, g99, g100, n2, n3] =
+        ["hyperbolic-g0.98", "hyperbolic", "hyperbolic-g1", "multistage-n2", "multistage-n3"].map(throughput);
+    println!(
+        "Table I: gamma 0.98 {g98:.0}, 0.99 {g99:.0}, 1.00 {g100:.0} Mbit/s; Table II: single {g99:.0}, n=2 {n2:.0}, n=3 {n3:.0}"
+    );
+    assert!(g99 > g98 && g99 > g100, "Table I: 0.99 ahead");
+    assert!(n2 >= g99 && n3 >= g99, "Table II: multistage at least as good as single stage");
+    assert!(g98 > 9000.0, "every setting keeps the link over 90 % busy: {g98}");
 }

@@ -179,7 +179,7 @@ pub struct TransportSpec {
 
 impl Default for TransportSpec {
     fn default() -> Self {
-        let defaults = TransportConfig::new(EthernetAddress([2, 0, 0, 0, 0, 1]), Ipv4Addr::LOCALHOST);
+        let defaults = TransportConfig::new(EthernetAddress([2, 0, 0, 0, 0, 1]), Ipv4Addr::LOCALHOST, BitRate::gbps(1));
         TransportSpec {
             frame_len: None,
             window: defaults.window,
@@ -199,6 +199,7 @@ impl TransportSpec {
         mac: EthernetAddress,
         ip: Ipv4Addr,
         mtu: u32,
+        speed: BitRate,
         epoch: Instant,
         end: Instant,
     ) -> TransportConfig {
@@ -210,7 +211,7 @@ impl TransportSpec {
             bin: self.bin,
             epoch,
             long_lived_until: end,
-            ..TransportConfig::new(mac, ip)
+            ..TransportConfig::new(mac, ip, speed)
         }
     }
 }

@@ -296,6 +296,34 @@ pub struct Outcome {
     pub phases: Vec<Phase>,
     /// CNMs the switches sent.
     pub cnms_sent: u64,
+    /// The switch port that sent the most, over the run (a fan-in's bottleneck).
+    pub busiest_output: Option<PortLoad>,
+}
+
+/// What one switch port sent over a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct PortLoad {
+    pub switch: String,
+    pub port: String,
+    /// Ethernet frames (without preamble and gap), bit/s ÷ 10⁶, over the run from the epoch.
+    pub tx_mbps: f64,
+    /// Of the port's speed.
+    pub utilisation: f64,
+}
+
+impl PortLoad {
+    fn busiest(snapshots: &[(String, Snapshot)], seconds: f64) -> Option<PortLoad> {
+        let ports = snapshots.iter().flat_map(|(switch, s)| s.ports.iter().map(move |p| (switch, p)));
+        let tx = |p: &pfcswitch_core::report::PortReport| p.priorities.iter().map(|q| q.tx_bytes).sum::<u64>();
+        let (switch, port) = ports.max_by_key(|(_, p)| tx(p))?;
+        let tx_mbps = tx(port) as f64 * 8.0 / seconds / 1e6;
+        Some(PortLoad {
+            switch: switch.clone(),
+            port: port.name.clone(),
+            tx_mbps,
+            utilisation: tx_mbps * 1e6 / port.speed_bps as f64,
+        })
+    }
 }
 
 /// The `q` quantile of sorted values (nearest rank).
@@ -652,6 +680,16 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     }
     let (switch_table, pfc_frames, drops, max_egress_bytes) = switch_table(record.snapshots);
     switch_table.print();
+    let busiest_output = PortLoad::busiest(record.snapshots, record.seconds);
+    if let Some(busiest) = &busiest_output {
+        println!(
+            "busiest output: {}:{} sent {:.1} Mbit/s, {:.1} % of its speed",
+            busiest.switch,
+            busiest.port,
+            busiest.tx_mbps,
+            busiest.utilisation * 100.0
+        );
+    }
     let long_lived: Vec<FlowBins> = flows
         .iter()
         .filter(|f| {
@@ -690,6 +728,7 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
             .flat_map(|q| &q.points)
             .map(|p| p.counters.cnms_sent)
             .sum(),
+        busiest_output,
     };
     let results = json!({
         "scenario": scenario.name, "topology": scenario.topology, "policy": record.policy, "pfcwd": record.pfcwd, "qcn": record.qcn, "fecn": record.fecn,
@@ -842,6 +881,11 @@ pub fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Out
             }));
             table.row(row);
         }
+        let mut row = vec!["busiest output (Mbit/s sent)".to_string()];
+        row.extend(outcomes.iter().map(|(_, o)| {
+            o.busiest_output.as_ref().map_or("-".into(), |b| format!("{}:{} {:.1}", b.switch, b.port, b.tx_mbps))
+        }));
+        table.row(row);
         let mut row = vec!["average egress queue (B)".to_string()];
         row.extend(outcomes.iter().map(|(_, o)| format!("{:.0}", o.average_queue_bytes)));
         table.row(row);

@@ -131,7 +131,7 @@ pub(super) fn host_addresses(host: &str) -> Result<(EthernetAddress, Ipv4Addr)> 
 pub(super) fn connection_spec(c: &PlannedConnection, hosts: &[String]) -> Result<ConnectionSpec> {
     let (dst, dst_ip) = host_addresses(&hosts[c.receiver])?;
     let priority = Pcp::new(c.priority).with_context(|| format!("priority {} is not a PCP", c.priority))?;
-    Ok(ConnectionSpec { id: c.id, dst, dst_ip, priority, vid: 1, rate: c.rate, until: c.until })
+    Ok(ConnectionSpec { id: c.id, dst, dst_ip, priority, vid: 1, rate: c.rate, arrivals: c.arrivals, until: c.until })
 }
 
 /// Processes in the hosts (endpoints, storms); killed on drop if still running.
@@ -227,6 +227,8 @@ fn endpoint_plan(
             priority: c.priority,
             vid: spec.vid,
             rate: spec.rate,
+            arrivals: spec.arrivals,
+            arrivals_seed: spec.arrivals.seed(),
             until_ns: spec.until.map(Instant::as_nanos),
             messages: c.messages.iter().map(|m| (m.id, m.size, m.start.as_nanos())).collect(),
         });

@@ -24,7 +24,8 @@ pub struct Modes {
     /// input-occupancy-random (default: the scenario's `[qcn]`, else the switch configs').
     #[arg(long, value_parser = parse_qcn)]
     pub qcn: Option<QcnMode>,
-    /// FECN of every switch and host: off, hyperbolic, multistage (default: the scenario's
+    /// FECN of every switch and host: off, hyperbolic or multistage, optionally with
+    /// -nSTAGES (multistage) and -gGAMMA, e.g. multistage-n3-g0.98 (default: the scenario's
     /// `[fecn]`, else the switch configs').
     #[arg(long, value_parser = parse_fecn)]
     pub fecn: Option<FecnMode>,
@@ -41,7 +42,7 @@ impl Modes {
         let mut labels = Vec::new();
         labels.extend(self.pfcwd.map(|m| ("pfcwd", m.name().to_string())));
         labels.extend(self.qcn.map(|m| ("qcn", m.name())));
-        labels.extend(self.fecn.map(|m| ("fecn", m.name().to_string())));
+        labels.extend(self.fecn.map(|m| ("fecn", m.name())));
         labels
     }
 
@@ -62,10 +63,13 @@ impl Modes {
         });
         sections.extend(scheme_keys(scenario, qcn_mode, qcn_spec).map(|keys| ("qcn", keys)));
         let fecn_spec = scenario.fecn.as_ref().map(|s| &s.switch);
-        let fecn_mode = self.fecn.map(|mode| match mode {
+        let fecn_mode = self.fecn.or(scenario.fecn.as_ref().and_then(|s| s.mode)).map(|mode| match mode {
             FecnMode::Off => None,
-            FecnMode::On(control) => {
-                Some(toml::Table::from_iter([("control".into(), toml::Value::String(control.name().into()))]))
+            FecnMode::On { control, stages, gamma } => {
+                let mut keys = toml::Table::from_iter([("control".into(), toml::Value::String(control.name().into()))]);
+                keys.extend(stages.map(|n| ("stages".into(), toml::Value::Integer(n.into()))));
+                keys.extend(gamma.map(|g| ("gamma".into(), toml::Value::Float(g))));
+                Some(keys)
             }
         });
         sections.extend(scheme_keys(scenario, fecn_mode, fecn_spec).map(|keys| ("fecn", keys)));
@@ -117,7 +121,7 @@ impl InForce {
         InForce {
             pfcwd: common(configs.iter().map(|c| PfcwdMode::of(&c.pfcwd).name())),
             qcn: common(configs.iter().map(|c| QcnMode::of(&c.qcn))),
-            fecn: common(configs.iter().map(|c| FecnMode::of(&c.fecn).to_string())),
+            fecn: common(configs.iter().map(|c| FecnMode::of(&c.fecn))),
             // Hosts react when any switch may send them feedback.
             qcn_reaction: any(|c| !c.qcn.priorities.is_empty()).then(|| QcnReaction {
                 params: scenario.qcn.as_ref().map(|q| q.reaction).unwrap_or_default(),
@@ -153,6 +157,15 @@ pub struct FecnSpec {
     /// How often each active flow probes its path (default 1 ms, the paper's T).
     #[serde(with = "duration", default = "default_probe_interval")]
     pub probe_interval: Duration,
+    /// The mode runs use unless `--fecn` names one, e.g. `off` for a scenario that is about
+    /// another scheme (default: FECN on, as `switch` says).
+    #[serde(default, deserialize_with = "fecn_mode")]
+    pub mode: Option<FecnMode>,
+}
+
+fn fecn_mode<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<FecnMode>, D::Error> {
+    let name = String::deserialize(deserializer)?;
+    parse_fecn(&name).map(Some).map_err(serde::de::Error::custom)
 }
 
 const DEFAULT_PROBE_INTERVAL: Duration = Duration::from_millis(1);
@@ -210,32 +223,97 @@ pub fn parse_qcn(name: &str) -> Result<QcnMode> {
 }
 
 /// What `--fecn` sets in every switch's `[fecn]` (and so whether hosts run FECN sources).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FecnMode {
     Off,
-    /// Rate points with this queue control.
-    On(ControlKind),
+    /// Rate points with this queue control, and the stages and γ given (else the scenario's
+    /// or the configs').
+    On {
+        control: ControlKind,
+        stages: Option<u32>,
+        gamma: Option<f64>,
+    },
 }
 
 impl FecnMode {
-    pub fn name(self) -> &'static str {
+    /// `off`, or `CONTROL[-nSTAGES][-gGAMMA]`.
+    pub fn name(self) -> String {
         match self {
-            FecnMode::Off => "off",
-            FecnMode::On(control) => control.name(),
+            FecnMode::Off => "off".into(),
+            FecnMode::On { control, stages, gamma } => {
+                let stages = stages.map(|n| format!("-n{n}")).unwrap_or_default();
+                let gamma = gamma.map(|g| format!("-g{g}")).unwrap_or_default();
+                format!("{}{stages}{gamma}", control.name())
+            }
         }
     }
 
-    /// The mode a switch config runs.
-    pub fn of(config: &FecnConfig) -> &'static str {
-        if config.priorities.is_empty() { "off" } else { FecnMode::On(config.control).name() }
+    /// The mode a switch config runs, naming stages and γ where they differ from the defaults.
+    pub fn of(config: &FecnConfig) -> String {
+        if config.priorities.is_empty() {
+            return FecnMode::Off.name();
+        }
+        let defaults = FecnConfig::default();
+        let multistage = config.control == ControlKind::Multistage;
+        FecnMode::On {
+            control: config.control,
+            stages: (multistage && config.stages != defaults.stages).then_some(config.stages),
+            gamma: (config.gamma != defaults.gamma).then_some(config.gamma),
+        }
+        .name()
     }
 }
 
 pub fn parse_fecn(name: &str) -> Result<FecnMode> {
-    Ok(match name {
-        "off" => FecnMode::Off,
-        "hyperbolic" => FecnMode::On(ControlKind::Hyperbolic),
-        "multistage" => FecnMode::On(ControlKind::Multistage),
-        other => bail!("unknown FECN mode `{other}` (known: off, hyperbolic, multistage)"),
-    })
+    let unknown = || {
+        anyhow::anyhow!(
+            "unknown FECN mode `{name}` (known: off, hyperbolic, multistage, optionally with -nSTAGES \
+             (multistage) and -gGAMMA, e.g. multistage-n3-g0.98)"
+        )
+    };
+    if name == "off" {
+        return Ok(FecnMode::Off);
+    }
+    let mut parts = name.split('-');
+    let control = match parts.next() {
+        Some("hyperbolic") => ControlKind::Hyperbolic,
+        Some("multistage") => ControlKind::Multistage,
+        _ => return Err(unknown()),
+    };
+    let (mut stages, mut gamma) = (None, None);
+    for part in parts {
+        if let Some(n) = part.strip_prefix('n').filter(|_| control == ControlKind::Multistage && stages.is_none()) {
+            stages = Some(n.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(unknown)?);
+        } else if let Some(g) = part.strip_prefix('g').filter(|_| gamma.is_none()) {
+            gamma = Some(g.parse::<f64>().ok().filter(|g| *g > 0.0 && *g <= 1.0).ok_or_else(unknown)?);
+        } else {
+            return Err(unknown());
+        }
+    }
+    Ok(FecnMode::On { control, stages, gamma })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fecn_modes_name_their_stages_and_gamma_and_read_back() {
+        for name in ["off", "hyperbolic", "multistage", "multistage-n3", "hyperbolic-g0.98", "multistage-n2-g1"] {
+            assert_eq!(parse_fecn(name).unwrap().name(), name);
+        }
+        for bad in ["hyperbolic-n2", "multistage-n0", "hyperbolic-g1.5", "hyperbolic-g0.9-g0.98", "linear"] {
+            assert!(parse_fecn(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_config_s_mode_names_only_what_differs_from_the_defaults() {
+        let on = FecnConfig { priorities: vec![3], ..FecnConfig::default() };
+        assert_eq!(FecnMode::of(&on), "hyperbolic");
+        let gamma = FecnConfig { gamma: 0.98, ..on.clone() };
+        assert_eq!(FecnMode::of(&gamma), "hyperbolic-g0.98");
+        let three = FecnConfig { control: ControlKind::Multistage, stages: 3, ..on };
+        assert_eq!(FecnMode::of(&three), "multistage-n3");
+    }
 }

@@ -60,7 +60,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         let config = TransportConfig {
             qcn: in_force.qcn_reaction,
             fecn: in_force.fecn_reaction,
-            ..scenario.transport.config(mac, ip, scenario.mtu, EPOCH, end)
+            ..scenario.transport.config(mac, ip, scenario.mtu, scenario.speed, EPOCH, end)
         };
         sim_host.transport = Some(Transport::new(config));
         net.add_host(sim_host);

@@ -15,8 +15,9 @@
 //! a late timer on the datapath does not inflate the load. Per frame the switch only counts
 //! bytes; the rate computation runs once per interval.
 //!
-//! The paper's FECN also smooths the advertised rate with a moving average ([11] in the
-//! paper); §IV's equations have none, and neither do we.
+//! The paper's FECN also smooths the advertised rate with a moving average (§IV-A: "in FECN,
+//! a moving average process is done on advertised rate"; its weight is not given): `smoothing`
+//! w makes rᵢ₊₁ = (1 − w)·rᵢ + w·rᵢ/ρᵢ. The default, 1, is §IV's update as written.
 
 pub mod control;
 
@@ -55,6 +56,9 @@ pub struct FecnConfig {
     pub stages: u32,
     /// The packet Pm the multistage slopes are per.
     pub packet: ByteSize,
+    /// Weight w of the new rate in the advertised rate's moving average:
+    /// rᵢ₊₁ = (1 − w)·rᵢ + w·rᵢ/ρᵢ; 1 is §IV's update as written.
+    pub smoothing: f64,
 }
 
 impl Default for FecnConfig {
@@ -72,6 +76,7 @@ impl Default for FecnConfig {
             k: 0.002,
             stages: 2,
             packet: ByteSize(1500),
+            smoothing: 1.0,
         }
     }
 }
@@ -98,6 +103,7 @@ impl FecnConfig {
             ("c", self.c, self.c > 0.0 && self.c <= 1.0, "in (0, 1]"),
             ("gamma", self.gamma, self.gamma > 0.0 && self.gamma <= 1.0, "in (0, 1]"),
             ("k", self.k, self.k >= 0.0, "at least 0"),
+            ("smoothing", self.smoothing, self.smoothing > 0.0 && self.smoothing <= 1.0, "in (0, 1]"),
         ] {
             if !ok || !value.is_finite() {
                 return error(key, format!("{value} must be {what}"));
@@ -244,7 +250,8 @@ impl Fecn {
             let f = self.control.f(q as f64, qeq);
             let effective = if q as f64 > qeq { self.config.gamma * capacity } else { capacity };
             let load = arrival_bps / (f * effective);
-            let next = if load > 0.0 { point.advertised_bps / load } else { capacity };
+            let target = if load > 0.0 { (point.advertised_bps / load).min(capacity) } else { capacity };
+            let next = (1.0 - self.config.smoothing) * point.advertised_bps + self.config.smoothing * target;
             point.advertised_bps = next.clamp(MIN_RATE_BPS, capacity);
             point.last = Some(Measurement { arrival_bps, queue_bytes: q, f, load });
             point.intervals += 1;
@@ -354,6 +361,16 @@ mod tests {
     }
 
     #[test]
+    fn smoothing_moves_the_rate_a_share_w_of_the_way_to_r_over_rho() {
+        let config = FecnConfig { priorities: vec![3], smoothing: 0.25, ..FecnConfig::default() };
+        let mut f = Fecn::new(&config, &[BitRate::gbps(10), BitRate::gbps(10)]).unwrap();
+        f.handle_timeout(T0, |_, _| 0);
+        // ρ = 2 as above: r/ρ = 0.5 Gbit/s, and r moves a quarter of the way from 1 Gbit/s.
+        interval(&mut f, T0 + MS, 2_500_000, 24_000);
+        assert!((f.point(1, p3()).advertised_bps - 0.875e9).abs() < 1.0, "{}", f.point(1, p3()).advertised_bps);
+    }
+
+    #[test]
     fn bad_constants_are_rejected_with_their_key() {
         let bad = |edit: fn(&mut FecnConfig)| {
             let mut config = FecnConfig::default();
@@ -364,6 +381,7 @@ mod tests {
         assert_eq!(bad(|c| c.a = 1.0), "fecn.a");
         assert_eq!(bad(|c| c.interval = Duration::ZERO), "fecn.interval");
         assert_eq!(bad(|c| c.n0 = 0), "fecn.n0");
+        assert_eq!(bad(|c| c.smoothing = 0.0), "fecn.smoothing");
         assert_eq!(bad(|c| c.priorities = vec![8]), "fecn.priorities");
         assert!(FecnConfig::default().validate().is_ok());
     }

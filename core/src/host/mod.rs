@@ -10,12 +10,14 @@
 
 mod fecn_source;
 mod flow;
+mod pacer;
 mod rate_trace;
 mod reaction_point;
 mod transport;
 
 pub use fecn_source::{FecnReaction, FecnSource, FecnSourceStats};
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};
+pub use pacer::{Arrivals, Pacer};
 pub use rate_trace::{RateLimiter, RateTrace};
 pub use reaction_point::{ReactionPoint, RpParams, RpPhase};
 pub use transport::{

@@ -15,8 +15,9 @@
 //! last byte, all on the sender's clock. Sequence numbers are 32-bit and do not wrap in an
 //! experiment (6 TB per connection at 1422-byte segments).
 
-use super::{FecnReaction, FecnSource, HostNic, RateLimiter, RateTrace, ReactionPoint, RpParams, RpPhase};
-use crate::sched::Shaper;
+use super::{
+    Arrivals, FecnReaction, FecnSource, HostNic, Pacer, RateLimiter, RateTrace, ReactionPoint, RpParams, RpPhase,
+};
 use crate::time::Instant;
 use crate::units::BitRate;
 use crate::wire::{
@@ -34,6 +35,8 @@ pub const SEGMENT_OVERHEAD: usize = 14 + 4 + 20 + 8 + TRAFFIC_HEADER_LEN;
 pub struct TransportConfig {
     pub mac: EthernetAddress,
     pub ip: Ipv4Addr,
+    /// The NIC's speed: the slot of Bernoulli arrivals.
+    pub line_rate: BitRate,
     /// Frame length of a full segment, without FCS.
     pub frame_len: usize,
     /// Segments a connection may have unacknowledged.
@@ -67,10 +70,11 @@ impl TransportConfig {
     /// Defaults: MTU-sized 1500-byte frames, 128 segments in flight, the 67 ms retransmission
     /// timeout of a ConnectX NIC's default local ACK timeout (4.096 µs × 2^14), an ACK every
     /// 4 segments, 10 ms goodput bins.
-    pub fn new(mac: EthernetAddress, ip: Ipv4Addr) -> TransportConfig {
+    pub fn new(mac: EthernetAddress, ip: Ipv4Addr, line_rate: BitRate) -> TransportConfig {
         TransportConfig {
             mac,
             ip,
+            line_rate,
             frame_len: 1500,
             window: 128,
             rto: Duration::from_micros(67_109),
@@ -92,7 +96,7 @@ impl TransportConfig {
 }
 
 /// One sending connection: where its messages go and on which priority.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ConnectionSpec {
     /// Unique in the experiment: receivers key their state by it.
     pub id: u32,
@@ -102,6 +106,8 @@ pub struct ConnectionSpec {
     pub vid: u16,
     /// Offered rate on the wire; `None` sends as fast as the NIC, window and pauses allow.
     pub rate: Option<BitRate>,
+    /// How a paced connection's frames are spaced (its mean is `rate`).
+    pub arrivals: Arrivals,
     /// A long-lived flow of this connection stops here if that is before the transport's
     /// `long_lived_until` (a class with a `stop`).
     pub until: Option<Instant>,
@@ -179,7 +185,7 @@ impl Message {
 #[derive(Clone, Debug)]
 struct Connection {
     spec: ConnectionSpec,
-    pacer: Option<Shaper>,
+    pacer: Option<Pacer>,
     /// In start order.
     messages: Vec<Message>,
     /// Messages before this index are acknowledged.
@@ -262,7 +268,7 @@ impl Connection {
         if self.next - self.base >= window {
             return None;
         }
-        let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Shaper::ready_at).max(self.limited_until());
+        let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Pacer::ready_at).max(self.limited_until());
         let at = if self.next < self.end_of_assigned(payload) {
             pacer
         } else {
@@ -368,7 +374,7 @@ impl Transport {
         messages.sort_by_key(|m| (m.start, m.id));
         self.connections.push(Connection {
             spec,
-            pacer: spec.rate.map(|rate| Shaper::new(rate, self.frame_time(rate))),
+            pacer: spec.rate.map(|rate| self.pacer(rate, spec.arrivals, self.frame_time(rate))),
             messages: messages.into_iter().map(|spec| Message { spec, first_seq: None, finish: None }).collect(),
             first_unacked: 0,
             assigned: 0,
@@ -386,8 +392,9 @@ impl Transport {
     /// wake-up (userspace timer jitter), so that a late timer does not cost a flow its rate.
     pub fn set_pacer_burst(&mut self, burst: Duration) {
         for i in 0..self.connections.len() {
-            if let Some(rate) = self.connections[i].spec.rate {
-                self.connections[i].pacer = Some(Shaper::new(rate, burst.max(self.frame_time(rate))));
+            let spec = self.connections[i].spec;
+            if let Some(rate) = spec.rate {
+                self.connections[i].pacer = Some(self.pacer(rate, spec.arrivals, burst.max(self.frame_time(rate))));
             }
             let connection = &mut self.connections[i];
             if let Some(qcn) = &mut connection.qcn {
@@ -397,6 +404,10 @@ impl Transport {
                 source.set_burst(burst);
             }
         }
+    }
+
+    fn pacer(&self, rate: BitRate, arrivals: Arrivals, credit: Duration) -> Pacer {
+        Pacer::new(rate, arrivals, self.config.line_rate, credit)
     }
 
     /// A full segment's time at `rate`: the least credit a pacer keeps, as a NIC's token
@@ -763,7 +774,7 @@ mod tests {
 
     fn transport(mac: EthernetAddress) -> (Transport, HostNic) {
         let ip = Ipv4Addr::new(10, 0, 0, mac.0[5]);
-        (Transport::new(TransportConfig::new(mac, ip)), HostNic::new(BitRate::gbps(1), 0xFF))
+        (Transport::new(TransportConfig::new(mac, ip, BitRate::gbps(1))), HostNic::new(BitRate::gbps(1), 0xFF))
     }
 
     fn connection(id: u32) -> ConnectionSpec {
@@ -774,6 +785,7 @@ mod tests {
             priority: Pcp::new(3).unwrap(),
             vid: 1,
             rate: None,
+            arrivals: Arrivals::Constant,
             until: None,
         }
     }

@@ -2,7 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use pfcswitch_core::config::SwitchConfig;
-use pfcswitch_core::host::{ConnectionSpec, FlowSpec, MessageSpec, Transport, TransportConfig};
+use pfcswitch_core::host::{Arrivals, ConnectionSpec, FlowSpec, MessageSpec, Transport, TransportConfig};
 use pfcswitch_core::sim::{Endpoint, Network, SimHost};
 use pfcswitch_core::switch::Switch;
 use pfcswitch_core::time::Instant;
@@ -51,7 +51,7 @@ pub fn transport_incast(
 ) {
     let start = net.now();
     for (i, host) in net.hosts.iter_mut().enumerate() {
-        let mut transport = TransportConfig::new(host_mac(i), host_ip(i));
+        let mut transport = TransportConfig::new(host_mac(i), host_ip(i), host.nic.speed());
         transport.long_lived_until = start + run;
         edit(&mut transport);
         host.transport = Some(Transport::new(transport));
@@ -64,6 +64,7 @@ pub fn transport_incast(
             priority: pcp(3),
             vid: 1,
             rate: None,
+            arrivals: Arrivals::Constant,
             until: None,
         };
         let messages = vec![MessageSpec { id: 0, size: None, start }];
