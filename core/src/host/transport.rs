@@ -979,4 +979,36 @@ mod tests {
         }
         assert!(last < stop && last.as_nanos() + 12_192 >= stop.as_nanos(), "the last frame left at {last}");
     }
+
+    #[test]
+    fn a_probe_for_this_host_goes_back_to_its_source_as_it_arrived_and_a_full_queue_is_counted() {
+        let (mut b, mut b_nic) = transport(B);
+        let probe = FecnProbeRepr {
+            subtype: FecnSubtype::Probe,
+            hops: 2,
+            flow_id: 7,
+            sequence: 41,
+            rate_kbps: 50_000,
+            bottleneck: EthernetAddress([2, 0, 0, 0, 0, 9]),
+            timestamp_ns: 123_456,
+        };
+        let vlan = Some(VlanRepr { pcp: Pcp::new(5).unwrap(), dei: false, vid: 10 });
+        let l2 = L2Repr { dst: B, src: A, vlan, cn_tag: None, ethertype: ethertype::LOCAL_EXPERIMENTAL_1 };
+        let mut frame = [0u8; 128];
+        let len = build_fecn_probe_frame(&mut frame, &l2, &probe);
+        for _ in 0..=MAX_REFLECTIONS {
+            assert!(b.handle_rx(Instant::ZERO, &frame[..len]));
+        }
+        assert_eq!(b.reflections_dropped(), 1, "the queue holds {MAX_REFLECTIONS}");
+        let mut out = [0u8; 1600];
+        let sent = b.poll_transmit(Instant::ZERO, &mut b_nic, &mut out).expect("a reflection");
+        let view = FrameView::parse(&out[..sent]).unwrap();
+        assert_eq!(
+            (view.l2.dst, view.l2.src, view.l2.vlan),
+            (A, B, vlan),
+            "back to its source on its VLAN and priority"
+        );
+        let reflected = view.fecn_probe().unwrap();
+        assert_eq!(reflected, FecnProbeRepr { subtype: FecnSubtype::Reflected, ..probe }, "every field as it arrived");
+    }
 }
