@@ -339,7 +339,7 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
     let drops = port.drops();
     let result = EndpointResult {
         foreign_frames: foreign,
-        socket_drops: drops.rx_dropped + drops.rx_ring_full + drops.rx_fill_ring_empty_descs,
+        socket_drops: drops.frames(),
         timer_late_p99_us: lateness.quantile_us(0.99) as u64,
         ..EndpointResult::of(&plan.host, &transport, &nic, now)
     };

@@ -382,13 +382,7 @@ impl Datapath {
                     .collect(),
             });
         }
-        let xsk_rx_dropped = self
-            .sockets
-            .queues
-            .iter()
-            .filter_map(|q| q.statistics())
-            .map(|s| s.rx_dropped + s.rx_ring_full + s.rx_fill_ring_empty_descs)
-            .sum();
+        let xsk_rx_dropped = self.sockets.queues.iter().map(|q| q.rx_frames_dropped()).sum();
         let (held, in_flight) = self.pool.held_and_in_flight();
         snapshot.datapath = Some(DatapathReport {
             umem_frames_held: held as u64,

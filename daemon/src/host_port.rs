@@ -70,14 +70,22 @@ pub enum HostPortError {
 /// Kernel AF_XDP statistics of a [`HostPort`]'s socket (0s if the kernel gives none).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HostPortDrops {
-    /// Frames dropped for other reasons than the two below.
+    /// Frames dropped for want of a fill buffer, or too long for one.
     pub rx_dropped: u64,
     /// Frames dropped because the RX ring was full (the endpoint did not call `recv`).
     pub rx_ring_full: u64,
-    /// Times the kernel found the fill ring empty (a frame was dropped for want of a buffer).
+    /// Times the kernel found the fill ring empty: the drops `rx_dropped` counts for want of a
+    /// buffer, counted again.
     pub rx_fill_ring_empty_descs: u64,
     /// TX descriptors the kernel rejected (never happens unless the port is broken).
     pub tx_invalid_descs: u64,
+}
+
+impl HostPortDrops {
+    /// Frames the kernel dropped on their way into the socket, each counted once.
+    pub fn frames(&self) -> u64 {
+        crate::xsk::rx_frames_dropped(self.rx_dropped, self.rx_ring_full)
+    }
 }
 
 /// One interface of a traffic endpoint over AF_XDP (see the module documentation).

@@ -55,6 +55,13 @@ impl std::fmt::Debug for QueueSocket {
     }
 }
 
+/// Frames dropped on their way into a socket: `rx_dropped` (no fill buffer, or too long for
+/// one) plus `rx_ring_full`. The kernel's `rx_fill_ring_empty_descs` counts the same
+/// fill-ring drops as `rx_dropped` again (net/xdp/xsk.c, `__xsk_rcv`), so it is not added.
+pub fn rx_frames_dropped(rx_dropped: u64, rx_ring_full: u64) -> u64 {
+    rx_dropped + rx_ring_full
+}
+
 impl QueueSocket {
     pub fn fd(&self) -> RawFd {
         self.rx.as_raw_fd()
@@ -63,6 +70,12 @@ impl QueueSocket {
     /// Kernel-side drop counters of this socket.
     pub fn statistics(&self) -> Option<XdpStatisticsV2> {
         self.user.statistics_v2().ok()
+    }
+
+    /// Frames the kernel dropped on their way into this socket, each counted once (0 if the
+    /// kernel gives no statistics).
+    pub fn rx_frames_dropped(&self) -> u64 {
+        self.statistics().map_or(0, |s| rx_frames_dropped(s.rx_dropped, s.rx_ring_full))
     }
 
     /// Kicks the kernel while the TX ring holds descriptors: copy mode transmits only inside

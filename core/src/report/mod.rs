@@ -248,7 +248,8 @@ pub struct DatapathReport {
     pub timer_late_p99_us: f64,
     pub timer_late_max_us: f64,
     pub timer_late_sum_seconds: f64,
-    /// Frames the kernel could not deliver to the AF_XDP sockets (no fill buffer, ring full).
+    /// Frames the kernel could not deliver to the AF_XDP sockets (no fill buffer, ring full),
+    /// each counted once.
     pub xsk_rx_dropped: u64,
     pub resident_bytes: u64,
 }
