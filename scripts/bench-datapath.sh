@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
-# Forwarding rate (frames per second) of four forwarders on the same veth topology in the
+# Forwarding rate (frames per second) of five forwarders on the same veth topology in the
 # same run, for 64 B and 1500 B frames on the wire (60 B and 1496 B without FCS), unshaped:
 #
-#   pfcswitchd    the daemon: 2 ports at 400 Gbit/s (its shaper never limits), PFC on
-#                 priority 3, static FDB; frames are 802.1Q-tagged with PCP 3
-#   xsk-forward   bare AF_XDP forwarder: pfcswitchd's UMEM, sockets and XDP classifier with
-#                 no switch core, port A -> port B by UMEM address (the limit of the design)
-#   linux-bridge  the kernel bridge, static FDB entry for the sink
-#   xdp-redirect  kernel XDP_REDIRECT through a DEVMAP (ebpf/bench_redirect.c)
+#   pfcswitchd      the daemon: 2 ports at 400 Gbit/s (its shaper never limits), PFC on
+#                   priority 3, static FDB; frames are 802.1Q-tagged with PCP 3
+#   libxdp-forward  the independent reference: a plain C AF_XDP forwarder on libxdp's xsk API
+#                   (bench/libxdp-forward.c: copy mode, shared UMEM, busy polling, batches of
+#                   64, the kernel's xdpsock l2fwd shape), built here with cc
+#   xsk-forward     bare AF_XDP forwarder: pfcswitchd's UMEM, sockets and XDP classifier with
+#                   no switch core, port A -> port B by UMEM address; its gap to
+#                   libxdp-forward is what pfcswitchd's I/O layer costs
+#   linux-bridge    the kernel bridge, static FDB entry for the sink
+#   xdp-redirect    kernel XDP_REDIRECT through a DEVMAP (ebpf/bench_redirect.c)
 #
 #   pb-gen [pb-gen0] ---- [pb-a] pb-sw [pb-b] ---- [pb-sink0] pb-sink
 #
 # The generator (pfcswitch-bench flood: AF_XDP TX of one prebuilt frame, as fast as it goes)
-# runs alone on CPU GEN_CPU. Everything behind pb-gen0 runs on CPU FWD_CPU: the forwarder
-# process, pb-a's receive processing (threaded NAPI pinned there, or RPS for the bridge,
-# which has no NAPI on veth) and, as veth runs a peer's receive where the sender transmits,
-# the sink's XDP counter on pb-sink0. With an AF_XDP forwarder pb-a's NAPI thread runs at
+# runs on CPU GEN_CPU and the forwarder process on CPU FWD_CPU. pb-a's receive processing
+# (its XDP program and the copy into the socket) runs in one of two placements, both
+# measured (PLACEMENTS):
+#
+#   forwarder  on FWD_CPU: threaded NAPI pinned there (RPS for the bridge, which has no
+#              NAPI on veth), so the generator has its CPU to itself
+#   generator  where veth runs it without threads: in the sender's softirq on GEN_CPU
+#
+# As veth runs a peer's receive where the sender transmits, the sink's XDP counter on
+# pb-sink0 runs on FWD_CPU in both. With an AF_XDP forwarder pb-a's NAPI thread runs at
 # nice 19, so it fills the RX ring when the forwarder has room instead of taking half of the
 # CPU to copy frames the forwarder must drop (receive livelock); the kernel forwarders run
 # entirely in that thread. A first row measures the generator alone (the counter on pb-a
@@ -23,7 +33,8 @@
 #
 #   scripts/bench-datapath.sh
 #   env: WARMUP=1 WINDOW=5 (seconds), REPEAT=3, SIZES="60 1496", GEN_CPU=0 FWD_CPU=1,
-#        FORWARDERS="pfcswitchd xsk-forward linux-bridge xdp-redirect"
+#        PLACEMENTS="generator forwarder",
+#        FORWARDERS="pfcswitchd libxdp-forward xsk-forward linux-bridge xdp-redirect"
 #
 # Needs root. Creates only namespaces pb-gen, pb-sw, pb-sink and removes them on exit,
 # error or Ctrl-C; the XDP programs go with their processes and interfaces.
@@ -36,12 +47,13 @@ REPEAT=${REPEAT:-3}
 SIZES=${SIZES:-"60 1496"}
 GEN_CPU=${GEN_CPU:-0}
 FWD_CPU=${FWD_CPU:-1}
-FORWARDERS=${FORWARDERS:-"pfcswitchd xsk-forward linux-bridge xdp-redirect"}
+PLACEMENTS=${PLACEMENTS:-"generator forwarder"}
+FORWARDERS=${FORWARDERS:-"pfcswitchd libxdp-forward xsk-forward linux-bridge xdp-redirect"}
 GEN_MAC=02:00:00:00:00:01
 SINK_MAC=02:00:00:00:00:02
 NAMESPACES="pb-gen pb-sw pb-sink"
 
-for tool in ip ethtool bridge taskset renice awk; do
+for tool in ip ethtool bridge taskset renice awk cc pkg-config; do
   command -v "$tool" >/dev/null || { echo "bench-datapath.sh: needs $tool (scripts/setup.sh installs it)" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "bench-datapath.sh: needs root (network namespaces, XDP)" >&2; exit 1; }
@@ -58,19 +70,33 @@ for ns in $NAMESPACES; do
 done
 work=$(mktemp -d /tmp/pfcswitch-bench.XXXXXX)
 forwarder_pid=
+pkg-config --exists libxdp libbpf ||
+  { echo "bench-datapath.sh: needs libxdp-dev and libbpf-dev (scripts/setup.sh installs them)" >&2; exit 1; }
+# shellcheck disable=SC2046 # pkg-config's flags are words
+cc -O2 -Wall -Wextra -o "$work/libxdp-forward" bench/libxdp-forward.c $(pkg-config --cflags --libs libxdp libbpf)
 
 stop_forwarder() {
+  local iface
   if [ -n "$forwarder_pid" ]; then
     kill -TERM "$forwarder_pid" 2>/dev/null || true
     wait "$forwarder_pid" 2>/dev/null || true
     forwarder_pid=
   fi
   ip -n pb-sw link del pb-br 2>/dev/null || true
+  # A detach can lag its process's exit a little; one that never happens is a bug to report.
+  for iface in pb-a pb-b; do
+    for _ in $(seq 50); do
+      ip -n pb-sw -d link show dev "$iface" 2>/dev/null | grep -q "prog/xdp" || continue 2
+      sleep 0.1
+    done
+    echo "bench-datapath.sh: the last forwarder left an XDP program on $iface" >&2
+    return 1
+  done
 }
 
 cleanup() {
   local pid
-  stop_forwarder
+  stop_forwarder || true
   for pid in $(jobs -p); do kill -TERM "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   for ns in $NAMESPACES; do ip netns del "$ns" 2>/dev/null || true; done
@@ -102,17 +128,24 @@ ip -n pb-sw link set pb-b up
 ip netns exec pb-sw ethtool -K pb-a gro on
 ip netns exec pb-sw sh -c 'echo 1 > /sys/class/net/pb-a/threaded'
 ip netns exec pb-sw ethtool -K pb-a gro off
-# Without XDP (the bridge), veth receives through the backlog: RPS moves it to FWD_CPU.
-for queue in $(ip netns exec pb-sw sh -c 'echo /sys/class/net/pb-a/queues/rx-*'); do
-  ip netns exec pb-sw sh -c "printf '%x' $((1 << FWD_CPU)) > $queue/rps_cpus"
-done
 
-pin_napi() { # nice: pins pb-a's NAPI threads to FWD_CPU at that nice level
-  local task
+place_receive() { # placement nice: where pb-a's receive processing runs (see the top)
+  local threaded=0 mask=0 queue task
+  if [ "$1" = forwarder ]; then
+    threaded=1
+    mask=$(printf '%x' $((1 << FWD_CPU)))
+  fi
+  # Takes effect while a NAPI instance exists (XDP attached); the bridge has none.
+  ip netns exec pb-sw sh -c "echo $threaded > /sys/class/net/pb-a/threaded" 2>/dev/null || true
+  # Without XDP (the bridge), veth receives through the backlog, which RPS can move.
+  for queue in $(ip netns exec pb-sw sh -c 'echo /sys/class/net/pb-a/queues/rx-*'); do
+    ip netns exec pb-sw sh -c "echo $mask > $queue/rps_cpus"
+  done
+  [ "$1" = forwarder ] || return 0
   for task in /proc/[0-9]*; do
     if [[ $(cat "$task/comm" 2>/dev/null) == napi/pb-a-* ]]; then
       taskset -pc "$FWD_CPU" "${task#/proc/}" >/dev/null
-      renice -n "$1" -p "${task#/proc/}" >/dev/null
+      renice -n "$2" -p "${task#/proc/}" >/dev/null
     fi
   done
 }
@@ -172,6 +205,10 @@ start_forwarder() { # name log
       taskset -c "$FWD_CPU" ip netns exec pb-sw "$bench" "$1" --port-a pb-a --port-b pb-b >"$2" 2>&1 &
       forwarder_pid=$!
       wait_for "$2" ready "$forwarder_pid" "$1" ;;
+    libxdp-forward)
+      taskset -c "$FWD_CPU" ip netns exec pb-sw "$work/libxdp-forward" --port-a pb-a --port-b pb-b >"$2" 2>&1 &
+      forwarder_pid=$!
+      wait_for "$2" ready "$forwarder_pid" "$1" ;;
     linux-bridge)
       ip -n pb-sw link add pb-br type bridge
       ip -n pb-sw link set pb-a master pb-br
@@ -202,17 +239,17 @@ machine_busy() { # percent of all CPUs busy over one second
 
 results=$work/results
 : >"$results"
-measure() { # forwarder size run
-  local name=$1 size=$2 out=$work/$1-$2-$3 sink_ns=pb-sink sink_iface=pb-sink0 nice=0
+measure() { # placement forwarder size run
+  local placement=$1 name=$2 size=$3 out=$work/$1-$2-$3-$4 sink_ns=pb-sink sink_iface=pb-sink0 nice=0
   [ "$name" = none ] && sink_ns=pb-sw sink_iface=pb-a
-  [[ $name == pfcswitchd || $name == xsk-forward ]] && nice=19
+  [[ $name == pfcswitchd || $name == xsk-forward || $name == libxdp-forward ]] && nice=19
   start_forwarder "$name" "$out.forwarder.log"
   # The sink process only reads counters; its XDP program runs where frames arrive.
   taskset -c "$GEN_CPU" ip netns exec "$sink_ns" "$bench" sink --iface "$sink_iface" \
     --warmup "$WARMUP" --window "$WINDOW" >"$out.sink" 2>"$out.sink.log" &
   local sink_pid=$!
   wait_for "$out.sink.log" ready "$sink_pid" sink
-  pin_napi "$nice"
+  place_receive "$placement" "$nice"
   taskset -c "$GEN_CPU" ip netns exec pb-gen "$bench" flood --iface pb-gen0 --size "$size" \
     --src "$GEN_MAC" --dst "$SINK_MAC" --pcp 3 --warmup "$WARMUP" --window "$WINDOW" >"$out.flood" &
   local flood_pid=$! busy0 total0 busy1 total1
@@ -224,19 +261,21 @@ measure() { # forwarder size run
   wait "$sink_pid" || { cat "$out.sink.log" >&2; return 1; }
   stop_forwarder
   local line
-  line="$name $size $(json "$out.sink" fps) $(json "$out.flood" fps) $(json "$out.flood" peer_dropped_fps) \
+  line="$placement $name $size $(json "$out.sink" fps) $(json "$out.flood" fps) $(json "$out.flood" peer_dropped_fps) \
 $(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.0f", t ? 100 * b / t : 0 }')"
   echo "$line" >>"$results"
-  echo "   run $3: $line" >&2
+  echo "   run $4: $line" >&2
 }
 
 busy_before=$(machine_busy)
 echo "== CPUs busy before the run: $busy_before %" >&2
-for size in $SIZES; do
-  for run in $(seq "$REPEAT"); do
-    for name in none $FORWARDERS; do
-      echo "== $name, $size B frames + FCS, run $run/$REPEAT" >&2
-      measure "$name" "$size" "$run"
+for placement in $PLACEMENTS; do
+  for size in $SIZES; do
+    for run in $(seq "$REPEAT"); do
+      for name in none $FORWARDERS; do
+        echo "== $name, $size B frames + FCS, receive on the $placement's CPU, run $run/$REPEAT" >&2
+        measure "$placement" "$name" "$size" "$run"
+      done
     done
   done
 done
@@ -244,12 +283,14 @@ busy_after=$(machine_busy)
 
 # ---- table ----
 
-median_rows() { # per forwarder and size: the run with the median delivered rate, then min and max
-  local size name
-  for size in $SIZES; do
-    for name in none $FORWARDERS; do
-      grep "^$name $size " "$results" | sort -g -k3 |
-        awk '{ row[NR] = $0; rx[NR] = $3 } END { print row[int((NR + 1) / 2)], rx[1], rx[NR] }'
+median_rows() { # per placement, size and forwarder: the run with the median delivered rate, then min and max
+  local placement size name
+  for placement in $PLACEMENTS; do
+    for size in $SIZES; do
+      for name in none $FORWARDERS; do
+        grep "^$placement $name $size " "$results" | sort -g -k4 |
+          awk '{ row[NR] = $0; rx[NR] = $4 } END { print row[int((NR + 1) / 2)], rx[1], rx[NR] }'
+      done
     done
   done
 }
@@ -261,20 +302,23 @@ if [ "$busy_before" -gt 10 ] || [ "$busy_after" -gt 10 ]; then
   echo "WARNING: other processes kept the CPUs ${busy_before} % / ${busy_after} % busy before / after the run: rates are skewed"
 fi
 median_rows | awk -v cpu="$FWD_CPU" '
-  { name[NR] = $1; size[NR] = $2; rx[NR] = $3; tx[NR] = $4; refused[NR] = $5; busy[NR] = $6; low[NR] = $7; high[NR] = $8
-    if ($1 == "xsk-forward") bare[$2] = $3
+  { place[NR] = $1; name[NR] = $2; size[NR] = $3; rx[NR] = $4; tx[NR] = $5; refused[NR] = $6; busy[NR] = $7
+    low[NR] = $8; high[NR] = $9
+    if ($2 == "xsk-forward") bare[$1, $3] = $4
+    if ($2 == "libxdp-forward") reference[$1, $3] = $4
   }
+  function ratio(i, of) { return (name[i] != "none" && of > 0) ? sprintf("%.2f", rx[i] / of) : "-" }
   END {
-    printf "%-13s %6s %7s %13s %8s %13s %13s %6s  %s\n", "forwarder", "frame", "Mpps", "(min-max)", "vs bare", \
-      "offered Mpps", "refused@pb-a", "CPU " cpu, "limited by"
+    printf "%-9s %-14s %6s %7s %13s %9s %7s %13s %13s %6s  %s\n", "receive", "forwarder", "frame", "Mpps", \
+      "(min-max)", "vs libxdp", "vs bare", "offered Mpps", "refused@pb-a", "CPU " cpu, "limited by"
     for (i = 1; i <= NR; i++) {
-      ratio = (name[i] != "none" && bare[size[i]] > 0) ? sprintf("%.2f", rx[i] / bare[size[i]]) : "-"
       if (name[i] == "none") limit = "reference: no forwarder, the counter on pb-a"
       else if (rx[i] < 0.01 * tx[i]) limit = "STALLED: the forwarder stopped forwarding"
       else if (rx[i] >= 0.97 * tx[i]) limit = "generator: no loss, the forwarder may be faster"
       else limit = sprintf("forwarder (CPU %d %d%% busy)", cpu, busy[i])
-      printf "%-13s %5dB %7.3f %13s %8s %13.3f %13.3f %5d%%  %s\n", (name[i] == "none" ? "(generator)" : name[i]), \
-        size[i] + 4, rx[i] / 1e6, sprintf("(%.3f-%.3f)", low[i] / 1e6, high[i] / 1e6), ratio, tx[i] / 1e6, \
-        refused[i] / 1e6, busy[i], limit
+      printf "%-9s %-14s %5dB %7.3f %13s %9s %7s %13.3f %13.3f %5d%%  %s\n", place[i], \
+        (name[i] == "none" ? "(generator)" : name[i]), size[i] + 4, rx[i] / 1e6, \
+        sprintf("(%.3f-%.3f)", low[i] / 1e6, high[i] / 1e6), ratio(i, reference[place[i], size[i]]), \
+        ratio(i, bare[place[i], size[i]]), tx[i] / 1e6, refused[i] / 1e6, busy[i], limit
     }
   }'

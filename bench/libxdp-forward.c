@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The datapath benchmark's independent reference (scripts/bench-datapath.sh): a plain
+ * AF_XDP L2 forwarder on libxdp's xsk API, in the shape of the kernel's xdpsock l2fwd
+ * sample: copy mode, one UMEM shared by the two ports' sockets, batches of 64, and a loop
+ * that polls the rings without a system call while there is work and sleeps in poll() only
+ * when a round found none (xdpsock's -p), as pfcswitchd does. A loop that never slept would
+ * starve the receive work (veth's NAPI thread) when it shares the forwarder's CPU. Frames
+ * received on one port leave on the other unchanged.
+ *
+ * Each port gets the XDP program of libxdp's default in its simplest form,
+ * bpf_redirect_map(xsks, rx_queue_index, XDP_PASS), attached and detached here: libxdp's own
+ * loader keeps its users' count in bpffs, and without one (as under `ip netns exec`) it
+ * sometimes left its program attached after exit.
+ *
+ * A port's fill ring is refilled only with frames whose transmission on the other port
+ * completed, so when the output is the bottleneck the excess is dropped in the kernel
+ * before it costs any work here.
+ *
+ *   libxdp-forward --port-a IFACE --port-b IFACE
+ *
+ * Prints "ready" once both sockets are bound; SIGINT or SIGTERM stops it, and it detaches
+ * its XDP programs on the way out, also after an error.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+#include <xdp/xsk.h>
+
+#define FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE
+#define RING_SIZE XSK_RING_CONS__DEFAULT_NUM_DESCS
+#define FRAMES (4 * RING_SIZE)
+#define BATCH 64
+
+struct port {
+	const char *name;
+	int ifindex; /* while its XDP program is attached */
+	struct xsk_socket *xsk;
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod tx;
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+};
+
+static volatile sig_atomic_t stopping;
+static struct port ports[2];
+
+static void on_signal(int signal)
+{
+	(void)signal;
+	stopping = 1;
+}
+
+static void detach_all(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (ports[i].ifindex)
+			bpf_xdp_detach(ports[i].ifindex, XDP_FLAGS_DRV_MODE, NULL);
+}
+
+static void fail(const char *what, const char *iface, int err)
+{
+	fprintf(stderr, "libxdp-forward: %s%s%s: %s\n", what, iface ? " " : "", iface ? iface : "",
+		strerror(err));
+	exit(1);
+}
+
+/* r2 = ctx->rx_queue_index; r1 = xsks; r3 = XDP_PASS; return bpf_redirect_map(r1, r2, r3). */
+static void attach_redirect(struct port *port, struct xsk_socket *xsk)
+{
+	int map = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "xsks", sizeof(int), sizeof(int), 1, NULL);
+	struct bpf_insn insns[] = {
+		{ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_1,
+		  .off = offsetof(struct xdp_md, rx_queue_index) },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1, .src_reg = BPF_PSEUDO_MAP_FD, .imm = map },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_redirect_map },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int prog, ifindex = if_nametoindex(port->name);
+
+	if (map < 0)
+		fail("cannot create the XSKMAP for", port->name, errno);
+	prog = bpf_prog_load(BPF_PROG_TYPE_XDP, "xsk_redirect", "GPL", insns, sizeof(insns) / sizeof(insns[0]), NULL);
+	if (prog < 0)
+		fail("cannot load the XDP program for", port->name, errno);
+	if (xsk_socket__update_xskmap(xsk, map))
+		fail("cannot insert the socket into the XSKMAP of", port->name, errno);
+	if (!ifindex)
+		fail("no interface", port->name, errno);
+	if (bpf_xdp_attach(ifindex, prog, XDP_FLAGS_DRV_MODE, NULL))
+		fail("cannot attach XDP to", port->name, errno);
+	port->ifindex = ifindex;
+}
+
+/* Copy mode transmits only inside sendto; a full device queue asks to be kicked again. */
+static void kick_tx(struct port *port)
+{
+	if (sendto(xsk_socket__fd(port->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
+		return;
+	if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS && errno != ENETDOWN)
+		fail("sendto", port->name, errno);
+}
+
+static void wake_rx(struct port *port)
+{
+	if (xsk_ring_prod__needs_wakeup(&port->fill))
+		recvfrom(xsk_socket__fd(port->xsk), NULL, 0, MSG_DONTWAIT, NULL, NULL);
+}
+
+/* Frames whose transmission on `out` completed go back to `in`'s fill ring. */
+static void complete(struct port *out, struct port *in)
+{
+	__u32 at_comp, at_fill;
+	unsigned int n = xsk_ring_cons__peek(&out->comp, RING_SIZE, &at_comp);
+
+	if (!n)
+		return;
+	/* The fill ring holds every frame `in` owns, so there is always room. */
+	if (xsk_ring_prod__reserve(&in->fill, n, &at_fill) != n)
+		fail("fill ring overflow on", in->name, ENOSPC);
+	for (unsigned int i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&in->fill, at_fill + i) = *xsk_ring_cons__comp_addr(&out->comp, at_comp + i);
+	xsk_ring_prod__submit(&in->fill, n);
+	xsk_ring_cons__release(&out->comp, n);
+}
+
+/* Up to a batch from `in`'s RX ring onto `out`'s TX ring; returns how many. */
+static unsigned int forward(struct port *in, struct port *out)
+{
+	__u32 at_rx, at_tx;
+	unsigned int n;
+
+	complete(out, in);
+	n = xsk_ring_cons__peek(&in->rx, BATCH, &at_rx);
+	if (!n) {
+		wake_rx(in);
+		return 0;
+	}
+	while (xsk_ring_prod__reserve(&out->tx, n, &at_tx) != n) {
+		kick_tx(out);
+		complete(out, in);
+		if (stopping)
+			return 0;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		const struct xdp_desc *rx = xsk_ring_cons__rx_desc(&in->rx, at_rx + i);
+		struct xdp_desc *tx = xsk_ring_prod__tx_desc(&out->tx, at_tx + i);
+
+		tx->addr = rx->addr;
+		tx->len = rx->len;
+	}
+	xsk_ring_prod__submit(&out->tx, n);
+	xsk_ring_cons__release(&in->rx, n);
+	kick_tx(out);
+	return n;
+}
+
+static void open_port(struct port *port, struct xsk_umem *umem)
+{
+	const struct xsk_socket_config config = {
+		.rx_size = RING_SIZE,
+		.tx_size = RING_SIZE,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP,
+	};
+	int err = xsk_socket__create_shared(&port->xsk, port->name, 0, umem, &port->rx, &port->tx, &port->fill,
+					    &port->comp, &config);
+
+	if (err)
+		fail("cannot open an AF_XDP socket on", port->name, -err);
+	attach_redirect(port, port->xsk);
+}
+
+/* Half the UMEM's frames wait in each port's fill ring. */
+static void give_frames(struct port *port, __u64 first)
+{
+	__u32 at;
+
+	if (xsk_ring_prod__reserve(&port->fill, FRAMES / 2, &at) != FRAMES / 2)
+		fail("cannot fill the fill ring of", port->name, ENOSPC);
+	for (__u64 i = 0; i < FRAMES / 2; i++)
+		*xsk_ring_prod__fill_addr(&port->fill, at + i) = (first + i) * FRAME_SIZE;
+	xsk_ring_prod__submit(&port->fill, FRAMES / 2);
+}
+
+int main(int argc, char **argv)
+{
+	const struct xsk_umem_config umem_config = {
+		.fill_size = FRAMES / 2,
+		.comp_size = RING_SIZE,
+		.frame_size = FRAME_SIZE,
+	};
+	struct xsk_umem *umem;
+	void *area;
+	int err;
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--port-a"))
+			ports[0].name = argv[i + 1];
+		else if (!strcmp(argv[i], "--port-b"))
+			ports[1].name = argv[i + 1];
+	}
+	if (!ports[0].name || !ports[1].name || argc != 5) {
+		fprintf(stderr, "usage: libxdp-forward --port-a IFACE --port-b IFACE\n");
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	atexit(detach_all);
+	area = mmap(NULL, (size_t)FRAMES * FRAME_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		fail("cannot map the UMEM", NULL, errno);
+	err = xsk_umem__create(&umem, area, (__u64)FRAMES * FRAME_SIZE, &ports[0].fill, &ports[0].comp, &umem_config);
+	if (err)
+		fail("cannot register the UMEM", NULL, -err);
+	open_port(&ports[0], umem);
+	open_port(&ports[1], umem);
+	give_frames(&ports[0], 0);
+	give_frames(&ports[1], FRAMES / 2);
+	printf("ready\n");
+	fflush(stdout);
+	struct pollfd fds[2] = { { .fd = xsk_socket__fd(ports[0].xsk), .events = POLLIN },
+				 { .fd = xsk_socket__fd(ports[1].xsk), .events = POLLIN } };
+
+	while (!stopping) {
+		unsigned int moved = forward(&ports[0], &ports[1]);
+
+		moved += forward(&ports[1], &ports[0]);
+		if (!moved)
+			poll(fds, 2, 100);
+	}
+	detach_all();
+	ports[0].ifindex = ports[1].ifindex = 0;
+	xsk_socket__delete(ports[0].xsk);
+	xsk_socket__delete(ports[1].xsk);
+	xsk_umem__delete(umem);
+	return 0;
+}
