@@ -111,27 +111,45 @@ pub struct Pacer {
     /// At the rate frames go while the source sends: the mean rate (constant), the line
     /// rate (Bernoulli slots), the peak (Pareto ON).
     shaper: Shaper,
-    arrivals: Arrivals,
-    /// Bernoulli: a frame's chance per slot.
-    chance: f64,
-    /// Pareto: frames left in this ON period.
-    left_on: u64,
-    rng: Rng,
+    gaps: Gaps,
+}
+
+/// What the arrival process adds after each frame's own time, with its state.
+#[derive(Clone, Debug)]
+enum Gaps {
+    None,
+    /// Empty slots: failed trials, each a frame's `chance`.
+    Bernoulli {
+        chance: f64,
+        rng: Rng,
+    },
+    /// An OFF period once the ON period's frames are out.
+    Pareto {
+        on: Duration,
+        off: Duration,
+        shape: f64,
+        left_on: u64,
+        rng: Rng,
+    },
 }
 
 impl Pacer {
     /// Frames at mean `rate` by `arrivals` on a NIC of `line_rate`; at most `credit` of lateness
     /// (a userspace sender's late wake-up) is made up later.
     pub fn new(rate: BitRate, arrivals: Arrivals, line_rate: BitRate, credit: Duration) -> Pacer {
-        let (peak, chance, seed) = match arrivals {
-            Arrivals::Constant => (rate, 1.0, 0),
-            Arrivals::Bernoulli { seed } => (line_rate, (rate.bps() as f64 / line_rate.bps() as f64).min(1.0), seed),
-            Arrivals::Pareto { on, off, seed, .. } => {
+        let (peak, gaps) = match arrivals {
+            Arrivals::Constant => (rate, Gaps::None),
+            Arrivals::Bernoulli { seed } => {
+                let chance = (rate.bps() as f64 / line_rate.bps() as f64).min(1.0);
+                (line_rate, Gaps::Bernoulli { chance, rng: Rng::new(seed) })
+            }
+            Arrivals::Pareto { on, off, shape, seed } => {
                 let peak = rate.bps() as f64 * (on + off).as_secs_f64() / on.as_secs_f64();
-                (BitRate::from_bps(peak.round() as u64).unwrap_or(rate), 1.0, seed)
+                let peak = BitRate::from_bps(peak.round() as u64).unwrap_or(rate);
+                (peak, Gaps::Pareto { on, off, shape, left_on: 0, rng: Rng::new(seed) })
             }
         };
-        Pacer { shaper: Shaper::new(peak, credit), arrivals, chance, left_on: 0, rng: Rng::new(seed) }
+        Pacer { shaper: Shaper::new(peak, credit), gaps }
     }
 
     /// When the next frame is offered.
@@ -142,27 +160,23 @@ impl Pacer {
     /// The connection sent a frame of `len` bytes now.
     pub fn send(&mut self, now: Instant, len: usize) {
         self.shaper.send(now, len);
-        match self.arrivals {
-            Arrivals::Constant => {}
-            Arrivals::Bernoulli { .. } => {
+        let frame = || self.shaper.speed().bits_duration(wire_bytes(len) * 8);
+        match &mut self.gaps {
+            Gaps::None => {}
+            Gaps::Bernoulli { chance, rng } => {
                 // Failed trials before the next success: geometric, mean (1−p)/p.
-                let empty = if self.chance >= 1.0 {
-                    0.0
-                } else {
-                    (self.rng.fraction().ln() / (1.0 - self.chance).ln()).floor()
-                };
-                let slot = self.shaper.speed().bits_duration(wire_bytes(len) * 8);
-                self.shaper.idle(slot.mul_f64(empty));
+                let empty = if *chance >= 1.0 { 0.0 } else { (rng.fraction().ln() / (1.0 - *chance).ln()).floor() };
+                let gap = frame().mul_f64(empty);
+                self.shaper.idle(gap);
             }
-            Arrivals::Pareto { on, off, shape, .. } => {
-                if self.left_on == 0 {
-                    let frame = self.shaper.speed().bits_duration(wire_bytes(len) * 8);
-                    let burst = pareto(&mut self.rng, on, shape);
-                    self.left_on = (burst.as_secs_f64() / frame.as_secs_f64()).round().max(1.0) as u64;
+            Gaps::Pareto { on, off, shape, left_on, rng } => {
+                if *left_on == 0 {
+                    let burst = pareto(rng, *on, *shape);
+                    *left_on = (burst.as_secs_f64() / frame().as_secs_f64()).round().max(1.0) as u64;
                 }
-                self.left_on -= 1;
-                if self.left_on == 0 {
-                    self.shaper.idle(pareto(&mut self.rng, off, shape));
+                *left_on -= 1;
+                if *left_on == 0 {
+                    self.shaper.idle(pareto(rng, *off, *shape));
                 }
             }
         }
