@@ -4,7 +4,8 @@
  * AF_XDP L2 forwarder on libxdp's xsk API, in the shape of the kernel's xdpsock l2fwd
  * sample: copy mode, one UMEM shared by the two ports' sockets, batches of 64, and a loop
  * that polls the rings without a system call while there is work and sleeps in poll() only
- * when a round found none (xdpsock's -p), as pfcswitchd does. A loop that never slept would
+ * when a round found none and no transmission is outstanding (xdpsock's -p), as pfcswitchd
+ * does. A loop that never slept would
  * starve the receive work (veth's NAPI thread) when it shares the forwarder's CPU. Frames
  * received on one port leave on the other unchanged.
  *
@@ -52,6 +53,7 @@ struct port {
 	struct xsk_ring_prod tx;
 	struct xsk_ring_prod fill;
 	struct xsk_ring_cons comp;
+	unsigned int outstanding; /* frames on the TX ring or in flight, not yet completed */
 };
 
 static volatile sig_atomic_t stopping;
@@ -136,6 +138,7 @@ static void complete(struct port *out, struct port *in)
 		*xsk_ring_prod__fill_addr(&in->fill, at_fill + i) = *xsk_ring_cons__comp_addr(&out->comp, at_comp + i);
 	xsk_ring_prod__submit(&in->fill, n);
 	xsk_ring_cons__release(&out->comp, n);
+	out->outstanding -= n;
 }
 
 /* Up to a batch from `in`'s RX ring onto `out`'s TX ring; returns how many. */
@@ -145,6 +148,10 @@ static unsigned int forward(struct port *in, struct port *out)
 	unsigned int n;
 
 	complete(out, in);
+	/* As xdpsock's complete_tx_l2fwd: kick while transmissions are outstanding, since
+	 * copy mode sends at most 32 frames per sendto. */
+	if (out->outstanding)
+		kick_tx(out);
 	n = xsk_ring_cons__peek(&in->rx, BATCH, &at_rx);
 	if (!n) {
 		wake_rx(in);
@@ -165,6 +172,7 @@ static unsigned int forward(struct port *in, struct port *out)
 	}
 	xsk_ring_prod__submit(&out->tx, n);
 	xsk_ring_cons__release(&in->rx, n);
+	out->outstanding += n;
 	kick_tx(out);
 	return n;
 }
@@ -240,7 +248,9 @@ int main(int argc, char **argv)
 		unsigned int moved = forward(&ports[0], &ports[1]);
 
 		moved += forward(&ports[1], &ports[0]);
-		if (!moved)
+		/* Sleep only when idle: frames in flight come back through a completion ring,
+		 * which wakes no poll(), and their input's fill ring may be empty until then. */
+		if (!moved && !ports[0].outstanding && !ports[1].outstanding)
 			poll(fds, 2, 100);
 	}
 	detach_all();

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Forwarding rate (frames per second) of five forwarders on the same veth topology in the
-# same run, for 64 B and 1500 B frames on the wire (60 B and 1496 B without FCS), unshaped:
+# Forwarding rate (frames per second) of pfcswitchd and four other forwarders on the same
+# veth topology in the same run, for 64 B and 1500 B frames on the wire (60 B and 1496 B
+# without FCS), unshaped:
 #
 #   pfcswitchd      the daemon: 2 ports at 400 Gbit/s (its shaper never limits), PFC on
-#                   priority 3, static FDB; frames are 802.1Q-tagged with PCP 3
+#                   priority 3, static FDB, its default --spin 60us; frames are
+#                   802.1Q-tagged with PCP 3, so they take the lossless path
+#   pfcswitchd-capfc  the same with policy capfc (CaPFC, Stop-Max) instead of pfc
+#   pfcswitchd-spin0  the same with --spin 0us: what the timer spin costs in throughput
 #   libxdp-forward  the independent reference: a plain C AF_XDP forwarder on libxdp's xsk API
 #                   (bench/libxdp-forward.c: copy mode, shared UMEM, busy polling, batches of
 #                   64, the kernel's xdpsock l2fwd shape), built here with cc
@@ -34,7 +38,12 @@
 #   scripts/bench-datapath.sh
 #   env: WARMUP=1 WINDOW=5 (seconds), REPEAT=3, SIZES="60 1496", GEN_CPU=0 FWD_CPU=1,
 #        PLACEMENTS="generator forwarder",
-#        FORWARDERS="pfcswitchd libxdp-forward xsk-forward linux-bridge xdp-redirect"
+#        FORWARDERS="pfcswitchd pfcswitchd-capfc pfcswitchd-spin0 libxdp-forward xsk-forward
+#        linux-bridge xdp-redirect",
+#        PROFILE=DIR: perf samples the forwarder's CPU (every process and the kernel) during
+#        each point's first run and writes its top symbols to DIR/PLACEMENT-FORWARDER-SIZE.txt
+#        (the samples beside it, .perf, for perf annotate) and pfcswitchd's status and
+#        ports after the run to DIR/PLACEMENT-pfcswitchd-SIZE.status
 #
 # Needs root. Creates only namespaces pb-gen, pb-sw, pb-sink and removes them on exit,
 # error or Ctrl-C; the XDP programs go with their processes and interfaces.
@@ -48,7 +57,7 @@ SIZES=${SIZES:-"60 1496"}
 GEN_CPU=${GEN_CPU:-0}
 FWD_CPU=${FWD_CPU:-1}
 PLACEMENTS=${PLACEMENTS:-"generator forwarder"}
-FORWARDERS=${FORWARDERS:-"pfcswitchd libxdp-forward xsk-forward linux-bridge xdp-redirect"}
+FORWARDERS=${FORWARDERS:-"pfcswitchd pfcswitchd-capfc pfcswitchd-spin0 libxdp-forward xsk-forward linux-bridge xdp-redirect"}
 GEN_MAC=02:00:00:00:00:01
 SINK_MAC=02:00:00:00:00:02
 NAMESPACES="pb-gen pb-sw pb-sink"
@@ -61,6 +70,7 @@ command -v cargo >/dev/null 2>&1 || . "$HOME/.cargo/env"
 cargo build --release --locked --workspace --bins
 bench=$PWD/target/release/pfcswitch-bench
 daemon=$PWD/target/release/pfcswitchd
+cli=$PWD/target/release/pfcswitch
 
 for ns in $NAMESPACES; do
   if ip netns list | awk '{ print $1 }' | grep -qx "$ns"; then
@@ -161,7 +171,8 @@ wait_for() { # file pattern pid what
   return 1
 }
 
-cat >"$work/pb-sw.toml" <<EOF
+switch_config() { # policy kind: pfcswitchd's configuration for the benchmark
+  cat <<EOF
 # pfcswitchd for the benchmark: ports far faster than the datapath, so the shaper never
 # limits; PFC on priority 3 with thresholds above the 400 Gbit/s headroom bound.
 [switch]
@@ -187,17 +198,23 @@ max = "300KB"
 egress_max = "2MB"
 
 [policy]
-kind = "pfc"
+kind = "$1"
 
 [fdb]
 static = [ { mac = "$GEN_MAC", port = "p1" }, { mac = "$SINK_MAC", port = "p2" } ]
 EOF
+}
+switch_config pfc >"$work/pb-sw-pfc.toml"
+switch_config capfc >"$work/pb-sw-capfc.toml"
 
 start_forwarder() { # name log
   case "$1" in
     none) ;;
-    pfcswitchd)
-      taskset -c "$FWD_CPU" ip netns exec pb-sw "$daemon" --config "$work/pb-sw.toml" \
+    pfcswitchd | pfcswitchd-capfc | pfcswitchd-spin0)
+      local policy=pfc spin=60us
+      [ "$1" = pfcswitchd-capfc ] && policy=capfc
+      [ "$1" = pfcswitchd-spin0 ] && spin=0us
+      taskset -c "$FWD_CPU" ip netns exec pb-sw "$daemon" --config "$work/pb-sw-$policy.toml" --spin "$spin" \
         --control-socket "$work/pb-sw.sock" --metrics-listen off >"$2" 2>&1 &
       forwarder_pid=$!
       wait_for "$2" "forwarding on" "$forwarder_pid" pfcswitchd ;;
@@ -237,12 +254,24 @@ machine_busy() { # percent of all CPUs busy over one second
   echo "$a $b" | awk '{ printf "%.0f", ($4 - $2) ? 100 * ($3 - $1) / ($4 - $2) : 0 }'
 }
 
+profile_report() { # perf.data report.txt: the top symbols by self time, with the process;
+  # the samples stay beside it (report.perf) for perf annotate
+  perf report -i "$1" --no-children --sort comm,dso,symbol --percent-limit 0.5 --stdio 2>/dev/null |
+    awk '/^ +[0-9.]+%/ { printf "%8s  %-16s %-20s %s\n", $1, $2, $3, $5 }' | head -40 >"$2"
+  mv "$1" "${2%.txt}.perf"
+}
+if [ -n "${PROFILE:-}" ]; then
+  command -v perf >/dev/null || { echo "bench-datapath.sh: PROFILE needs perf (apt install linux-perf)" >&2; exit 1; }
+  mkdir -p "$PROFILE"
+  PROFILE=$(cd "$PROFILE" && pwd)
+fi
+
 results=$work/results
 : >"$results"
 measure() { # placement forwarder size run
   local placement=$1 name=$2 size=$3 out=$work/$1-$2-$3-$4 sink_ns=pb-sink sink_iface=pb-sink0 nice=0
   [ "$name" = none ] && sink_ns=pb-sw sink_iface=pb-a
-  [[ $name == pfcswitchd || $name == xsk-forward || $name == libxdp-forward ]] && nice=19
+  [[ $name == pfcswitchd* || $name == xsk-forward || $name == libxdp-forward ]] && nice=19
   start_forwarder "$name" "$out.forwarder.log"
   # The sink process only reads counters; its XDP program runs where frames arrive.
   taskset -c "$GEN_CPU" ip netns exec "$sink_ns" "$bench" sink --iface "$sink_iface" \
@@ -255,11 +284,22 @@ measure() { # placement forwarder size run
   local flood_pid=$! busy0 total0 busy1 total1
   sleep "$(awk -v w="$WARMUP" 'BEGIN { print w + 0.5 }')"
   read -r busy0 total0 < <(cpu_jiffies "cpu$FWD_CPU")
-  sleep "$(awk -v w="$WINDOW" 'BEGIN { print (w > 1.5 ? w - 1 : w / 2) }')"
+  local span
+  span=$(awk -v w="$WINDOW" 'BEGIN { print (w > 1.5 ? w - 1 : w / 2) }')
+  if [ -n "${PROFILE:-}" ] && [ "$4" = 1 ] && [ "$name" != none ]; then
+    perf record -q -g -C "$FWD_CPU" -o "$out.perf" -- sleep "$span" 2>/dev/null
+  else
+    sleep "$span"
+  fi
   read -r busy1 total1 < <(cpu_jiffies "cpu$FWD_CPU")
   wait "$flood_pid"
   wait "$sink_pid" || { cat "$out.sink.log" >&2; return 1; }
+  if [ -f "$out.perf" ] && [[ $name == pfcswitchd* ]]; then
+    "$cli" -s "$work/pb-sw.sock" status >"$PROFILE/$placement-$name-$((size + 4))B.status"
+    "$cli" -s "$work/pb-sw.sock" ports >>"$PROFILE/$placement-$name-$((size + 4))B.status"
+  fi
   stop_forwarder
+  [ -f "$out.perf" ] && profile_report "$out.perf" "$PROFILE/$placement-$name-$((size + 4))B.txt"
   local line
   line="$placement $name $size $(json "$out.sink" fps) $(json "$out.flood" fps) $(json "$out.flood" peer_dropped_fps) \
 $(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.0f", t ? 100 * b / t : 0 }')"
@@ -309,14 +349,14 @@ median_rows | awk -v cpu="$FWD_CPU" '
   }
   function ratio(i, of) { return (name[i] != "none" && of > 0) ? sprintf("%.2f", rx[i] / of) : "-" }
   END {
-    printf "%-9s %-14s %6s %7s %13s %9s %7s %13s %13s %6s  %s\n", "receive", "forwarder", "frame", "Mpps", \
+    printf "%-9s %-17s %6s %7s %13s %9s %7s %13s %13s %6s  %s\n", "receive", "forwarder", "frame", "Mpps", \
       "(min-max)", "vs libxdp", "vs bare", "offered Mpps", "refused@pb-a", "CPU " cpu, "limited by"
     for (i = 1; i <= NR; i++) {
       if (name[i] == "none") limit = "reference: no forwarder, the counter on pb-a"
       else if (rx[i] < 0.01 * tx[i]) limit = "STALLED: the forwarder stopped forwarding"
       else if (rx[i] >= 0.97 * tx[i]) limit = "generator: no loss, the forwarder may be faster"
       else limit = sprintf("forwarder (CPU %d %d%% busy)", cpu, busy[i])
-      printf "%-9s %-14s %5dB %7.3f %13s %9s %7s %13.3f %13.3f %5d%%  %s\n", place[i], \
+      printf "%-9s %-17s %5dB %7.3f %13s %9s %7s %13.3f %13.3f %5d%%  %s\n", place[i], \
         (name[i] == "none" ? "(generator)" : name[i]), size[i] + 4, rx[i] / 1e6, \
         sprintf("(%.3f-%.3f)", low[i] / 1e6, high[i] / 1e6), ratio(i, reference[place[i], size[i]]), \
         ratio(i, bare[place[i], size[i]]), tx[i] / 1e6, refused[i] / 1e6, busy[i], limit

@@ -11,6 +11,7 @@ PACKAGES=(
   ca-certificates curl build-essential pkg-config   # toolchain bootstrap
   clang llvm libbpf-dev linux-libc-dev              # the C XDP programs (clang -target bpf)
   libxdp-dev                                        # the benchmark's reference forwarder (bench/libxdp-forward.c)
+  linux-perf                                        # the benchmark's profiles (PROFILE=DIR)
   iproute2 ethtool iputils-ping iperf3              # namespaces, veth, real traffic
   tcpdump tshark                                    # captures and the Wireshark oracle
   python3 python3-scapy                             # the scapy oracle

@@ -9,7 +9,7 @@ use crate::notify;
 use crate::signals::{EventFd, SignalAction, SignalFd};
 use crate::timer::{self, Clock, Lateness};
 use crate::umem::{FramePool, UmemArea, chunk_base};
-use crate::xsk::{RING_SIZE, Sockets, XskError, tx_desc};
+use crate::xsk::{RING_SIZE, Sockets, TX_BUDGET, XskError, tx_desc};
 use pfcswitch_core::config::{PolicyConfig, SwitchConfig};
 use pfcswitch_core::report::{ControlRequest, ControlResponse, DatapathReport, QueueDepths, Snapshot, XdpPortReport};
 use pfcswitch_core::time::Instant;
@@ -19,9 +19,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
+use xdpilone::xdp::XdpDesc;
 
 /// Descriptors moved per ring per loop iteration.
-const BATCH: u32 = 64;
+const BATCH: u32 = TX_BUDGET;
+/// Frames whose first cache line is requested ahead of the one the core parses.
+const PREFETCH_AHEAD: usize = 8;
 /// Frames kept off the fill rings, for the PFC frames the switch generates.
 const CONTROL_RESERVE: usize = 64;
 /// Fill-ring depth per socket: half the ring, so TX and the core always find buffers.
@@ -209,11 +212,28 @@ impl Datapath {
     /// Moves received frames into the core. Returns whether any arrived.
     fn receive(&mut self, now: Instant) -> bool {
         let mut any = false;
+        let mut batch = [XdpDesc::default(); BATCH as usize];
         let Datapath { sockets, area, pool, switch, meta_missing, .. } = self;
         for queue in &mut sockets.queues {
             let mut reader = queue.rx.receive(BATCH);
+            let mut count = 0;
             while let Some(desc) = reader.read() {
-                any = true;
+                batch[count] = desc;
+                count += 1;
+            }
+            reader.release();
+            let batch = &batch[..count];
+            // The metadata and the headers sit on two cache lines (the XDP headroom ends on
+            // a line boundary).
+            let prefetch = |desc: &XdpDesc| {
+                area.prefetch(desc.addr - META_LEN as u64);
+                area.prefetch(desc.addr);
+            };
+            batch.iter().take(PREFETCH_AHEAD).for_each(prefetch);
+            for (index, desc) in batch.iter().enumerate() {
+                if let Some(ahead) = batch.get(index + PREFETCH_AHEAD) {
+                    prefetch(ahead);
+                }
                 let meta_ok = desc.addr - chunk_base(desc.addr) >= META_LEN as u64
                     && area.bytes(desc.addr - META_LEN as u64, 2) == META_MAGIC.to_ne_bytes();
                 if !meta_ok {
@@ -225,49 +245,75 @@ impl Datapath {
                     RxVerdict::Consumed => pool.release(desc.addr),
                 }
             }
-            reader.release();
+            any |= count > 0;
         }
         any
     }
 
-    /// Hands the core's transmissions to the TX rings. Returns whether any went out, and
-    /// whether some ring still holds descriptors the kernel has not taken.
+    /// Hands the core's transmissions to the TX rings and the kernel. Returns whether any
+    /// went out, and whether some ring still holds descriptors the kernel has not taken.
+    ///
+    /// Transmission comes first: each port may send in one turn as many frames as a turn
+    /// receives on all ports together, so the outputs run as fast as the CPU allows and the
+    /// loop never takes in more than it can send. When the CPU is saturated, the frames it
+    /// cannot take wait in the kernel's RX rings and the kernel drops the excess there,
+    /// before anyone has parsed or forwarded it, rather than the switch after paying for
+    /// both. The bound keeps a turn, and so the timers' lateness, short.
     fn transmit(&mut self, now: Instant) -> (bool, bool) {
         let (mut any, mut waiting) = (false, false);
-        let Datapath { sockets, area, pool, switch, tx_queue, .. } = self;
-        for (port, &index) in tx_queue.iter().enumerate() {
-            let queue = &mut sockets.queues[index];
-            let mut writer = queue.tx.transmit(BATCH);
-            let mut sent = 0;
-            while sent < writer.capacity() && pool.free_count() > 0 {
-                let Some(tx) = switch.poll_tx(now, port) else { break };
-                let desc = match tx {
-                    Tx::Data { handle, len, last, mark } => {
-                        if let Some(mark) = mark {
-                            mark_fecn_probe(area.bytes_mut(handle, len as usize), mark.rate_kbps, mark.port);
-                        }
-                        pool.submitted(handle);
-                        if last {
-                            pool.unhold(handle);
-                        }
-                        tx_desc(handle, len)
-                    }
-                    Tx::Control(control) => {
-                        let addr = pool.alloc().expect("checked free_count");
-                        let len = switch.emit_control(port, &control, area.chunk_mut(addr));
-                        pool.submitted(addr);
-                        tx_desc(addr, len as u32)
-                    }
-                };
-                writer.insert_once(desc);
-                sent += 1;
+        let turn = BATCH * self.sockets.queues.len() as u32;
+        for port in 0..self.tx_queue.len() {
+            let mut budget = turn;
+            while budget > 0 {
+                let sent = self.write_tx(now, port, budget.min(BATCH));
+                budget -= sent;
+                any |= sent > 0;
+                let queue = &mut self.sockets.queues[self.tx_queue[port]];
+                let left = queue.drain_tx();
+                queue.reap_completions(|addr| self.pool.completed(addr));
+                if left {
+                    waiting = true;
+                    break;
+                }
+                if sent == 0 {
+                    break;
+                }
             }
-            writer.commit();
-            drop(writer);
-            waiting |= queue.flush_tx();
-            any |= sent > 0;
         }
         (any, waiting)
+    }
+
+    /// Moves up to `max` of the core's transmissions on `port` into its TX ring. Returns
+    /// how many.
+    fn write_tx(&mut self, now: Instant, port: usize, max: u32) -> u32 {
+        let Datapath { sockets, area, pool, switch, tx_queue, .. } = self;
+        let mut writer = sockets.queues[tx_queue[port]].tx.transmit(max);
+        let mut sent = 0;
+        while sent < writer.capacity() && pool.free_count() > 0 {
+            let Some(tx) = switch.poll_tx(now, port) else { break };
+            let desc = match tx {
+                Tx::Data { handle, len, last, mark } => {
+                    if let Some(mark) = mark {
+                        mark_fecn_probe(area.bytes_mut(handle, len as usize), mark.rate_kbps, mark.port);
+                    }
+                    pool.submitted(handle);
+                    if last {
+                        pool.unhold(handle);
+                    }
+                    tx_desc(handle, len)
+                }
+                Tx::Control(control) => {
+                    let addr = pool.alloc().expect("checked free_count");
+                    let len = switch.emit_control(port, &control, area.chunk_mut(addr));
+                    pool.submitted(addr);
+                    tx_desc(addr, len as u32)
+                }
+            };
+            writer.insert_once(desc);
+            sent += 1;
+        }
+        writer.commit();
+        sent
     }
 
     /// Takes back transmitted frames and frames the core dropped.

@@ -244,17 +244,10 @@ impl HostPort {
     }
 
     /// Kicks the kernel to transmit what was queued (sendto with MSG_DONTWAIT) and reaps
-    /// completions. Copy mode sends a bounded batch per kick, so the kernel is kicked again
-    /// while it makes progress; what it leaves (its send buffer is full) waits for the next
+    /// completions. What the kernel leaves (its send buffer is full) waits for the next
     /// `flush`.
     pub fn flush(&mut self) {
-        let queue = &self.sockets.queues[0];
-        for _ in 0..RING_SIZE {
-            let before = queue.tx.pending();
-            if !queue.flush_tx() || queue.tx.pending() >= before {
-                break;
-            }
-        }
+        self.sockets.queues[0].drain_tx();
         self.reap();
     }
 

@@ -75,6 +75,23 @@ impl UmemArea {
         unsafe { std::slice::from_raw_parts_mut(self.area.cast::<u8>().as_ptr().add(start), len) }
     }
 
+    /// Asks the CPU to start loading the cache line at `addr`: a received frame was written
+    /// by the kernel, often on another CPU, and the first read of each is a cache miss that
+    /// costs more than parsing it. Prefetched a few frames ahead, the misses overlap.
+    #[inline]
+    pub fn prefetch(&self, addr: u64) {
+        let Ok(offset) = usize::try_from(addr) else { return };
+        if offset >= self.len() {
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is a hint that never faults; the address is inside the mapping.
+        unsafe {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            _mm_prefetch::<_MM_HINT_T0>(self.area.cast::<u8>().as_ptr().add(offset).cast::<i8>());
+        }
+    }
+
     /// The whole frame (chunk) that contains `addr`, for writing a frame we generate.
     pub fn chunk_mut(&mut self, addr: u64) -> &mut [u8] {
         let base = chunk_base(addr) as usize;

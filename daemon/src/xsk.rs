@@ -89,6 +89,22 @@ impl QueueSocket {
         pending
     }
 
+    /// Kicks the kernel until the TX ring is empty or a kick moves nothing (the device's
+    /// queue is full): copy mode sends at most its TX budget per sendto. Returns whether
+    /// descriptors remain.
+    pub fn drain_tx(&self) -> bool {
+        loop {
+            let before = self.tx.pending();
+            if before == 0 {
+                return false;
+            }
+            self.tx.wake();
+            if self.tx.pending() >= before {
+                return true;
+            }
+        }
+    }
+
     /// Hands the address of every completed transmission to `done`.
     pub fn reap_completions(&mut self, mut done: impl FnMut(u64)) {
         let mut reader = self.device.complete(RING_SIZE);
@@ -201,7 +217,34 @@ fn open_queue(umem: &Umem, port: usize, iface: &str, queue: u32, bind_flags: u16
     let rx = user.map_rx().map_err(fail("map the RX ring of"))?;
     let tx = user.map_tx().map_err(fail("map the TX ring of"))?;
     umem.bind(&user).map_err(fail("bind"))?;
+    raise_tx_budget(tx.as_raw_fd());
     Ok(QueueSocket { port, queue, device, rx, tx, user, _socket: socket })
+}
+
+/// `XDP_MAX_TX_SKB_BUDGET` (Linux 6.17, include/uapi/linux/if_xdp.h): frames one sendto
+/// may send in copy mode.
+const XDP_MAX_TX_SKB_BUDGET: libc::c_int = 9;
+/// Frames per sendto we ask for: a whole batch, so one kick sends what one turn wrote
+/// (the kernel's default is 32). It stays well under veth's 256-frame peer ring.
+pub const TX_BUDGET: u32 = 64;
+
+/// Raises the socket's copy-mode TX budget to [`TX_BUDGET`] where the kernel has the option;
+/// older kernels keep 32 frames per sendto, which costs only more kicks.
+fn raise_tx_budget(fd: RawFd) {
+    let budget = TX_BUDGET;
+    // SAFETY: setsockopt reads a u32 from a valid pointer of the length given.
+    let result = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_XDP,
+            XDP_MAX_TX_SKB_BUDGET,
+            (&raw const budget).cast::<libc::c_void>(),
+            size_of::<u32>() as libc::socklen_t,
+        )
+    };
+    if result != 0 {
+        log::debug!("AF_XDP TX budget stays at the kernel's default: {}", std::io::Error::last_os_error());
+    }
 }
 
 /// Marks an AF_XDP socket (for a UMEM's first socket, the UMEM's descriptor too) close-on-exec.
