@@ -73,6 +73,16 @@ topology_leaf_spine_4() {
   LINKS=${LINKS% }
 }
 
+# Two leaves, two spines: h1, h2 on leaf sw1 and h3, h4 on leaf sw2; each leaf's p3 goes to
+# spine sw3 and its p4 to spine sw4. The leaves reach the other leaf's hosts over both
+# spines (static ECMP entries); uplinks learn nothing and only p3 floods, so flooded frames
+# follow the tree through sw3 and never loop.
+topology_leaf_spine_2s() {
+  SWITCHES="sw1 sw2 sw3 sw4"
+  HOSTS="h1 h2 h3 h4"
+  LINKS="sw1:p1-h1 sw1:p2-h2 sw1:p3-sw3:p1 sw1:p4-sw4:p1 sw2:p1-h3 sw2:p2-h4 sw2:p3-sw3:p2 sw2:p4-sw4:p2"
+}
+
 # The OFC paper's incast dumbbell (§IV-A), at the size two cores carry: two switches joined
 # by one link (sw1:p6-sw2:p1), h1-h5 on sw1 and h6-h11 on sw2. Incast senders on both sides
 # hit h11; h5 -> h10 is uncongested traffic sharing the sw1 -> sw2 link with the incast.
@@ -110,9 +120,10 @@ select_topology() {
     ofc-fig1) topology_ofc_fig1; DEFAULT_CONFIGS="$repo/configs/ofc-fig1" ;;
     leaf-spine) topology_leaf_spine; DEFAULT_CONFIGS="$repo/configs/leaf-spine" ;;
     leaf-spine-4) topology_leaf_spine_4; DEFAULT_CONFIGS="$repo/configs/leaf-spine-4" ;;
+    leaf-spine-2s) topology_leaf_spine_2s; DEFAULT_CONFIGS="$repo/configs/leaf-spine-2s" ;;
     dumbbell) topology_dumbbell; DEFAULT_CONFIGS="$repo/configs/dumbbell" ;;
     dumbbell-32) topology_dumbbell_32; DEFAULT_CONFIGS="$repo/configs/dumbbell-32" ;;
-    *) echo "topology.sh: unknown topology '$1' (known: star3, star8, ofc-fig1, leaf-spine, leaf-spine-4, dumbbell, dumbbell-32)" >&2; exit 2 ;;
+    *) echo "topology.sh: unknown topology '$1' (known: star3, star8, ofc-fig1, leaf-spine, leaf-spine-4, leaf-spine-2s, dumbbell, dumbbell-32)" >&2; exit 2 ;;
   esac
 }
 
@@ -201,7 +212,7 @@ down() {
 
 [ $# -ge 1 ] || usage
 command=$1; shift
-[ "$command" = list ] && { echo "star3 star8 ofc-fig1 leaf-spine leaf-spine-4 dumbbell dumbbell-32"; exit 0; }
+[ "$command" = list ] && { echo "star3 star8 ofc-fig1 leaf-spine leaf-spine-4 leaf-spine-2s dumbbell dumbbell-32"; exit 0; }
 [ $# -ge 1 ] || usage
 select_topology "$1"; shift
 # For programs that drive a topology (pfcswitch scenario run): its nodes, one kind per line.

@@ -103,10 +103,24 @@ pub struct PortConfig {
     /// DSCP >> 3 (the class selector). Only with `trust = "dscp"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dscp_map: Option<BTreeMap<String, Vec<u8>>>,
+    /// Learn the source addresses of frames received here. Off on the uplinks of a fabric
+    /// with several paths, where a host's frames arrive on any of them and static ECMP
+    /// entries say where it is.
+    #[serde(default = "enabled")]
+    pub learning: bool,
+    /// Send broadcasts, multicasts and unknown unicasts out of this port. Off on all but one
+    /// uplink of each leaf of a fabric with several spines, so flooded frames follow a tree
+    /// and never loop.
+    #[serde(default = "enabled")]
+    pub flooding: bool,
 }
 
 fn default_mtu() -> u32 {
     1500
+}
+
+fn enabled() -> bool {
+    true
 }
 
 /// `[pfc]`: 802.1Qbb thresholds on ingress accounting, per (port, lossless priority).
@@ -404,7 +418,31 @@ impl Default for FdbConfig {
 #[serde(deny_unknown_fields)]
 pub struct StaticEntry {
     pub mac: String,
-    pub port: String,
+    /// A port, or several: an ECMP group, one port picked per flow.
+    pub port: StaticPorts,
+}
+
+/// `port = "p1"` or `port = ["up1", "up2"]`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum StaticPorts {
+    One(String),
+    Group(Vec<String>),
+}
+
+impl StaticPorts {
+    pub fn names(&self) -> &[String] {
+        match self {
+            StaticPorts::One(name) => std::slice::from_ref(name),
+            StaticPorts::Group(names) => names,
+        }
+    }
+}
+
+impl From<&str> for StaticPorts {
+    fn from(name: &str) -> Self {
+        StaticPorts::One(name.to_string())
+    }
 }
 
 /// A rejected configuration: the key and why.
@@ -469,6 +507,8 @@ impl SwitchConfig {
                     default_priority: 0,
                     trust: Trust::Pcp,
                     dscp_map: None,
+                    learning: true,
+                    flooding: true,
                 })
                 .collect(),
             pfc: PfcConfig::default(),
@@ -901,8 +941,8 @@ impl SwitchConfig {
         Ok(weights)
     }
 
-    /// Static FDB entries resolved to (address, port index).
-    pub fn static_fdb_entries(&self) -> Result<Vec<(EthernetAddress, usize)>, ConfigError> {
+    /// Static FDB entries resolved to (address, port set: bit i for port i).
+    pub fn static_fdb_entries(&self) -> Result<Vec<(EthernetAddress, u64)>, ConfigError> {
         self.fdb
             .static_entries
             .iter()
@@ -914,14 +954,31 @@ impl SwitchConfig {
                 if !mac.is_unicast() {
                     return Err(error(format!("{key}.mac"), format!("{mac} is not a unicast address")));
                 }
-                let port = self
-                    .ports
+                let names = entry.port.names();
+                if names.is_empty() {
+                    return Err(error(format!("{key}.port"), "an empty list; name one port or more"));
+                }
+                names
                     .iter()
-                    .position(|p| p.name == entry.port)
-                    .ok_or_else(|| error(format!("{key}.port"), format!("no port named `{}`", entry.port)))?;
-                Ok((mac, port))
+                    .try_fold(0u64, |ports, name| {
+                        let port = self
+                            .ports
+                            .iter()
+                            .position(|p| &p.name == name)
+                            .ok_or_else(|| error(format!("{key}.port"), format!("no port named `{name}`")))?;
+                        if ports & (1 << port) != 0 {
+                            return Err(error(format!("{key}.port"), format!("`{name}` is listed twice")));
+                        }
+                        Ok(ports | 1 << port)
+                    })
+                    .map(|ports| (mac, ports))
             })
             .collect()
+    }
+
+    /// The ports for which `has` holds (bit i: port i).
+    pub fn port_mask(&self, has: impl Fn(&PortConfig) -> bool) -> u64 {
+        self.ports.iter().enumerate().filter(|(_, port)| has(port)).fold(0, |mask, (index, _)| mask | 1 << index)
     }
 
     /// Lossless priorities as a class-enable style bitmask.
@@ -1205,5 +1262,11 @@ mod tests {
         let mut c = config();
         c.fdb.static_entries.push(StaticEntry { mac: "02:00:00:00:00:01".into(), port: "p9".into() });
         assert!(rejects(&c, "fdb.static[0].port").contains("no port named"));
+        c.fdb.static_entries[0].port = StaticPorts::Group(vec!["p1".into(), "p2".into(), "p1".into()]);
+        assert!(rejects(&c, "fdb.static[0].port").contains("`p1` is listed twice"));
+        c.fdb.static_entries[0].port = StaticPorts::Group(vec![]);
+        assert!(rejects(&c, "fdb.static[0].port").contains("empty list"));
+        c.fdb.static_entries[0].port = StaticPorts::Group(vec!["p1".into(), "p2".into()]);
+        assert_eq!(c.static_fdb_entries().unwrap(), vec![("02:00:00:00:00:01".parse().unwrap(), 0b110)]);
     }
 }

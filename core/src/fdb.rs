@@ -1,6 +1,9 @@
 //! The forwarding database: MAC learning with aging on the caller's clock, plus static
 //! entries. Capacity is fixed when the switch is built; a full table stops learning (those
 //! destinations are flooded) instead of allocating on the per-frame path.
+//!
+//! An entry names a set of ports: one for a learned address, one or several for a static
+//! one. Several ports are an ECMP group; the switch picks one per flow ([`pick`]).
 
 use crate::time::Instant;
 use crate::wire::EthernetAddress;
@@ -15,7 +18,8 @@ pub const DEFAULT_FDB_CAPACITY: usize = 4096;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FdbEntry {
     pub mac: EthernetAddress,
-    pub port: usize,
+    /// Bit i: port i (one bit, or an ECMP group).
+    pub ports: u64,
     /// Static entries never age and are never moved by learning.
     pub is_static: bool,
     /// Time since a frame from this address was last seen (zero for static entries).
@@ -24,7 +28,7 @@ pub struct FdbEntry {
 
 #[derive(Clone, Copy, Debug)]
 struct Slot {
-    port: usize,
+    ports: u64,
     last_seen: Instant,
     is_static: bool,
 }
@@ -58,8 +62,9 @@ impl Fdb {
         Fdb { table: HashMap::with_capacity_and_hasher(capacity, Default::default()), capacity, aging }
     }
 
-    pub fn add_static(&mut self, mac: EthernetAddress, port: usize) {
-        self.table.insert(mac, Slot { port, last_seen: Instant::ZERO, is_static: true });
+    /// A static entry towards `ports` (bit i: port i; several bits: an ECMP group).
+    pub fn add_static(&mut self, mac: EthernetAddress, ports: u64) {
+        self.table.insert(mac, Slot { ports, last_seen: Instant::ZERO, is_static: true });
     }
 
     /// Records that `mac` sent a frame on `port` at `now`.
@@ -69,7 +74,7 @@ impl Fdb {
         }
         if let Some(slot) = self.table.get_mut(&mac) {
             if !slot.is_static {
-                *slot = Slot { port, last_seen: now, is_static: false };
+                *slot = Slot { ports: 1 << port, last_seen: now, is_static: false };
             }
             return;
         }
@@ -79,13 +84,13 @@ impl Fdb {
                 return;
             }
         }
-        self.table.insert(mac, Slot { port, last_seen: now, is_static: false });
+        self.table.insert(mac, Slot { ports: 1 << port, last_seen: now, is_static: false });
     }
 
-    /// The port `mac` was learned on, unless unknown or aged out.
-    pub fn lookup(&self, now: Instant, mac: EthernetAddress) -> Option<usize> {
+    /// The ports towards `mac` (bit i: port i), unless unknown or aged out.
+    pub fn lookup(&self, now: Instant, mac: EthernetAddress) -> Option<u64> {
         let slot = self.table.get(&mac)?;
-        (!self.expired(now, slot)).then_some(slot.port)
+        (!self.expired(now, slot)).then_some(slot.ports)
     }
 
     fn expired(&self, now: Instant, slot: &Slot) -> bool {
@@ -97,7 +102,7 @@ impl Fdb {
         self.table.retain(|_, slot| slot.is_static || now - slot.last_seen <= aging);
     }
 
-    /// Live entries sorted by port then address, for the control plane.
+    /// Live entries sorted by (first) port then address, for the control plane.
     pub fn entries(&self, now: Instant) -> Vec<FdbEntry> {
         let mut entries: Vec<FdbEntry> = self
             .table
@@ -105,21 +110,21 @@ impl Fdb {
             .filter(|(_, slot)| !self.expired(now, slot))
             .map(|(&mac, slot)| FdbEntry {
                 mac,
-                port: slot.port,
+                ports: slot.ports,
                 is_static: slot.is_static,
                 age: if slot.is_static { Duration::ZERO } else { now - slot.last_seen },
             })
             .collect();
-        entries.sort_by_key(|e| (e.port, e.mac));
+        entries.sort_by_key(|e| (e.ports.trailing_zeros(), e.ports, e.mac));
         entries
     }
 
     /// Replaces the aging time and the static entries (a configuration reload).
-    pub fn reconfigure(&mut self, aging: Duration, statics: &[(EthernetAddress, usize)]) {
+    pub fn reconfigure(&mut self, aging: Duration, statics: &[(EthernetAddress, u64)]) {
         self.aging = aging;
         self.table.retain(|_, slot| !slot.is_static);
-        for &(mac, port) in statics {
-            self.add_static(mac, port);
+        for &(mac, ports) in statics {
+            self.add_static(mac, ports);
         }
     }
 
@@ -127,6 +132,22 @@ impl Fdb {
     pub fn flush(&mut self) {
         self.table.retain(|_, slot| slot.is_static);
     }
+}
+
+/// The port of `ports` (bit i: port i, at least one bit) that carries the flow with hash
+/// `flow`: always the same one for the same flow and set, so a flow is never reordered;
+/// flows spread evenly over the group.
+pub fn pick(ports: u64, flow: u32) -> usize {
+    let count = ports.count_ones();
+    debug_assert!(count > 0, "an empty port set");
+    // Multiply-shift maps the hash onto 0..count without the bias of the low bits a modulo keeps.
+    let mut rank = ((u64::from(flow) * u64::from(count)) >> 32) as u32;
+    let mut rest = ports;
+    while rank > 0 {
+        rest &= rest - 1;
+        rank -= 1;
+    }
+    rest.trailing_zeros() as usize
 }
 
 #[cfg(test)]
@@ -144,10 +165,10 @@ mod tests {
     fn learns_moves_and_ages() {
         let mut fdb = Fdb::new(16, Duration::from_secs(300));
         fdb.learn(at(0), A, 1);
-        assert_eq!(fdb.lookup(at(1), A), Some(1));
+        assert_eq!(fdb.lookup(at(1), A), Some(1 << 1));
         fdb.learn(at(2), A, 3);
-        assert_eq!(fdb.lookup(at(2), A), Some(3), "a station move follows the newest frame");
-        assert_eq!(fdb.lookup(at(302), A), Some(3));
+        assert_eq!(fdb.lookup(at(2), A), Some(1 << 3), "a station move follows the newest frame");
+        assert_eq!(fdb.lookup(at(302), A), Some(1 << 3));
         assert_eq!(fdb.lookup(at(303), A), None, "aged out after 300 s of silence");
         fdb.learn(at(0), EthernetAddress::BROADCAST, 2);
         assert_eq!(fdb.lookup(at(0), EthernetAddress::BROADCAST), None, "group addresses are never learned");
@@ -156,11 +177,14 @@ mod tests {
     #[test]
     fn static_entries_win_and_never_age() {
         let mut fdb = Fdb::new(16, Duration::from_secs(1));
-        fdb.add_static(A, 0);
+        fdb.add_static(A, 0b101);
         fdb.learn(at(5), A, 2);
-        assert_eq!(fdb.lookup(at(1000), A), Some(0));
+        assert_eq!(fdb.lookup(at(1000), A), Some(0b101), "an ECMP group stays as configured");
         fdb.flush();
-        assert_eq!(fdb.entries(at(1000)), vec![FdbEntry { mac: A, port: 0, is_static: true, age: Duration::ZERO }]);
+        assert_eq!(
+            fdb.entries(at(1000)),
+            vec![FdbEntry { mac: A, ports: 0b101, is_static: true, age: Duration::ZERO }]
+        );
     }
 
     #[test]
@@ -170,6 +194,23 @@ mod tests {
         fdb.learn(at(1), B, 1);
         assert_eq!(fdb.lookup(at(1), B), None, "no room: B is flooded");
         fdb.learn(at(20), B, 1);
-        assert_eq!(fdb.lookup(at(20), B), Some(1), "A expired and made room");
+        assert_eq!(fdb.lookup(at(20), B), Some(1 << 1), "A expired and made room");
+    }
+
+    #[test]
+    fn a_flow_keeps_its_port_and_flows_spread_over_the_group() {
+        let group = 0b1011_0000;
+        let mut per_port = [0u32; 8];
+        for flow in 0..30_000u32 {
+            let hash = flow.wrapping_mul(0x9E37_79B9);
+            let port = pick(group, hash);
+            assert_eq!(pick(group, hash), port, "the same flow, the same port");
+            assert!(group & (1 << port) != 0, "a port of the group");
+            per_port[port] += 1;
+        }
+        for port in [4, 5, 7] {
+            assert!((9_000..11_000).contains(&per_port[port]), "even spread: {per_port:?}");
+        }
+        assert_eq!(pick(1 << 6, 12345), 6, "a single port is itself");
     }
 }

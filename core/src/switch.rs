@@ -16,7 +16,7 @@
 use crate::buffer::{Arena, Buffers, Descriptor, Level};
 use crate::config::{ConfigError, ConfigWarning, EgressFull, PfcwdAction, PolicyKind, SwitchConfig};
 use crate::counters::{DropReason, PortCounters};
-use crate::fdb::{DEFAULT_FDB_CAPACITY, Fdb, FdbEntry};
+use crate::fdb::{self, DEFAULT_FDB_CAPACITY, Fdb, FdbEntry};
 use crate::fecn::{Fecn, ProbeMark};
 use crate::pause::PeerPause;
 use crate::pfcwd::{PfcwdEvent, Watchdog};
@@ -134,6 +134,12 @@ struct Pipeline {
 #[derive(Debug)]
 pub struct Switch {
     ports: Vec<Port>,
+    /// Ports whose frames' source addresses are learned (bit i: port i).
+    learning: u64,
+    /// Ports that flooded frames leave by.
+    flooding: u64,
+    /// This switch's ECMP hash seed, from its name: switches of two tiers pick unlike.
+    flow_seed: u32,
     counters: Vec<PortCounters>,
     buffers: Buffers,
     arena: Arena,
@@ -190,6 +196,9 @@ impl Switch {
         }
         let speeds: Vec<BitRate> = config.ports.iter().map(|p| p.speed).collect();
         let switch = Switch {
+            learning: config.port_mask(|port| port.learning),
+            flooding: config.port_mask(|port| port.flooding),
+            flow_seed: flow_seed(&config.switch.name),
             counters: vec![PortCounters::default(); ports.len()],
             buffers: Buffers::new(
                 ports.len(),
@@ -278,13 +287,15 @@ impl Switch {
             self.frames,
         );
         self.lossy_frame_limit = new.lossy_frame_limit();
+        self.learning = new.port_mask(|port| port.learning);
+        self.flooding = new.port_mask(|port| port.flooding);
         for (index, (port, config)) in self.ports.iter_mut().zip(&new.ports).enumerate() {
             port.default_priority = Pcp::from_low_bits(config.default_priority);
             port.dscp_map = (config.trust == crate::config::Trust::Dscp).then(|| new.dscp_map(index)).transpose()?;
             port.scheduler = Scheduler::new(weights, config.mtu + crate::config::L2_HEADER_MAX as u32);
         }
         let mut statics = new.static_fdb_entries()?;
-        statics.retain(|&(_, port)| port < self.ports.len());
+        statics.retain(|&(_, ports)| ports & !self.all_ports() == 0);
         self.fdb.reconfigure(new.fdb.aging, &statics);
         self.lossless = new.lossless_mask();
         self.ingress_max = new.pfc.max.bytes();
@@ -408,12 +419,16 @@ impl Switch {
         if view.l2.dst.is_link_local() {
             return self.drop_rx(port, p, DropReason::LinkLocal);
         }
-        self.fdb.learn(now, view.l2.src, port);
+        if self.learning & (1 << port) != 0 {
+            self.fdb.learn(now, view.l2.src, port);
+        }
         let others = self.all_ports() & !(1u64 << port);
         let egress = match view.l2.dst.is_unicast().then(|| self.fdb.lookup(now, view.l2.dst)).flatten() {
-            Some(out) if out == port => return self.drop_rx(port, p, DropReason::Filtered),
-            Some(out) => 1u64 << out,
-            None => others,
+            Some(ports) if ports.count_ones() > 1 && ports & others != 0 => {
+                1u64 << fdb::pick(ports & others, view.flow_hash(self.flow_seed))
+            }
+            Some(ports) => ports & others,
+            None => others & self.flooding,
         };
         if egress == 0 {
             return self.drop_rx(port, p, DropReason::Filtered);
@@ -620,7 +635,11 @@ impl Switch {
         let out = match placement {
             Placement::Input => port,
             Placement::Output => {
-                self.fdb.lookup(now, qcn.culprit(culprit).src).unwrap_or(usize::from(arena.get(culprit).ingress))
+                // Towards the source; over the culprit's own ingress where an ECMP group leads there.
+                match self.fdb.lookup(now, qcn.culprit(culprit).src) {
+                    Some(ports) if ports.count_ones() == 1 => ports.trailing_zeros() as usize,
+                    _ => usize::from(arena.get(culprit).ingress),
+                }
             }
         };
         let mac = self.ports[port].mac;
@@ -1062,4 +1081,9 @@ fn monitored<'a>(
             usize::from(frame.ingress) == port && usize::from(frame.priority) == p
         });
     output.chain(input).map(move |i| (i, arena.get(i).len))
+}
+
+/// FNV-1a of the switch's name: a fixed ECMP seed per switch, the same on every run.
+fn flow_seed(name: &str) -> u32 {
+    name.bytes().fold(0x811C_9DC5, |hash, byte| (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193))
 }

@@ -1,7 +1,7 @@
 //! Forwarding decisions of the switch, driven directly: learning, flooding, filtering,
 //! link-local and malformed frames, classification, and the handle protocol.
 
-use pfcswitch_core::config::{SwitchConfig, Trust};
+use pfcswitch_core::config::{StaticEntry, StaticPorts, SwitchConfig, Trust};
 use pfcswitch_core::counters::DropReason;
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::{BitRate, ByteSize};
@@ -51,6 +51,59 @@ fn unknown_unicast_floods_then_learned_addresses_go_to_one_port() {
     sw.handle_rx(T0, 2, 101, &frame(mac(2), mac(1), Some(0), 0));
     assert_eq!(drain(&mut sw, Instant::from_nanos(1_000_000)), vec![(0, 101, true)], "mac(1) was learned on port 0");
     assert_eq!(sw.fdb_entries(Instant::from_nanos(1_000_000)).len(), 2);
+}
+
+/// A leaf: hosts on p0 and p1, uplinks p2 and p3 to two spines. Remote host mac(9) is
+/// behind both uplinks (an ECMP group); the uplinks learn nothing and only p2 floods.
+fn leaf() -> Switch {
+    let mut config = SwitchConfig::with_ports("leaf", 4, BitRate::gbps(1));
+    config
+        .fdb
+        .static_entries
+        .push(StaticEntry { mac: mac(9).to_string(), port: StaticPorts::Group(vec!["p2".into(), "p3".into()]) });
+    config.ports[2].learning = false;
+    config.ports[3].learning = false;
+    config.ports[3].flooding = false;
+    Switch::new(&config).unwrap().0
+}
+
+#[test]
+fn ecmp_keeps_each_flow_on_one_uplink_and_spreads_flows_over_both() {
+    let mut sw = leaf();
+    let mut uplink_of_flow = Vec::new();
+    for round in 0..3u64 {
+        for flow in 0..32u16 {
+            let bytes = DataFrameSpec { src_port: 40_000 + flow, ..DataFrameSpec::between(mac(1), mac(9), None, 100) };
+            let handle = round * 100 + u64::from(flow);
+            // 10 µs apart: each uplink's shaper has sent the previous frame.
+            let now = Instant::from_nanos(10_000 * (round * 32 + u64::from(flow)));
+            sw.handle_rx(now, 0, handle, &bytes.to_bytes());
+            let sent = drain(&mut sw, now);
+            assert_eq!(sent.len(), 1, "one copy, on one uplink: {sent:?}");
+            if round == 0 {
+                uplink_of_flow.push(sent[0].0);
+            } else {
+                assert_eq!(sent[0].0, uplink_of_flow[usize::from(flow)], "flow {flow} never changes path");
+            }
+        }
+    }
+    let on_p2 = uplink_of_flow.iter().filter(|&&port| port == 2).count();
+    assert!(uplink_of_flow.iter().all(|&port| port == 2 || port == 3));
+    assert!((8..=24).contains(&on_p2), "32 flows spread over both uplinks: {on_p2} on p2");
+}
+
+#[test]
+fn uplinks_without_learning_and_flooding_learn_nothing_and_get_no_floods() {
+    let mut sw = leaf();
+    sw.handle_rx(T0, 2, 1, &frame(mac(7), mac(1), None, 0));
+    assert_eq!(drain(&mut sw, T0).iter().map(|s| s.0).collect::<Vec<_>>(), vec![0, 1], "flooded to the hosts only");
+    assert!(sw.fdb_entries(T0).iter().all(|entry| entry.mac != mac(7)), "an address seen on an uplink is not learned");
+    let later = Instant::from_nanos(10_000);
+    sw.handle_rx(later, 0, 2, &frame(mac(1), mac(8), None, 0));
+    assert_eq!(drain(&mut sw, later).iter().map(|s| s.0).collect::<Vec<_>>(), vec![1, 2], "p3 floods nothing");
+    let later = Instant::from_nanos(20_000);
+    sw.handle_rx(later, 1, 3, &frame(mac(2), mac(1), None, 0));
+    assert_eq!(drain(&mut sw, later), vec![(0, 3, true)], "hosts' ports still learn");
 }
 
 #[test]

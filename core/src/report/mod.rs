@@ -223,6 +223,7 @@ pub struct XdpPortReport {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FdbReport {
     pub mac: String,
+    /// The port, or an ECMP group's ports separated by commas.
     pub port: String,
     pub is_static: bool,
     pub age_seconds: f64,
@@ -355,7 +356,11 @@ impl Snapshot {
             .into_iter()
             .map(|e| FdbReport {
                 mac: e.mac.to_string(),
-                port: config.ports[e.port].name.clone(),
+                port: (0..config.ports.len())
+                    .filter(|index| e.ports & (1 << index) != 0)
+                    .map(|index| config.ports[index].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
                 is_static: e.is_static,
                 age_seconds: e.age.as_secs_f64(),
             })

@@ -142,6 +142,33 @@ impl<'a> FrameView<'a> {
         }
     }
 
+    /// A hash of the frame's flow for ECMP: the MAC addresses, and for IPv4 and IPv6 the
+    /// addresses, the protocol and, for TCP and UDP, the ports (not of IPv4 fragments, or
+    /// behind IPv6 extension headers, whose later pieces have none). `seed` differs per
+    /// switch so that two tiers of ECMP do not pick alike (hash polarisation).
+    pub fn flow_hash(&self, seed: u32) -> u32 {
+        let mut hash = FlowHasher(u64::from(seed));
+        hash.add(&self.l2.dst.0);
+        hash.add(&self.l2.src.0);
+        let (addresses, protocol, transport) = match (self.l2.ethertype, self.payload) {
+            (ethertype::IPV4, ip) if ip.len() >= IPV4_HEADER_LEN && ip[0] >> 4 == 4 => {
+                let header_len = usize::from(ip[0] & 0x0F) * 4;
+                let fragment = u16::from_be_bytes([ip[6], ip[7]]) & 0x3FFF != 0;
+                (&ip[12..20], ip[9], if fragment { &[][..] } else { ip.get(header_len..).unwrap_or(&[]) })
+            }
+            (ethertype::IPV6, ip) if ip.len() >= IPV6_HEADER_LEN && ip[0] >> 4 == 6 => {
+                (&ip[8..40], ip[6], &ip[IPV6_HEADER_LEN..])
+            }
+            _ => (&[][..], 0, &[][..]),
+        };
+        hash.add(addresses);
+        hash.add(&[protocol]);
+        if matches!(protocol, PROTOCOL_TCP | PROTOCOL_UDP) {
+            hash.add(transport.get(..4).unwrap_or(&[]));
+        }
+        hash.finish()
+    }
+
     /// The IPv4, UDP and traffic headers of an endpoint's frame.
     pub fn traffic(&self) -> Result<(Ipv4Repr, UdpRepr, TrafficRepr)> {
         self.expect_ethertype(ethertype::IPV4, Layer::Ipv4)?;
@@ -154,6 +181,28 @@ impl<'a> FrameView<'a> {
         let udp = UdpRepr::parse(&udp_packet)?;
         let traffic = TrafficRepr::parse(&TrafficHeader::new_checked(udp_packet.payload())?)?;
         Ok((ip, udp, traffic))
+    }
+}
+
+const IPV6_HEADER_LEN: usize = 40;
+const PROTOCOL_TCP: u8 = 6;
+
+/// FxHash's mixing step on 8-byte words: a few instructions per frame, deterministic, and
+/// good enough to spread flows; flows are not adversarial keys in a test fabric.
+struct FlowHasher(u64);
+
+impl FlowHasher {
+    fn add(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x51_7C_C1_B7_27_22_0A_95);
+        }
+    }
+
+    fn finish(&self) -> u32 {
+        let mixed = self.0 ^ (self.0 >> 29);
+        (mixed.wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 32) as u32
     }
 }
 
@@ -382,6 +431,23 @@ mod tests {
     use proptest::prelude::*;
 
     const SRC: EthernetAddress = EthernetAddress([2, 0, 0, 0, 0, 1]);
+
+    #[test]
+    fn a_flow_hashes_alike_and_its_ports_and_addresses_tell_flows_apart() {
+        let spec = DataFrameSpec::between(SRC, EthernetAddress([2, 0, 0, 0, 0, 2]), None, 100);
+        let hash = |spec: DataFrameSpec, seed| FrameView::parse(&spec.to_bytes()).unwrap().flow_hash(seed);
+        let base = hash(spec, 1);
+        assert_eq!(hash(DataFrameSpec { traffic: TrafficRepr { sequence: 9, ..spec.traffic }, ..spec }, 1), base);
+        assert_ne!(hash(DataFrameSpec { src_port: 39001, ..spec }, 1), base, "the UDP port");
+        assert_ne!(hash(DataFrameSpec { dst_ip: Ipv4Addr::new(10, 0, 0, 3), ..spec }, 1), base, "the address");
+        assert_ne!(hash(spec, 2), base, "the seed");
+        // A later fragment carries no ports: the ports' bytes are payload and ignored.
+        let mut fragment = spec.to_bytes();
+        fragment[14 + 6] = 0x20; // more fragments
+        let fragment_hash = FrameView::parse(&fragment).unwrap().flow_hash(1);
+        fragment[14 + 20] ^= 0xFF;
+        assert_eq!(FrameView::parse(&fragment).unwrap().flow_hash(1), fragment_hash);
+    }
 
     #[test]
     fn pfc_frame_matches_design_offsets() {
