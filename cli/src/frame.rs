@@ -205,6 +205,9 @@ pub struct DataArgs {
     dst_ip: Ipv4Addr,
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..64))]
     dscp: u8,
+    /// The IP header's ECN field: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..4))]
+    ecn: u8,
     #[arg(long, default_value_t = TRAFFIC_UDP_PORT)]
     sport: u16,
     #[arg(long, default_value_t = TRAFFIC_UDP_PORT)]
@@ -360,6 +363,7 @@ fn write_data(args: &DataArgs) -> Result<()> {
         src_ip: args.src_ip,
         dst_ip: args.dst_ip,
         dscp: args.dscp,
+        ecn: args.ecn,
         src_port: args.sport,
         dst_port: args.dport,
         traffic: TrafficRepr {

@@ -37,6 +37,10 @@ pub struct Descriptor {
     pub egress: u64,
     /// A FECN probe on a FECN priority: the rate it arrived with (kbit/s).
     pub probe: Option<u32>,
+    /// An ECT packet on a priority `[ecn]` marks.
+    pub ecn_capable: bool,
+    /// Its egress marked it CE.
+    pub ce: bool,
 }
 
 /// Fixed pool of descriptors with a free list.

@@ -5,6 +5,7 @@
 //! the first error with the key it concerns (`pfc.xon`, `port[2].speed`), plus warnings
 //! that do not stop the switch but that a user must see (a headroom below the PFC bound).
 
+use crate::ecn::EcnConfig;
 use crate::fecn::FecnConfig;
 use crate::qcn::QcnConfig;
 use crate::units::{self, BitRate, ByteSize, PacketRate};
@@ -57,6 +58,9 @@ pub struct SwitchConfig {
     /// FECN rate points, beside the pause policy.
     #[serde(default)]
     pub fecn: FecnConfig,
+    /// ECN marking at egress (a RED-style profile).
+    #[serde(default)]
+    pub ecn: EcnConfig,
 }
 
 /// `[switch]`: identity and the daemon's endpoints (the core only reads `name`).
@@ -520,6 +524,7 @@ impl SwitchConfig {
             pfcwd: PfcwdConfig::default(),
             qcn: QcnConfig::default(),
             fecn: FecnConfig::default(),
+            ecn: EcnConfig::default(),
         }
     }
 
@@ -545,6 +550,7 @@ impl SwitchConfig {
         self.validate_pfcwd()?;
         self.qcn.validate()?;
         self.fecn.validate()?;
+        self.ecn.validate()?;
         Ok(warnings)
     }
 

@@ -57,6 +57,8 @@ pub struct PriorityCounters {
     pub pfc_tx: u64,
     /// Times this ingress went from asserting XOFF to XON.
     pub xoff_to_xon: u64,
+    /// Frames this egress marked CE (`[ecn]`).
+    pub ecn_marked: u64,
     /// Indexed by `DropReason as usize`.
     pub drops: [u64; DropReason::ALL.len()],
 }

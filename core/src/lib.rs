@@ -8,6 +8,7 @@
 pub mod buffer;
 pub mod config;
 pub mod counters;
+pub mod ecn;
 pub mod fdb;
 pub mod fecn;
 pub mod host;

@@ -16,6 +16,7 @@
 use crate::buffer::{Arena, Buffers, Descriptor, Level};
 use crate::config::{ConfigError, ConfigWarning, EgressFull, PfcwdAction, PolicyKind, SwitchConfig};
 use crate::counters::{DropReason, PortCounters};
+use crate::ecn::EcnMarker;
 use crate::fdb::{self, DEFAULT_FDB_CAPACITY, Fdb, FdbEntry};
 use crate::fecn::{Fecn, ProbeMark};
 use crate::pause::PeerPause;
@@ -47,8 +48,9 @@ pub enum RxVerdict {
 pub enum Tx {
     /// A held frame. `last`: no other copy remains, the buffer is free once sent. `mark`:
     /// a FECN probe, whose rate the caller lowers in the frame before sending it
-    /// ([`wire::mark_fecn_probe`]).
-    Data { handle: u64, len: u32, last: bool, mark: Option<ProbeMark> },
+    /// ([`wire::mark_fecn_probe`]). `ce`: the egress marked congestion, which the caller
+    /// writes into the frame's IP header before sending it ([`wire::mark_ecn_ce`]).
+    Data { handle: u64, len: u32, last: bool, mark: Option<ProbeMark>, ce: bool },
     /// A frame the switch generated (PFC, OFC, CNM); [`Switch::emit_control`] writes it.
     Control(ControlFrame),
 }
@@ -162,6 +164,8 @@ pub struct Switch {
     qcn: Option<Qcn>,
     /// FECN's rate points, when `[fecn]` monitors a priority.
     fecn: Option<Fecn>,
+    /// ECN marking at egress, when `[ecn]` names a priority.
+    ecn: Option<EcnMarker>,
 }
 
 /// A locally administered MAC for port `index` of the switch named `name`.
@@ -230,6 +234,7 @@ impl Switch {
             pfcwd_events: Vec::with_capacity(ports.len() * 8),
             qcn: Qcn::new(&config.qcn, ports.len(), frames),
             fecn: Fecn::new(&config.fecn, &speeds),
+            ecn: EcnMarker::new(&config.ecn),
             ports,
         };
         Ok((switch, warnings))
@@ -330,6 +335,9 @@ impl Switch {
         if new.qcn != old.qcn {
             // Fresh CPs and culprit records: frames held now are never blamed (see `Qcn`).
             self.qcn = Qcn::new(&new.qcn, self.ports.len(), self.frames);
+        }
+        if new.ecn != old.ecn {
+            self.ecn = EcnMarker::new(&new.ecn);
         }
         if new.fecn != old.fecn {
             let speeds: Vec<BitRate> = self.ports.iter().map(|p| p.shaper.speed()).collect();
@@ -447,9 +455,13 @@ impl Switch {
         let probe = self.fecn.as_ref().filter(|fecn| fecn.monitors(priority)).and_then(|_| {
             view.fecn_probe().ok().filter(|probe| probe.subtype == FecnSubtype::Probe).map(|probe| probe.rate_kbps)
         });
+        let ecn_capable =
+            self.ecn.as_ref().is_some_and(|ecn| ecn.monitors(priority)) && matches!(view.ecn(), Some(1 | 2));
         let descriptor = Descriptor {
             handle,
             len,
+            ecn_capable,
+            ce: false,
             ingress: port as u16,
             priority: p as u8,
             lossless,
@@ -708,6 +720,14 @@ impl Switch {
             }
             let queue_bytes = self.buffers.enqueue(egress, p, index, len);
             copies += 1;
+            // Only a frame with one egress: the bytes of a flooded frame are every copy's.
+            if frame.ecn_capable
+                && frame.egress.count_ones() == 1
+                && self.ecn.as_mut().is_some_and(|ecn| ecn.marks(queue_bytes))
+            {
+                self.arena.get_mut(index).ce = true;
+                self.counters[egress].priority[p].ecn_marked += 1;
+            }
             if let Some(fecn) = &mut self.fecn {
                 fecn.arrival(egress, Pcp::from_low_bits(frame.priority), len);
             }
@@ -787,7 +807,7 @@ impl Switch {
             .probe
             .zip(self.fecn.as_mut())
             .map(|(rate, fecn)| fecn.mark(port, Pcp::from_low_bits(p as u8), mac, rate));
-        Some(Tx::Data { handle: frame.handle, len: frame.len, last, mark })
+        Some(Tx::Data { handle: frame.handle, len: frame.len, last, mark, ce: frame.ce })
     }
 
     /// The next frame the switch makes for `port`: pause frames first, then CNMs.

@@ -61,10 +61,16 @@ fn the_per_frame_path_does_not_allocate() {
         (Placement::Input, Sampling::OccupancyDeterministic),
         (Placement::Input, Sampling::OccupancyRandom),
     ];
-    let setups = [PolicyKind::Pfc, PolicyKind::Capfc, PolicyKind::Ofc].map(|policy| (policy, None, false)).into_iter();
-    let setups = setups.chain(qcn.map(|q| (PolicyKind::Pfc, Some(q), false))).chain([(PolicyKind::Pfc, None, true)]);
-    for (policy, qcn, fecn) in setups {
-        let mut workload = if fecn { Workload::with_fecn(policy) } else { Workload::with_qcn(policy, qcn) };
+    let setups = [PolicyKind::Pfc, PolicyKind::Capfc, PolicyKind::Ofc].map(|policy| (policy, None, "")).into_iter();
+    let setups = setups
+        .chain(qcn.map(|q| (PolicyKind::Pfc, Some(q), "")))
+        .chain([(PolicyKind::Pfc, None, "fecn"), (PolicyKind::Pfc, None, "ecn")]);
+    for (policy, qcn, scheme) in setups {
+        let mut workload = match scheme {
+            "fecn" => Workload::with_fecn(policy),
+            "ecn" => Workload::with_ecn(policy),
+            _ => Workload::with_qcn(policy, qcn),
+        };
         for _ in 0..100 {
             workload.burst();
         }
@@ -93,11 +99,15 @@ fn the_per_frame_path_does_not_allocate() {
             let cnms: u64 = (0..8).map(|p| qcn.counters(p, Pcp::new(3).unwrap()).cnms_sent).sum();
             assert!(cnms > 0, "{qcn:?}: QCN sent CNMs", qcn = qcn.config());
         }
+        if scheme == "ecn" {
+            let marked: u64 = (0..8).map(|p| workload.switch.counters(p).priority[3].ecn_marked).sum();
+            assert!(marked > 0, "ECN marked frames");
+        }
         if let Some(fecn) = workload.switch.fecn() {
             let marked: u64 = (0..8).map(|p| fecn.point(p, Pcp::new(3).unwrap()).probes_marked).sum();
             let intervals = fecn.point(0, Pcp::new(3).unwrap()).intervals;
             assert!(marked > 0 && intervals > 100, "FECN measured ({intervals} intervals) and marked ({marked})");
         }
-        assert_eq!(allocations, 0, "{policy:?} {qcn:?} fecn {fecn}: {allocations} allocations for {frames} frames");
+        assert_eq!(allocations, 0, "{policy:?} {qcn:?} {scheme}: {allocations} allocations for {frames} frames");
     }
 }

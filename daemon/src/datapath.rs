@@ -13,7 +13,7 @@ use crate::xsk::{RING_SIZE, Sockets, TX_BUDGET, XskError, tx_desc};
 use pfcswitch_core::config::{PolicyConfig, SwitchConfig};
 use pfcswitch_core::report::{ControlRequest, ControlResponse, DatapathReport, QueueDepths, Snapshot, XdpPortReport};
 use pfcswitch_core::time::Instant;
-use pfcswitch_core::wire::{EthernetAddress, Pcp, mark_fecn_probe};
+use pfcswitch_core::wire::{EthernetAddress, Pcp, mark_ecn_ce, mark_fecn_probe};
 use pfcswitch_core::{RxVerdict, Switch, Tx};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -292,9 +292,12 @@ impl Datapath {
         while sent < writer.capacity() && pool.free_count() > 0 {
             let Some(tx) = switch.poll_tx(now, port) else { break };
             let desc = match tx {
-                Tx::Data { handle, len, last, mark } => {
+                Tx::Data { handle, len, last, mark, ce } => {
                     if let Some(mark) = mark {
                         mark_fecn_probe(area.bytes_mut(handle, len as usize), mark.rate_kbps, mark.port);
+                    }
+                    if ce {
+                        mark_ecn_ce(area.bytes_mut(handle, len as usize));
                     }
                     pool.submitted(handle);
                     if last {

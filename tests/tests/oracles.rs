@@ -46,6 +46,7 @@ fn data_spec(rng: &mut Rng) -> DataFrameSpec {
         src_ip: Ipv4Addr::new(10, 0, 0, rng.below(250) as u8 + 1),
         dst_ip: Ipv4Addr::new(10, 0, 1, rng.below(250) as u8 + 1),
         dscp: rng.below(64) as u8,
+        ecn: rng.below(4) as u8,
         src_port: TRAFFIC_UDP_PORT,
         dst_port: TRAFFIC_UDP_PORT,
         traffic: TrafficRepr {
@@ -125,6 +126,7 @@ fn tshark_decodes_tagged_data_frames_as_built() {
         "vlan.dei",
         "vlan.id",
         "ip.dsfield.dscp",
+        "ip.dsfield.ecn",
         "ip.src",
         "ip.dst",
         "udp.dstport",
@@ -140,6 +142,7 @@ fn tshark_decodes_tagged_data_frames_as_built() {
             u8::from(vlan.dei).to_string(),
             vlan.vid.to_string(),
             spec.dscp.to_string(),
+            spec.ecn.to_string(),
             spec.src_ip.to_string(),
             spec.dst_ip.to_string(),
             TRAFFIC_UDP_PORT.to_string(),

@@ -15,7 +15,7 @@ mod simulate;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use pfcswitch_core::config::{CapfcAlgorithm, PfcwdAction, PfcwdConfig, PolicyKind};
-use pfcswitch_core::host::TransportConfig;
+use pfcswitch_core::host::{DctcpParams, TransportConfig};
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::units::{BitRate, duration};
 use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr};
@@ -175,6 +175,10 @@ pub struct TransportSpec {
     /// The hosts' NICs obey OFC PAUSE frames per flow (OFC-aware NICs) instead of as the
     /// PFC pause of the priority (RoCE NICs, the default).
     pub ofc_per_flow: bool,
+    /// DCTCP senders (`dctcp = {}` for the defaults: g = 1/16, 10 segments to start): data
+    /// goes out ECT(0) and windows follow the switches' CE marks (`[ecn]` in `overrides`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dctcp: Option<DctcpParams>,
 }
 
 impl Default for TransportSpec {
@@ -187,6 +191,7 @@ impl Default for TransportSpec {
             ack_every: defaults.ack_every,
             bin: defaults.bin,
             ofc_per_flow: false,
+            dctcp: None,
         }
     }
 }
@@ -211,6 +216,7 @@ impl TransportSpec {
             bin: self.bin,
             epoch,
             long_lived_until: end,
+            dctcp: self.dctcp,
             ..TransportConfig::new(mac, ip, speed)
         }
     }

@@ -80,6 +80,7 @@ impl FlowSender {
             src_ip,
             dst_ip: spec.dst_ip,
             dscp: 0,
+            ecn: 0,
             src_port: TRAFFIC_UDP_PORT,
             dst_port: TRAFFIC_UDP_PORT,
             traffic: TrafficRepr {

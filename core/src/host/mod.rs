@@ -8,6 +8,7 @@
 //! OFC-aware NIC that pauses only the flows named (its own, by destination), for experiments
 //! on what such NICs would add.
 
+mod dctcp;
 mod fecn_source;
 mod flow;
 mod pacer;
@@ -15,6 +16,7 @@ mod rate_trace;
 mod reaction_point;
 mod transport;
 
+pub use dctcp::{Dctcp, DctcpParams};
 pub use fecn_source::{FecnReaction, FecnSource, FecnSourceStats};
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};
 pub use pacer::{Arrivals, Pacer};

@@ -10,13 +10,18 @@
 //! On a lossless fabric none of this triggers; on a lossy one (PFC off, PFC_wdrop) every
 //! message still completes and its FCT includes the recovery, as in the CaPFC paper §IV.
 //!
+//! With `dctcp`, a connection's window is DCTCP's (`host::dctcp`): data goes out ECT(0), the
+//! receiver acknowledges each such segment at once with the count of CE marks it carried,
+//! and the sender's congestion window follows them.
+//!
 //! The FCT of a message runs from its arrival at the sender (the workload's start time, so
 //! queueing behind earlier messages of the connection counts) to the acknowledgement of its
 //! last byte, all on the sender's clock. Sequence numbers are 32-bit and do not wrap in an
 //! experiment (6 TB per connection at 1422-byte segments).
 
 use super::{
-    Arrivals, FecnReaction, FecnSource, HostNic, Pacer, RateLimiter, RateTrace, ReactionPoint, RpParams, RpPhase,
+    Arrivals, Dctcp, DctcpParams, FecnReaction, FecnSource, HostNic, Pacer, RateLimiter, RateTrace, ReactionPoint,
+    RpParams, RpPhase,
 };
 use crate::time::Instant;
 use crate::units::BitRate;
@@ -56,6 +61,9 @@ pub struct TransportConfig {
     /// FECN sources: every active connection probes its path, and the rate reflected probes
     /// bring back limits it. Probes addressed to this host are reflected either way.
     pub fecn: Option<FecnReaction>,
+    /// DCTCP: data goes out ECT(0), acknowledgements echo the CE marks, and a congestion
+    /// window within `window` follows them.
+    pub dctcp: Option<DctcpParams>,
 }
 
 /// The reaction points of a host's connections.
@@ -84,6 +92,7 @@ impl TransportConfig {
             long_lived_until: Instant::from_nanos(u64::MAX),
             qcn: None,
             fecn: None,
+            dctcp: None,
         }
     }
 
@@ -202,6 +211,8 @@ struct Connection {
     qcn: Option<QcnLimiter>,
     /// FECN: the probes and the rate limiter they set.
     fecn: Option<FecnSource>,
+    /// DCTCP: the congestion window.
+    dctcp: Option<Dctcp>,
 }
 
 /// A connection's QCN reaction point and the rate limiter it sets.
@@ -265,6 +276,7 @@ impl Connection {
     /// `window` segments are unacknowledged, and never a long-lived flow's segment at or after
     /// `until` (the end of the workload).
     fn send_at(&self, payload: usize, window: u32, until: Instant, not_before: Instant) -> Option<Instant> {
+        let window = self.dctcp.as_ref().map_or(window, |dctcp| dctcp.window().min(window));
         if self.next - self.base >= window {
             return None;
         }
@@ -284,11 +296,16 @@ impl Connection {
         self.messages.get(index).is_some_and(|m| m.spec.size.is_none())
     }
 
-    fn acknowledge(&mut self, now: Instant, ack: u32, payload: usize, rto: Duration) {
+    /// An ACK or NAK up to `ack`; `marked`: of the segments it newly covers, those that
+    /// arrived CE (DCTCP's echo).
+    fn acknowledge(&mut self, now: Instant, ack: u32, marked: u32, payload: usize, rto: Duration) {
         if ack <= self.base {
             return;
         }
         let ack = ack.min(self.sent_through);
+        if let Some(dctcp) = &mut self.dctcp {
+            dctcp.on_ack(ack - self.base, marked, ack, self.next.max(ack));
+        }
         self.stats.bytes_acked += u64::from(ack - self.base) * payload as u64;
         self.base = ack;
         self.next = self.next.max(ack);
@@ -311,6 +328,8 @@ struct Inbound {
     /// The sequence number a NAK was last sent for: one NAK per gap.
     nak_sent_for: Option<u32>,
     since_ack: u32,
+    /// In-order segments that arrived CE since the last acknowledgement (DCTCP's echo).
+    marked_since_ack: u32,
     pending: Option<TrafficKind>,
     stats: ReceiverStats,
 }
@@ -385,6 +404,7 @@ impl Transport {
             stats: SenderStats::default(),
             qcn: self.config.qcn.map(|q| QcnLimiter::new(q, &self.config)),
             fecn: self.config.fecn.map(|f| FecnSource::new(f, self.config.epoch, self.config.bin)),
+            dctcp: self.config.dctcp.map(|params| Dctcp::new(params, self.config.window)),
         });
     }
 
@@ -452,7 +472,7 @@ impl Transport {
         }
         let Ok((ip, _, traffic)) = view.traffic() else { return false };
         match traffic.kind {
-            TrafficKind::Data => self.receive_segment(now, &view, frame.len(), ip.src, &traffic),
+            TrafficKind::Data => self.receive_segment(now, &view, frame.len(), (ip.src, ip.ecn), &traffic),
             TrafficKind::Ack | TrafficKind::Nak => self.receive_acknowledgement(now, &traffic),
         }
         true
@@ -463,7 +483,7 @@ impl Transport {
         now: Instant,
         view: &FrameView<'_>,
         frame_len: usize,
-        src_ip: Ipv4Addr,
+        (src_ip, ecn): (Ipv4Addr, u8),
         traffic: &TrafficRepr,
     ) {
         let id = traffic.flow_id as usize;
@@ -477,6 +497,7 @@ impl Transport {
             expected: 0,
             nak_sent_for: None,
             since_ack: 0,
+            marked_since_ack: 0,
             pending: None,
             stats: ReceiverStats::default(),
         });
@@ -491,6 +512,7 @@ impl Transport {
             inbound.expected += 1;
             inbound.nak_sent_for = None;
             inbound.since_ack += 1;
+            inbound.marked_since_ack += u32::from(ecn == 3);
             inbound.stats.bytes += payload as u64;
             let bin = ((now - self.config.epoch).as_nanos() / self.config.bin.as_nanos().max(1)) as usize;
             if bin >= inbound.stats.goodput_bins.len() {
@@ -499,7 +521,10 @@ impl Transport {
             inbound.stats.goodput_bins[bin] += payload as u64;
             let last_of_message = !unbounded && traffic.offset as usize + payload == traffic.message_len as usize;
             inbound.stats.messages += u64::from(last_of_message);
-            (last_of_message || inbound.since_ack >= self.config.ack_every).then_some(TrafficKind::Ack)
+            // A DCTCP sender's (ECN-capable) segments are acknowledged at once: its window may
+            // fall below `ack_every`, and with no delayed-ACK timer it would then stall.
+            let ecn_capable = ecn != 0;
+            (last_of_message || ecn_capable || inbound.since_ack >= self.config.ack_every).then_some(TrafficKind::Ack)
         } else if traffic.sequence > inbound.expected {
             inbound.stats.out_of_order += 1;
             (inbound.nak_sent_for != Some(inbound.expected)).then(|| {
@@ -612,10 +637,13 @@ impl Transport {
         let payload = self.config.payload_len();
         let rto = self.config.rto;
         let Some(connection) = self.connections.iter_mut().find(|c| c.spec.id == traffic.flow_id) else { return };
-        connection.acknowledge(now, traffic.sequence, payload, rto);
+        connection.acknowledge(now, traffic.sequence, traffic.offset, payload, rto);
         if traffic.kind == TrafficKind::Nak && traffic.sequence < connection.next {
             connection.stats.naks += 1;
             connection.next = traffic.sequence.max(connection.base);
+            if let Some(dctcp) = &mut connection.dctcp {
+                dctcp.on_nak();
+            }
         }
     }
 
@@ -640,6 +668,7 @@ impl Transport {
         let id = self.control.remove(position).expect("found");
         let inbound = self.inbound[id as usize].as_mut().expect("queued by its receiver");
         let kind = inbound.pending.take().expect("queued with a pending kind");
+        let marked = std::mem::take(&mut inbound.marked_since_ack);
         let mut spec = DataFrameSpec::between(self.config.mac, inbound.src, inbound.vlan, 0);
         spec.src_ip = self.config.ip;
         spec.dst_ip = inbound.src_ip;
@@ -649,7 +678,8 @@ impl Transport {
             sequence: inbound.expected,
             message_id: 0,
             message_len: 0,
-            offset: 0,
+            // DCTCP's echo: how many of the segments this acknowledges arrived CE.
+            offset: marked,
             timestamp_ns: now.as_nanos(),
         };
         Some(build_data_frame(buffer, &spec))
@@ -696,6 +726,7 @@ impl Transport {
             src_ip: self.config.ip,
             dst_ip: connection.spec.dst_ip,
             dscp: 0,
+            ecn: if connection.dctcp.is_some() { 2 } else { 0 },
             src_port: TRAFFIC_UDP_PORT,
             dst_port: TRAFFIC_UDP_PORT,
             traffic: TrafficRepr {
@@ -759,6 +790,9 @@ impl Transport {
                 if connection.base < connection.next {
                     connection.stats.timeouts += 1;
                     connection.next = connection.base;
+                    if let Some(dctcp) = &mut connection.dctcp {
+                        dctcp.on_timeout();
+                    }
                 }
             }
         }

@@ -188,6 +188,9 @@ pub struct PriorityReport {
     pub pfc_rx: u64,
     pub pfc_tx: u64,
     pub xoff_to_xon: u64,
+    /// Frames this egress marked CE (`[ecn]`).
+    #[serde(default)]
+    pub ecn_marked: u64,
     /// Drops by reason label (every reason, zeros included, so scripts can rely on keys).
     pub drops: BTreeMap<String, u64>,
     pub ingress_bytes: u64,
@@ -315,6 +318,7 @@ impl Snapshot {
                             pfc_rx: c.pfc_rx,
                             pfc_tx: c.pfc_tx,
                             xoff_to_xon: q.xoff_to_xon,
+                            ecn_marked: c.ecn_marked,
                             drops: DropReason::ALL.iter().map(|&r| (r.name().to_string(), c.drops(r))).collect(),
                             ingress_bytes: q.ingress.bytes,
                             ingress_high_water: q.ingress.high_water,

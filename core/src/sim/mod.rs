@@ -196,10 +196,13 @@ impl Network {
             for port in 0..self.switches[s].port_count() {
                 while let Some(tx) = self.switches[s].poll_tx(now, port) {
                     let handle = match tx {
-                        Tx::Data { handle, last, mark, .. } => {
+                        Tx::Data { handle, last, mark, ce, .. } => {
                             let sent = if last { handle } else { self.store.duplicate(handle) };
                             if let Some(mark) = mark {
                                 wire::mark_fecn_probe(self.store.get_mut(sent), mark.rate_kbps, mark.port);
+                            }
+                            if ce {
+                                wire::mark_ecn_ce(self.store.get_mut(sent));
                             }
                             sent
                         }

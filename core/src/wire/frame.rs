@@ -142,6 +142,16 @@ impl<'a> FrameView<'a> {
         }
     }
 
+    /// The ECN field (RFC 3168 §5) of an IPv4 or IPv6 payload: 0 Not-ECT, 1 ECT(1),
+    /// 2 ECT(0), 3 CE.
+    pub fn ecn(&self) -> Option<u8> {
+        match (self.l2.ethertype, self.payload) {
+            (ethertype::IPV4, [version_ihl, tos, ..]) if version_ihl >> 4 == 4 => Some(tos & 0x03),
+            (ethertype::IPV6, [first, second, ..]) if first >> 4 == 6 => Some((second >> 4) & 0x03),
+            _ => None,
+        }
+    }
+
     /// A hash of the frame's flow for ECMP: the MAC addresses, and for IPv4 and IPv6 the
     /// addresses, the protocol and, for TCP and UDP, the ports (not of IPv4 fragments, or
     /// behind IPv6 extension headers, whose later pieces have none). `seed` differs per
@@ -315,6 +325,31 @@ pub fn mark_fecn_probe(frame: &mut [u8], rate_kbps: u32, port: EthernetAddress) 
     FecnProbe::new_unchecked(&mut frame[offset..]).mark(rate_kbps, port)
 }
 
+/// Marks congestion in `frame` (RFC 3168 §5): an ECN-capable IPv4 or IPv6 packet (ECT(0) or
+/// ECT(1)) gets CE, and an IPv4 header its checksum recomputed. Returns whether it marked;
+/// `false` for a frame without IP, one that is not ECN-capable, or one already CE.
+pub fn mark_ecn_ce(frame: &mut [u8]) -> bool {
+    let Ok(view) = FrameView::parse(frame) else { return false };
+    if !matches!(view.ecn(), Some(1 | 2)) {
+        return false;
+    }
+    let (ip_version, offset) = (view.payload[0] >> 4, frame.len() - view.payload.len());
+    let ip = &mut frame[offset..];
+    if ip_version == 4 {
+        let header_len = usize::from(ip[0] & 0x0F) * 4;
+        if header_len < IPV4_HEADER_LEN || ip.len() < header_len {
+            return false;
+        }
+        ip[1] |= 0x03;
+        ip[10..12].fill(0);
+        let checksum = super::internet_checksum(&[&ip[..header_len]]);
+        ip[10..12].copy_from_slice(&checksum.to_be_bytes());
+    } else {
+        ip[1] |= 0x30;
+    }
+    true
+}
+
 /// An endpoint's data or ACK frame: 802.1Q (optional) + IPv4 + UDP + traffic header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DataFrameSpec {
@@ -326,6 +361,8 @@ pub struct DataFrameSpec {
     pub src_ip: Ipv4Addr,
     pub dst_ip: Ipv4Addr,
     pub dscp: u8,
+    /// The IP header's ECN field: 0 Not-ECT, 2 ECT(0) for a sender that reacts to marks.
+    pub ecn: u8,
     pub src_port: u16,
     pub dst_port: u16,
     pub traffic: TrafficRepr,
@@ -350,6 +387,7 @@ impl DataFrameSpec {
             src_ip: Ipv4Addr::new(10, 0, 0, 1),
             dst_ip: Ipv4Addr::new(10, 0, 0, 2),
             dscp: 0,
+            ecn: 0,
             src_port: super::TRAFFIC_UDP_PORT,
             dst_port: super::TRAFFIC_UDP_PORT,
             traffic: TrafficRepr {
@@ -416,7 +454,7 @@ pub fn build_data_frame(frame: &mut [u8], spec: &DataFrameSpec) -> usize {
         dst: spec.dst_ip,
         protocol: PROTOCOL_UDP,
         dscp: spec.dscp,
-        ecn: 0,
+        ecn: spec.ecn,
         ttl: 64,
         payload_len: UDP_HEADER_LEN + udp_payload_len,
     };
@@ -447,6 +485,31 @@ mod tests {
         let fragment_hash = FrameView::parse(&fragment).unwrap().flow_hash(1);
         fragment[14 + 20] ^= 0xFF;
         assert_eq!(FrameView::parse(&fragment).unwrap().flow_hash(1), fragment_hash);
+    }
+
+    #[test]
+    fn an_ect_packet_is_marked_ce_with_a_valid_checksum_and_others_are_left_alone() {
+        let spec =
+            DataFrameSpec { dscp: 26, ..DataFrameSpec::between(SRC, EthernetAddress([2, 0, 0, 0, 0, 2]), None, 100) };
+        let mut frame = spec.to_bytes();
+        assert_eq!(FrameView::parse(&frame).unwrap().ecn(), Some(0));
+        assert!(!mark_ecn_ce(&mut frame), "Not-ECT is never marked");
+        frame[15] |= 0x02; // ECT(0)
+        assert!(mark_ecn_ce(&mut frame));
+        let ip = Ipv4Packet::new_checked(&frame[14..]).unwrap();
+        assert_eq!((ip.ecn(), ip.dscp()), (3, 26), "CE, the DSCP kept");
+        assert!(ip.checksum_valid(), "the header checksum follows the mark");
+        assert!(!mark_ecn_ce(&mut frame), "CE stays CE");
+
+        let mut ipv6 = vec![0u8; 14 + 40];
+        ipv6[12..14].copy_from_slice(&ethertype::IPV6.to_be_bytes());
+        ipv6[14] = 0x6B; // version 6, traffic class 0xB_
+        ipv6[15] = 0x10; // ... ECN 01: ECT(1)
+        assert!(mark_ecn_ce(&mut ipv6));
+        assert_eq!((ipv6[14], ipv6[15]), (0x6B, 0x30), "only the ECN bits change");
+        let mut pfc = [0u8; 60];
+        build_mac_control_frame(&mut pfc, SRC, PAUSE_MULTICAST, &MacControlRepr::Pfc(PfcRepr::default()));
+        assert!(!mark_ecn_ce(&mut pfc), "no IP, no mark");
     }
 
     #[test]
@@ -497,6 +560,7 @@ mod tests {
             src_ip: Ipv4Addr::new(10, 0, 0, 1),
             dst_ip: Ipv4Addr::new(10, 0, 0, 2),
             dscp: 26,
+            ecn: 0,
             src_port: 40000,
             dst_port: 47000,
             traffic: TrafficRepr {

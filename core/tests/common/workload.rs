@@ -17,7 +17,7 @@ use pfcswitch_core::units::{BitRate, ByteSize};
 use pfcswitch_core::wire::{
     DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FlowKey, Ipv4Addr, L2Repr, OfcHeader, OfcOp, Pcp,
     TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame, build_fecn_probe_frame, build_ofc_frame,
-    mark_fecn_probe,
+    mark_ecn_ce, mark_fecn_probe,
 };
 use pfcswitch_core::{Switch, Tx};
 use std::time::Duration;
@@ -96,6 +96,15 @@ impl Workload {
         Workload::new(policy, |config| config.fecn.priorities = vec![3])
     }
 
+    /// With ECN marking on priority 3 above 10 KB, which each burst's elephant crosses (its
+    /// frames, as every frame here, are ECT(0)).
+    pub fn with_ecn(policy: PolicyKind) -> Workload {
+        Workload::new(policy, |config| {
+            config.ecn.priorities = vec![3];
+            (config.ecn.min, config.ecn.max) = (ByteSize(10_000), ByteSize(10_000));
+        })
+    }
+
     fn new(policy: PolicyKind, edit: impl FnOnce(&mut SwitchConfig)) -> Workload {
         let mut config = SwitchConfig::with_ports("bench", PORTS, BitRate::gbps(100));
         edit(&mut config);
@@ -126,6 +135,7 @@ impl Workload {
                     src_ip: Ipv4Addr::new(10, 0, 0, ingress as u8 + 1),
                     dst_ip: Ipv4Addr::new(10, 0, 0, egress as u8 + 1),
                     dscp: 0,
+                    ecn: 2,
                     src_port: TRAFFIC_UDP_PORT,
                     dst_port: TRAFFIC_UDP_PORT,
                     traffic: TrafficRepr {
@@ -204,6 +214,13 @@ impl Workload {
                             let frame = &mut self.scratch[..len as usize];
                             frame.copy_from_slice(bytes);
                             mark_fecn_probe(frame, mark.rate_kbps, mark.port);
+                        }
+                    }
+                    Tx::Data { handle, len, ce: true, .. } => {
+                        if let Some((_, bytes)) = self.frames.get(handle as usize) {
+                            let frame = &mut self.scratch[..len as usize];
+                            frame.copy_from_slice(bytes);
+                            mark_ecn_ce(frame);
                         }
                     }
                     Tx::Data { .. } => {}

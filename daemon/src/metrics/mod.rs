@@ -336,6 +336,9 @@ impl Collector for SnapshotCollector {
         self.per_priority(e, "pfcswitch_pfc_rx_frames_total", "PFC frames received with this class enabled.", |p| {
             counter(p.pfc_rx)
         })?;
+        self.per_priority(e, "pfcswitch_ecn_marked_frames_total", "Frames this egress queue marked CE.", |p| {
+            counter(p.ecn_marked)
+        })?;
         self.per_priority(e, "pfcswitch_xoff_to_xon_total", "Transitions of this ingress from XOFF to XON.", |p| {
             counter(p.xoff_to_xon)
         })?;
