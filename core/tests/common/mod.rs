@@ -57,18 +57,26 @@ pub fn transport_incast(
         host.transport = Some(Transport::new(transport));
     }
     for &sender in senders {
-        let spec = ConnectionSpec {
-            id: sender as u32,
-            dst: host_mac(receiver),
-            dst_ip: host_ip(receiver),
-            priority: pcp(3),
-            vid: 1,
-            rate: None,
-            arrivals: Arrivals::Constant,
-            until: None,
-        };
         let messages = vec![MessageSpec { id: 0, size: None, start }];
-        net.hosts[sender].transport.as_mut().expect("set above").add_connection(spec, messages);
+        net.hosts[sender]
+            .transport
+            .as_mut()
+            .expect("set above")
+            .add_connection(connection(sender as u32, receiver), messages);
+    }
+}
+
+/// Connection `id` to host `receiver` on priority 3, unpaced.
+pub fn connection(id: u32, receiver: usize) -> ConnectionSpec {
+    ConnectionSpec {
+        id,
+        dst: host_mac(receiver),
+        dst_ip: host_ip(receiver),
+        priority: pcp(3),
+        vid: 1,
+        rate: None,
+        arrivals: Arrivals::Constant,
+        until: None,
     }
 }
 
