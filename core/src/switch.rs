@@ -432,10 +432,12 @@ impl Switch {
         }
         let others = self.all_ports() & !(1u64 << port);
         let egress = match view.l2.dst.is_unicast().then(|| self.fdb.lookup(now, view.l2.dst)).flatten() {
-            Some(ports) if ports.count_ones() > 1 && ports & others != 0 => {
-                1u64 << fdb::pick(ports & others, view.flow_hash(self.flow_seed))
-            }
-            Some(ports) => ports & others,
+            Some(ports) => match ports & others {
+                candidates if candidates.count_ones() > 1 => {
+                    1u64 << fdb::pick(candidates, view.flow_hash(self.flow_seed))
+                }
+                candidates => candidates,
+            },
             None => others & self.flooding,
         };
         if egress == 0 {

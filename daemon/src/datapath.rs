@@ -319,11 +319,9 @@ impl Datapath {
         sent
     }
 
-    /// Takes back transmitted frames and frames the core dropped.
+    /// Takes back the frames the core dropped. (`transmit` reaps every TX queue's completed
+    /// transmissions in each turn.)
     fn reclaim(&mut self) {
-        for queue in &mut self.sockets.queues {
-            queue.reap_completions(|addr| self.pool.completed(addr));
-        }
         while let Some(handle) = self.switch.poll_free() {
             self.pool.unhold(handle);
         }

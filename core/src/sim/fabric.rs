@@ -227,7 +227,11 @@ impl Fabric {
         host_mac: impl Fn(usize) -> EthernetAddress,
     ) -> Vec<SwitchConfig> {
         let (routes, flooding) = (self.routes(), self.flooding());
-        let template = base.ports.first().cloned();
+        let template = base
+            .ports
+            .first()
+            .cloned()
+            .unwrap_or_else(|| SwitchConfig::with_ports("", 1, BitRate::gbps(1)).ports.remove(0));
         self.ports
             .iter()
             .enumerate()
@@ -241,7 +245,7 @@ impl Fabric {
                         speed,
                         learning: matches!(peer, Peer::Host(_)),
                         flooding: flooding[s] & (1 << p) != 0,
-                        ..template.clone().unwrap_or_else(|| SwitchConfig::with_ports("", 1, speed).ports.remove(0))
+                        ..template.clone()
                     })
                     .collect();
                 config.fdb.static_entries = (routes[s].iter().enumerate())

@@ -207,23 +207,20 @@ impl Workload {
                     Tx::Control(control) => {
                         self.switch.emit_control(port, &control, &mut self.control);
                     }
-                    // The datapath rewrites the probe in its buffer; ours are reused, so a copy.
-                    // (The frames that taught the switch its addresses have no index.)
-                    Tx::Data { handle, len, mark: Some(mark), .. } => {
-                        if let Some((_, bytes)) = self.frames.get(handle as usize) {
+                    // The datapath rewrites probes and CE marks in its buffer; ours are reused,
+                    // so a copy. (The frames that taught the switch its addresses have no index.)
+                    Tx::Data { handle, len, mark, ce, .. } => {
+                        if let Some((_, bytes)) = self.frames.get(handle as usize).filter(|_| mark.is_some() || ce) {
                             let frame = &mut self.scratch[..len as usize];
                             frame.copy_from_slice(bytes);
-                            mark_fecn_probe(frame, mark.rate_kbps, mark.port);
+                            if let Some(mark) = mark {
+                                mark_fecn_probe(frame, mark.rate_kbps, mark.port);
+                            }
+                            if ce {
+                                mark_ecn_ce(frame);
+                            }
                         }
                     }
-                    Tx::Data { handle, len, ce: true, .. } => {
-                        if let Some((_, bytes)) = self.frames.get(handle as usize) {
-                            let frame = &mut self.scratch[..len as usize];
-                            frame.copy_from_slice(bytes);
-                            mark_ecn_ce(frame);
-                        }
-                    }
-                    Tx::Data { .. } => {}
                 }
                 sent += 1;
             }
