@@ -44,8 +44,10 @@ pub struct ClassSpec {
     pub kind: Pattern,
     /// 802.1Q priority (PCP) of its frames.
     pub priority: u8,
-    /// Host names.
+    /// Host names; omitted, every host of the topology (a fabric's 128 servers).
+    #[serde(default)]
     pub senders: Vec<String>,
+    #[serde(default)]
     pub receivers: Vec<String>,
     /// Message size (poisson, query: per sender's answer, burst). On `long` and `constant`
     /// it makes each flow one finite message, whose FCT is the flow's (OFC's Table I).
@@ -123,6 +125,8 @@ pub fn plan(
     length: Duration,
 ) -> Result<Vec<PlannedConnection>, WorkloadError> {
     let mut connections: Vec<PlannedConnection> = Vec::new();
+    // (class, sender, receiver) → index into `connections`; a fabric has tens of thousands.
+    let mut by_ends = std::collections::HashMap::new();
     for (c, class) in classes.iter().enumerate() {
         let index = |name: &String| {
             hosts.iter().position(|h| h == name).ok_or_else(|| WorkloadError::UnknownHost {
@@ -131,13 +135,14 @@ pub fn plan(
                 known: hosts.join(", "),
             })
         };
-        let senders = class.senders.iter().map(index).collect::<Result<Vec<_>, _>>()?;
-        let receivers = class.receivers.iter().map(index).collect::<Result<Vec<_>, _>>()?;
+        let named = |names: &[String]| -> Result<Vec<usize>, WorkloadError> {
+            if names.is_empty() { Ok((0..hosts.len()).collect()) } else { names.iter().map(index).collect() }
+        };
+        let (senders, receivers) = (named(&class.senders)?, named(&class.receivers)?);
         validate(class, &senders, &receivers)?;
         let stop = class.stop.unwrap_or(length).min(length);
         let mut add = |sender: usize, receiver: usize, message: MessageSpec| {
-            let found = connections.iter().position(|k| (k.class, k.sender, k.receiver) == (c, sender, receiver));
-            let k = found.unwrap_or_else(|| {
+            let k = *by_ends.entry((c, sender, receiver)).or_insert_with(|| {
                 connections.push(PlannedConnection {
                     id: connections.len() as u32,
                     class: c,

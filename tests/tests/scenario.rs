@@ -275,3 +275,65 @@ fn ofc_shortens_uncongested_flows_and_queues_at_the_papers_scale() {
     assert_eq!(pfc["summary"]["lossless_drops"], 0);
     assert_eq!(ofc["summary"]["lossless_drops"], 0);
 }
+
+/// A scenario on a generated fabric: a k = 4 fat-tree (20 switches, 16 hosts) from one base
+/// config. It simulates with ECMP over the cores, reports the simulator's speed, refuses
+/// namespaces with a pointer to `simulate`, and a bad `[fabric]` names the file and key.
+#[test]
+fn a_fat_tree_scenario_simulates_over_every_core_and_only_simulates() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+name = "fat-tree-4"
+description = "k = 4"
+topology = "fabric"
+speed = "1Gbps"
+duration = "200ms"
+
+[fabric]
+kind = "fat-tree"
+k = 4
+switch = "@CONFIGS@/fabric/capfc.toml"
+
+[[class]]
+name = "long"
+kind = "poisson"
+priority = 1
+size = "256KB"
+rate = 20.0
+"#;
+    let file = scenario_file(dir.path(), text);
+    let out = dir.path().join("sim");
+    println!("{}", pfcswitch_scenario(&["simulate", &file], &out));
+    let results = results(&out);
+    let long = class(&results, "long");
+    assert!(long["messages"].as_u64().unwrap() > 30 && long["finished"] == long["messages"], "{long}");
+    assert_eq!(results["topology"], "fat-tree k=4 o=1");
+    let speed = &results["simulator"];
+    assert!(speed["frame_hops"].as_u64().unwrap() > 10_000 && speed["events_per_second"].as_f64().unwrap() > 0.0);
+    // Cores sw17–sw20 each carried data between pods.
+    let switches = results["switches"].as_array().unwrap();
+    assert_eq!(switches.len(), 20);
+    for core in &switches[16..] {
+        let sent: u64 = (core["snapshot"]["ports"].as_array().unwrap().iter())
+            .map(|p| p["priorities"][1]["tx_frames"].as_u64().unwrap())
+            .sum();
+        assert!(sent > 100, "{} sent {sent} frames of priority 1", core["name"]);
+    }
+    assert!(out.join("configs/sw17.toml").is_file(), "the generated configs are kept with the run");
+
+    let refused = std::process::Command::new(pfcswitch_tests::topology::binary("pfcswitch"))
+        .args(["scenario", "run", &file])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && stderr.contains("pfcswitch scenario simulate"), "{stderr}");
+
+    std::fs::write(&file, text.replace("k = 4", "k = 5").replace("@CONFIGS@", "/nonexistent")).unwrap();
+    let bad = std::process::Command::new(pfcswitch_tests::topology::binary("pfcswitch"))
+        .args(["scenario", "simulate", &file, "--out"])
+        .arg(dir.path().join("bad"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success() && stderr.contains("scenario.toml") && stderr.contains("fabric.k"), "{stderr}");
+}

@@ -5,6 +5,7 @@
 //! starts an endpoint in every host, samples the switches' queues, tears everything down
 //! (also on error or Ctrl-C) and writes `results.json`, a table and plots.
 
+mod fabric;
 mod paths;
 mod phases;
 mod report;
@@ -75,8 +76,12 @@ pub struct CompareArgs {
     /// Comma-separated FECN modes (see `run --fecn`), each run under every policy.
     #[arg(long, value_delimiter = ',', value_parser = parse_fecn)]
     pub fecn: Vec<FecnMode>,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with = "seeds")]
     pub seed: u64,
+    /// Comma-separated seeds, each compared in turn, then summarised together (max FCT per
+    /// class and policy over the seeds, written to seeds-SEEDS.json).
+    #[arg(long, value_delimiter = ',')]
+    pub seeds: Vec<u64>,
     /// Parent of each policy's output directory (default: results/NAME).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -91,10 +96,14 @@ pub struct CompareArgs {
 pub struct Scenario {
     pub name: String,
     pub description: String,
-    /// A topology of netns-scripts/topology.sh.
+    /// A topology of netns-scripts/topology.sh, or `fabric`: the one `[fabric]` generates
+    /// (simulator only).
     pub topology: String,
-    /// Switch name → config file, relative to the scenario file.
+    /// Switch name → config file, relative to the scenario file (not for a fabric).
+    #[serde(default)]
     pub switches: BTreeMap<String, PathBuf>,
+    #[serde(default)]
+    pub fabric: Option<fabric::FabricSpec>,
     #[serde(default)]
     pub policy: RunPolicy,
     /// The hosts' emulated NIC speed.
@@ -135,6 +144,11 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Its topology as listings show it: a topology.sh name, or the fabric's parameters.
+    pub fn topology_label(&self) -> String {
+        self.fabric.as_ref().map_or_else(|| self.topology.clone(), fabric::FabricSpec::label)
+    }
+
     /// The priorities its classes use, each once, ascending: what the queue sampler records.
     pub fn priorities(&self) -> Vec<u8> {
         let set: std::collections::BTreeSet<u8> = self.classes.iter().map(|c| c.priority).collect();
@@ -350,7 +364,12 @@ pub fn list() -> Result<()> {
     let mut table = crate::table::Table::new(&["NAME", "TOPOLOGY", "POLICY", "DESCRIPTION"]);
     for path in entries {
         let (scenario, _) = load(&path.to_string_lossy())?;
-        table.row(vec![scenario.name, scenario.topology, scenario.policy.name().into(), scenario.description]);
+        table.row(vec![
+            scenario.name.clone(),
+            scenario.topology_label(),
+            scenario.policy.name().into(),
+            scenario.description,
+        ]);
     }
     table.print();
     Ok(())
@@ -376,31 +395,42 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     }
     let parent = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
     let suffix = if args.sim { "-sim" } else { "" };
-    let mut outcomes = Vec::new();
-    for (name, policy) in names.iter().zip(&policies) {
-        for &modes in &variants {
-            let run_args = RunArgs {
-                scenario: args.scenario.clone(),
-                policy: Some(name.clone()),
-                modes,
-                seed: args.seed,
-                out: Some(run_dir(&parent, policy, &modes, args.seed, suffix)),
-            };
-            let outcome = if args.sim { simulate(&run_args)? } else { run(&run_args)? };
-            // The label names what varies: the policy when several are compared.
-            let mut label = Vec::new();
-            if names.len() > 1 || !varied {
-                label.push(name.clone());
+    let seeds = if args.seeds.is_empty() { vec![args.seed] } else { args.seeds.clone() };
+    let mut per_seed = Vec::new();
+    for &seed in &seeds {
+        let mut outcomes = Vec::new();
+        for (name, policy) in names.iter().zip(&policies) {
+            for &modes in &variants {
+                let run_args = RunArgs {
+                    scenario: args.scenario.clone(),
+                    policy: Some(name.clone()),
+                    modes,
+                    seed,
+                    out: Some(run_dir(&parent, policy, &modes, seed, suffix)),
+                };
+                let outcome = if args.sim { simulate(&run_args)? } else { run(&run_args)? };
+                // The label names what varies: the policy when several are compared.
+                let mut label = Vec::new();
+                if names.len() > 1 || !varied {
+                    label.push(name.clone());
+                }
+                label.extend(modes.labels().into_iter().map(|(scheme, mode)| format!("{scheme} {mode}")));
+                outcomes.push((label.join(" "), outcome));
             }
-            label.extend(modes.labels().into_iter().map(|(scheme, mode)| format!("{scheme} {mode}")));
-            outcomes.push((label.join(" "), outcome));
         }
+        println!();
+        report::print_comparison(&scenario, seed, &outcomes);
+        let [svg, png] =
+            report::plot_comparison(&scenario, &outcomes, &parent.join(format!("fct-box-seed{seed}{suffix}")))?;
+        println!("\nFCT box plot: {} and {}", svg.display(), png.display());
+        per_seed.push((seed, outcomes));
     }
-    println!();
-    report::print_comparison(&scenario, args.seed, &outcomes);
-    let [svg, png] =
-        report::plot_comparison(&scenario, &outcomes, &parent.join(format!("fct-box-seed{}{suffix}", args.seed)))?;
-    println!("\nFCT box plot: {} and {}", svg.display(), png.display());
+    if per_seed.len() > 1 {
+        let list = seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+        let file = parent.join(format!("seeds-{list}{suffix}.json"));
+        println!();
+        report::print_seeds(&scenario, &per_seed, &file)?;
+    }
     Ok(())
 }
 

@@ -10,12 +10,14 @@ use anyhow::{Context, Result};
 use pfcswitch_core::config::WIRE_OVERHEAD;
 use pfcswitch_core::counters::DropReason;
 use pfcswitch_core::report::{QueueDepths, Snapshot};
+use pfcswitch_core::sim::SimStats;
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::workload::{Pattern, PlannedConnection};
 use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// One switch queue at one time (seconds from the workload's start).
 #[derive(Clone, Debug, Serialize)]
@@ -157,6 +159,64 @@ pub struct RunRecord<'a> {
     pub endpoints: &'a [EndpointResult],
     pub samples: &'a [QueueSample],
     pub snapshots: &'a [(String, Snapshot)],
+    /// How fast the simulator ran (simulated runs only).
+    pub simulator: Option<&'a SimulatorSpeed>,
+}
+
+/// The simulator's speed over a run: work done per wall-clock second, and memory.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimulatorSpeed {
+    pub simulated_seconds: f64,
+    pub wall_seconds: f64,
+    pub frame_hops: u64,
+    pub events: u64,
+    pub frame_hops_per_second: f64,
+    pub events_per_second: f64,
+    /// Frame buffers held at once at most (each up to an MTU-sized frame).
+    pub peak_frames: usize,
+    /// The process's peak resident memory (VmHWM), MiB.
+    pub peak_rss_mib: Option<f64>,
+}
+
+impl SimulatorSpeed {
+    pub fn of(stats: SimStats, simulated: Duration, wall: Duration) -> SimulatorSpeed {
+        let wall_seconds = wall.as_secs_f64().max(1e-9);
+        let peak_rss_mib = std::fs::read_to_string("/proc/self/status").ok().and_then(|status| {
+            let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+            let kib: f64 = line.trim().trim_end_matches("kB").trim().parse().ok()?;
+            Some(kib / 1024.0)
+        });
+        SimulatorSpeed {
+            simulated_seconds: simulated.as_secs_f64(),
+            wall_seconds,
+            frame_hops: stats.frame_hops,
+            events: stats.events,
+            frame_hops_per_second: stats.frame_hops as f64 / wall_seconds,
+            events_per_second: stats.events as f64 / wall_seconds,
+            peak_frames: stats.peak_frames,
+            peak_rss_mib,
+        }
+    }
+}
+
+impl std::fmt::Display for SimulatorSpeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "simulated {:.3} s in {:.2} s of wall time: {} frame-hops ({:.2} M/s), {} events ({:.2} M/s), at most {} frame buffers",
+            self.simulated_seconds,
+            self.wall_seconds,
+            self.frame_hops,
+            self.frame_hops_per_second / 1e6,
+            self.events,
+            self.events_per_second / 1e6,
+            self.peak_frames
+        )?;
+        match self.peak_rss_mib {
+            Some(mib) => write!(f, ", peak RSS {mib:.0} MiB"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// FCT statistics of a set of messages in milliseconds, with the quartiles of a box plot
@@ -604,7 +664,7 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     println!(
         "scenario {} ({}), policy {}, pfcwd {}, qcn {}, fecn {}, seed {}: {} hosts at {}, workload {:.2} s, finished after {:.3} s{}",
         scenario.name,
-        scenario.topology,
+        scenario.topology_label(),
         record.policy,
         record.pfcwd,
         record.qcn,
@@ -616,6 +676,9 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         record.seconds,
         if record.gave_up { " (GAVE UP: some messages did not finish)" } else { "" }
     );
+    if let Some(speed) = record.simulator {
+        println!("simulator: {speed}");
+    }
     let mut table = Table::new(&[
         "CLASS",
         "PRIO",
@@ -731,7 +794,7 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         busiest_output,
     };
     let results = json!({
-        "scenario": scenario.name, "topology": scenario.topology, "policy": record.policy, "pfcwd": record.pfcwd, "qcn": record.qcn, "fecn": record.fecn,
+        "scenario": scenario.name, "topology": scenario.topology_label(), "policy": record.policy, "pfcwd": record.pfcwd, "qcn": record.qcn, "fecn": record.fecn,
         "seed": record.seed, "storms": record.storms,
         "speed": scenario.speed, "duration_seconds": scenario.duration.as_secs_f64(),
         "seconds": record.seconds, "gave_up": record.gave_up, "hosts": record.hosts,
@@ -755,6 +818,7 @@ pub fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         })).collect::<Vec<_>>(),
         "switches": record.snapshots.iter().map(|(name, s)| json!({ "name": name, "snapshot": s })).collect::<Vec<_>>(),
         "queue_samples": record.samples,
+        "simulator": record.simulator,
         "plots": plot_files,
     });
     let path = out.join("results.json");
@@ -811,6 +875,60 @@ pub fn plot_comparison(scenario: &Scenario, outcomes: &[(String, Outcome)], stem
     let chart =
         BoxChart { title: &title, x_label: "flows", y_label: "FCT (ms)", categories: &categories, series: &series };
     plot::draw_boxes(&chart, stem)
+}
+
+/// Several seeds' comparisons at once: per class and policy the median over the seeds of
+/// the max FCT (with its range) and of the p99, printed and written to `file` with every
+/// seed's figures.
+pub fn print_seeds(scenario: &Scenario, per_seed: &[(u64, Vec<(String, Outcome)>)], file: &Path) -> Result<()> {
+    let labels: Vec<&str> = per_seed[0].1.iter().map(|(label, _)| label.as_str()).collect();
+    let seeds: Vec<u64> = per_seed.iter().map(|(seed, _)| *seed).collect();
+    println!(
+        "scenario {}, seeds {seeds:?}: FCT in ms, median over the seeds of max [lowest, highest] and of p99",
+        scenario.name
+    );
+    let mut headers = vec!["CLASS".to_string()];
+    headers.extend(labels.iter().map(|l| l.to_uppercase()));
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut table = Table::new(&headers);
+    let mut rows = Vec::new();
+    for (c, class) in scenario.classes.iter().enumerate() {
+        let mut row = vec![class.name.clone()];
+        for (l, label) in labels.iter().enumerate() {
+            let stat = |pick: fn(&FctStats) -> Option<f64>| -> Vec<f64> {
+                per_seed.iter().filter_map(|(_, outcomes)| pick(&outcomes[l].1.classes[c].fct)).collect()
+            };
+            let (max, p99) = (stat(|f| f.fct_max_ms), stat(|f| f.fct_p99_ms));
+            let lowest = max.iter().copied().reduce(f64::min);
+            let highest = max.iter().copied().reduce(f64::max);
+            row.push(format!("{} [{}, {}] / {}", ms(median(&max)), ms(lowest), ms(highest), ms(median(&p99))));
+            rows.push(json!({ "class": class.name, "policy": label, "max_ms": max, "p99_ms": p99,
+                "max_median_ms": median(&max), "p99_median_ms": median(&p99) }));
+        }
+        table.row(row);
+    }
+    table.print();
+    let runs: Vec<_> = per_seed
+        .iter()
+        .flat_map(|(seed, outcomes)| {
+            outcomes.iter().map(move |(label, o)| {
+                json!({ "seed": seed, "policy": label, "classes": o.classes, "pfc_frames": o.pfc_frames,
+                    "lossless_drops": o.lossless_drops, "drops": o.drops })
+            })
+        })
+        .collect();
+    let summary = json!({ "scenario": scenario.name, "seeds": seeds, "classes": rows, "runs": runs });
+    std::fs::write(file, serde_json::to_vec_pretty(&summary)?)
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    println!("\nseeds summary: {}", file.display());
+    Ok(())
+}
+
+/// The median of `values` (nearest rank: the lower middle one of an even count).
+fn median(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    quantile(&sorted, 0.5)
 }
 
 /// One row per class, one column group per policy.

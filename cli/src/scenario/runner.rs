@@ -1,6 +1,7 @@
 //! Runs one scenario: topology up, endpoints started at one agreed instant, queues sampled,
 //! everything torn down by guards whatever happens (error, panic, Ctrl-C).
 
+use super::fabric::FABRIC;
 use super::report::{self, Outcome, QueueSample, RunRecord, StormRun};
 use super::schemes::InForce;
 use super::{Modes, RunArgs, RunPolicy, Scenario, load, parse_policy, root};
@@ -10,6 +11,7 @@ use anyhow::{Context, Result, bail};
 use pfcswitch_core::config::SwitchConfig;
 use pfcswitch_core::host::ConnectionSpec;
 use pfcswitch_core::report::Snapshot;
+use pfcswitch_core::sim::fabric::Fabric;
 use pfcswitch_core::time::Instant;
 use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp};
 use pfcswitch_core::workload::{self, PlannedConnection, Storm};
@@ -178,31 +180,43 @@ fn merge(table: &mut toml::Table, overrides: &toml::Table) {
     }
 }
 
-/// Writes each switch's config with the scenario's overrides, port speed and MTU, the run's
-/// policy and, if given, its PFC watchdog, QCN and FECN modes.
-pub(super) fn write_configs(
+/// A switch config file with the scenario's overrides, port speed and MTU, the run's policy
+/// and, if given, its PFC watchdog, QCN and FECN modes.
+fn merged_config(scenario: &Scenario, path: &Path, policy: &RunPolicy, modes: &Modes) -> Result<toml::Table> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut table: toml::Table = text.parse().with_context(|| format!("{}", path.display()))?;
+    merge(&mut table, &scenario.overrides);
+    merge(&mut table, &toml::Table::from_iter([("policy".to_string(), toml::Value::Table(policy.config_keys()))]));
+    for (section, keys) in modes.config_keys(scenario) {
+        merge(&mut table, &toml::Table::from_iter([(section.to_string(), toml::Value::Table(keys))]));
+    }
+    if let Some(ports) = table.get_mut("port").and_then(toml::Value::as_array_mut) {
+        for port in ports.iter_mut().filter_map(toml::Value::as_table_mut) {
+            port.insert("speed".into(), toml::Value::String(scenario.speed.to_string()));
+            port.insert("mtu".into(), toml::Value::Integer(scenario.mtu.into()));
+        }
+    }
+    Ok(table)
+}
+
+/// Writes each switch's config (see [`merged_config`]) into `dir`; a fabric's are generated
+/// from its one `switch` config.
+fn write_configs(
     scenario: &Scenario,
     file: &Path,
     policy: &RunPolicy,
     modes: &Modes,
+    fabric: Option<&Fabric>,
     dir: &Path,
 ) -> Result<()> {
     let base = file.parent().unwrap_or(Path::new("."));
+    if let (Some(fabric), Some(spec)) = (fabric, &scenario.fabric) {
+        let table = merged_config(scenario, &base.join(&spec.switch), policy, modes)?;
+        return super::fabric::write_configs(fabric, &table, dir);
+    }
     for (switch, config) in &scenario.switches {
-        let path = base.join(config);
-        let text = std::fs::read_to_string(&path).with_context(|| format!("switch {switch}: {}", path.display()))?;
-        let mut table: toml::Table = text.parse().with_context(|| format!("{}", path.display()))?;
-        merge(&mut table, &scenario.overrides);
-        merge(&mut table, &toml::Table::from_iter([("policy".to_string(), toml::Value::Table(policy.config_keys()))]));
-        for (section, keys) in modes.config_keys(scenario) {
-            merge(&mut table, &toml::Table::from_iter([(section.to_string(), toml::Value::Table(keys))]));
-        }
-        if let Some(ports) = table.get_mut("port").and_then(toml::Value::as_array_mut) {
-            for port in ports.iter_mut().filter_map(toml::Value::as_table_mut) {
-                port.insert("speed".into(), toml::Value::String(scenario.speed.to_string()));
-                port.insert("mtu".into(), toml::Value::Integer(scenario.mtu.into()));
-            }
-        }
+        let table =
+            merged_config(scenario, &base.join(config), policy, modes).with_context(|| format!("switch {switch}"))?;
         std::fs::write(dir.join(format!("{switch}.toml")), toml::to_string(&table)?)?;
     }
     Ok(())
@@ -295,6 +309,8 @@ pub(super) struct Prepared {
     pub out: PathBuf,
     pub configs: Vec<SwitchConfig>,
     pub topology: TopologyDescription,
+    /// The generated fabric of a `topology = "fabric"` scenario.
+    pub fabric: Option<Fabric>,
     /// Each of the scenario's storms: its host (index into the hosts) and what its NIC sends.
     pub storms: Vec<(usize, Storm)>,
 }
@@ -316,12 +332,23 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         super::run_dir(&parent, &policy, &args.modes, args.seed, suffix)
     });
     create_dirs(&out, &["configs"])?;
-    let topology = describe(&scenario.topology)?;
+    let (topology, fabric) = match (&scenario.fabric, scenario.topology == FABRIC) {
+        (Some(spec), true) => {
+            let fabric = spec.build(scenario.speed).with_context(|| format!("{}", file.display()))?;
+            if !scenario.switches.is_empty() {
+                bail!("{}: a fabric's switches are generated; drop `[switches]`", file.display());
+            }
+            (super::fabric::describe(&fabric), Some(fabric))
+        }
+        (None, false) => (describe(&scenario.topology)?, None),
+        (Some(_), false) => bail!("{}: `[fabric]` needs topology = \"{FABRIC}\"", file.display()),
+        (None, true) => bail!("{}: topology = \"{FABRIC}\" needs a `[fabric]` table", file.display()),
+    };
     if topology.hosts.is_empty() {
         bail!("topology {} has no hosts", scenario.topology);
     }
     let configured: Vec<_> = scenario.switches.keys().cloned().collect();
-    if configured != topology.switches {
+    if fabric.is_none() && configured != topology.switches {
         let known = &topology.switches;
         bail!("{}: `switches` names {configured:?}, topology {} has {known:?}", file.display(), scenario.topology);
     }
@@ -332,14 +359,14 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     if let Some(spec) = &scenario.qcn {
         spec.reaction.validate().map_err(|e| anyhow::anyhow!("{}: qcn.reaction: {e}", file.display()))?;
     }
-    write_configs(&scenario, &file, &policy, &args.modes, &out.join("configs"))?;
+    write_configs(&scenario, &file, &policy, &args.modes, fabric.as_ref(), &out.join("configs"))?;
     let mut configs = Vec::new();
     for switch in &topology.switches {
         let (config, _) = pfcswitchd::config::load(&out.join("configs").join(format!("{switch}.toml")))?;
         configs.push(config);
     }
     let in_force = InForce::of(&scenario, &configs);
-    Ok(Prepared { scenario, policy, in_force, out, configs, topology, storms })
+    Ok(Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms })
 }
 
 /// Starts each storm of the scenario in its host's namespace, on the host's interface: the
@@ -382,6 +409,16 @@ fn storm_frames(storms: &mut Children) -> Result<Vec<u64>> {
 }
 
 pub fn run(args: &RunArgs) -> Result<Outcome> {
+    let (scenario, _) = load(&args.scenario)?;
+    if let Some(fabric) = &scenario.fabric {
+        bail!(
+            "scenario {} runs on a generated fabric ({}), too big for namespaces on this machine: \
+             run it with `pfcswitch scenario simulate {}`",
+            scenario.name,
+            fabric.label(),
+            args.scenario
+        );
+    }
     let Prepared { scenario, policy, in_force, out, topology, storms: resolved, .. } = prepare(args, "")?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
     let TopologyDescription { switches, hosts, links } = topology;
@@ -518,6 +555,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         endpoints: &results,
         samples: &samples,
         snapshots: &snapshots,
+        simulator: None,
     };
     report::write(&record, &out)
 }

@@ -5,7 +5,7 @@
 //! start) is the real run's for the same seed, so the two can be compared directly.
 
 use super::RunArgs;
-use super::report::{self, Outcome, QueueSample, RunRecord, StormRun};
+use super::report::{self, Outcome, QueueSample, RunRecord, SimulatorSpeed, StormRun};
 use super::runner::{Prepared, TopologyDescription, connection_spec, host_addresses, prepare};
 use super::schemes::InForce;
 use crate::endpoint::EndpointResult;
@@ -16,6 +16,7 @@ use pfcswitch_core::report::{QueueDepths, Snapshot};
 use pfcswitch_core::sim::{Endpoint, Network, SimHost};
 use pfcswitch_core::switch::Switch;
 use pfcswitch_core::time::Instant;
+use pfcswitch_core::units::BitRate;
 use pfcswitch_core::workload;
 
 /// Hosts announce themselves at 0; the workload starts once every switch has learned them.
@@ -33,8 +34,25 @@ fn switch_port(end: &str, names: &[String], configs: &[SwitchConfig]) -> Result<
     Ok(Endpoint::switch(s, p))
 }
 
+/// `sw1:p3-h2` or `sw1:p6-sw3:p1` → its ends, at the scenario's speed.
+fn cable(
+    link: &str,
+    switches: &[String],
+    hosts: &[String],
+    configs: &[SwitchConfig],
+    speed: BitRate,
+) -> Result<(Endpoint, Endpoint, BitRate)> {
+    let (a, b) = link.split_once('-').with_context(|| format!("link `{link}`"))?;
+    let a = switch_port(a, switches, configs)?;
+    let b = match hosts.iter().position(|h| h == b) {
+        Some(h) => Endpoint::host(h),
+        None => switch_port(b, switches, configs)?,
+    };
+    Ok((a, b, speed))
+}
+
 pub fn simulate(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, in_force, out, configs, topology, storms } = prepare(args, "-sim")?;
+    let Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms } = prepare(args, "-sim")?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
     let TopologyDescription { switches, hosts, links } = topology;
     eprintln!(
@@ -65,14 +83,15 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         sim_host.transport = Some(Transport::new(config));
         net.add_host(sim_host);
     }
-    for link in &links {
-        let (a, b) = link.split_once('-').with_context(|| format!("link `{link}`"))?;
-        let a = switch_port(a, &switches, &configs)?;
-        let b = match hosts.iter().position(|h| h == b) {
-            Some(h) => Endpoint::host(h),
-            None => switch_port(b, &switches, &configs)?,
-        };
-        net.connect(a, b, scenario.speed, scenario.cable);
+    let cables = match &fabric {
+        Some(fabric) => fabric.cables().collect(),
+        None => links
+            .iter()
+            .map(|link| cable(link, &switches, &hosts, &configs, scenario.speed))
+            .collect::<Result<Vec<_>>>()?,
+    };
+    for (a, b, speed) in cables {
+        net.connect(a, b, speed, scenario.cable);
     }
     let connections = workload::plan(&scenario.classes, &hosts, args.seed, EPOCH, scenario.duration)?;
     for c in &connections {
@@ -90,6 +109,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let give_up = end + scenario.drain;
     let mut samples = Vec::new();
     let seconds = |at: Instant| (at.as_nanos() as f64 - EPOCH.as_nanos() as f64) / 1e9;
+    let wall = std::time::Instant::now();
     loop {
         net.run_for(scenario.sample);
         let now = net.now();
@@ -103,6 +123,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         }
     }
     let now = net.now();
+    let speed = SimulatorSpeed::of(net.stats(), now - Instant::ZERO, wall.elapsed());
     let gave_up = now >= give_up;
     // Frames due after the run ended were never sent.
     let storm_frames: Vec<u64> =
@@ -130,6 +151,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         endpoints: &endpoints,
         samples: &samples,
         snapshots: &snapshots,
+        simulator: Some(&speed),
     };
     report::write(&record, &out)
 }

@@ -26,18 +26,33 @@ pub struct DctcpParams {
     pub shift_g: u8,
     /// Segments in flight before the first acknowledgement (RFC 6928's 10).
     pub initial_window: u32,
+    /// How a window with marks is cut.
+    pub reaction: EcnReaction,
 }
 
 impl Default for DctcpParams {
     fn default() -> Self {
-        DctcpParams { shift_g: 4, initial_window: 10 }
+        DctcpParams { shift_g: 4, initial_window: 10, reaction: EcnReaction::Dctcp }
     }
+}
+
+/// The sender's answer to CE marks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EcnReaction {
+    /// By α/2, α the running share of marked segments (DCTCP).
+    #[default]
+    Dctcp,
+    /// By half, whatever the share (RFC 3168 §6.1.2, classic ECN TCP: the CaPFC paper's NSC
+    /// Linux senders); α stays 1.
+    Rfc3168,
 }
 
 /// One connection's congestion state.
 #[derive(Clone, Debug)]
 pub struct Dctcp {
     g: f64,
+    reaction: EcnReaction,
     alpha: f64,
     cwnd: f64,
     ssthresh: f64,
@@ -55,6 +70,7 @@ impl Dctcp {
         let max_window = f64::from(max_window.max(1));
         Dctcp {
             g: 0.5f64.powi(i32::from(params.shift_g)),
+            reaction: params.reaction,
             alpha: 1.0,
             cwnd: f64::from(params.initial_window.max(1)).min(max_window),
             ssthresh: f64::INFINITY,
@@ -94,7 +110,7 @@ impl Dctcp {
             self.cwnd += clean / self.cwnd;
         }
         if ack >= self.window_end {
-            if self.acked > 0 {
+            if self.acked > 0 && self.reaction == EcnReaction::Dctcp {
                 let fraction = f64::from(self.marked) / f64::from(self.acked);
                 self.alpha = (1.0 - self.g) * self.alpha + self.g * fraction;
             }
@@ -136,7 +152,7 @@ mod tests {
 
     #[test]
     fn a_window_with_marks_cuts_by_alpha_over_two_and_alpha_follows_the_marked_fraction() {
-        let mut dctcp = Dctcp::new(DctcpParams { shift_g: 4, initial_window: 100 }, 1000);
+        let mut dctcp = Dctcp::new(DctcpParams { shift_g: 4, initial_window: 100, ..DctcpParams::default() }, 1000);
         // α starts at 1 (as Linux does): the first marked window halves.
         dctcp.on_ack(100, 25, 100, 200);
         let alpha = 15.0 / 16.0 + 0.25 / 16.0;
@@ -156,12 +172,27 @@ mod tests {
 
     #[test]
     fn losses_halve_and_a_timeout_restarts_from_one_segment() {
-        let mut dctcp = Dctcp::new(DctcpParams { shift_g: 1, initial_window: 64 }, 128);
+        let mut dctcp = Dctcp::new(DctcpParams { shift_g: 1, initial_window: 64, ..DctcpParams::default() }, 128);
         dctcp.on_nak();
         assert_eq!(dctcp.window(), 32);
         dctcp.on_timeout();
         assert_eq!(dctcp.window(), 1);
         dctcp.on_ack(1, 0, 1, 2);
         assert_eq!(dctcp.window(), 2, "slow start again, up to half the old window");
+    }
+
+    #[test]
+    fn classic_ecn_halves_a_window_with_a_single_mark() {
+        let params = DctcpParams { initial_window: 100, reaction: EcnReaction::Rfc3168, ..DctcpParams::default() };
+        let mut classic = Dctcp::new(params, 1000);
+        let mut dctcp = Dctcp::new(DctcpParams { reaction: EcnReaction::Dctcp, ..params }, 1000);
+        for sender in [&mut classic, &mut dctcp] {
+            sender.on_ack(100, 1, 100, 200);
+            sender.on_ack(100, 1, 200, 300);
+        }
+        assert_eq!(classic.alpha(), 1.0);
+        // Slow start to 199, halved to 99.5; then congestion avoidance to 100.5, halved again.
+        assert_eq!(classic.window(), 50);
+        assert!(dctcp.window() > classic.window(), "DCTCP cuts by α/2 < 1/2 once α decays");
     }
 }

@@ -16,7 +16,7 @@ mod rate_trace;
 mod reaction_point;
 mod transport;
 
-pub use dctcp::{Dctcp, DctcpParams};
+pub use dctcp::{Dctcp, DctcpParams, EcnReaction};
 pub use fecn_source::{FecnReaction, FecnSource, FecnSourceStats};
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};
 pub use pacer::{Arrivals, Pacer};

@@ -264,6 +264,17 @@ impl Fabric {
 }
 
 impl Fabric {
+    /// Every cable, host links first: its two ends and speed.
+    pub fn cables(&self) -> impl Iterator<Item = (Endpoint, Endpoint, BitRate)> + '_ {
+        let hosts = (self.hosts.iter().enumerate()).map(|(index, &(switch, port))| {
+            (Endpoint::host(index), Endpoint::switch(switch, port), self.ports[switch][port].1)
+        });
+        let trunks = self
+            .links()
+            .map(|((a, a_port), (b, b_port), speed)| (Endpoint::switch(a, a_port), Endpoint::switch(b, b_port), speed));
+        hosts.chain(trunks)
+    }
+
     /// A simulated network of this fabric: a core switch per configuration (from
     /// [`Fabric::switch_configs`]), host i from `host(i)`, every link at its speed with
     /// propagation delay `delay`.
@@ -280,12 +291,11 @@ impl Fabric {
         for config in configs {
             net.add_switch(Switch::new(config)?.0);
         }
-        for (index, &(switch, port)) in self.hosts.iter().enumerate() {
+        for index in 0..self.hosts.len() {
             net.add_host(host(index));
-            net.connect(Endpoint::host(index), Endpoint::switch(switch, port), self.ports[switch][port].1, delay);
         }
-        for ((a, a_port), (b, b_port), speed) in self.links() {
-            net.connect(Endpoint::switch(a, a_port), Endpoint::switch(b, b_port), speed, delay);
+        for (a, b, speed) in self.cables() {
+            net.connect(a, b, speed, delay);
         }
         Ok(net)
     }

@@ -12,6 +12,7 @@ use crate::switch::{Switch, Tx};
 use crate::time::Instant;
 use crate::units::BitRate;
 use crate::wire::{self, FrameView, MacControlRepr, Pcp};
+use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
@@ -40,9 +41,10 @@ impl Endpoint {
     }
 }
 
+/// Where a port's cable leads: the far end, the line rate and the propagation delay.
 #[derive(Clone, Copy, Debug)]
-struct Link {
-    ends: [Endpoint; 2],
+struct Wire {
+    to: Endpoint,
     speed: BitRate,
     delay: Duration,
 }
@@ -100,24 +102,59 @@ impl FrameStore {
     }
 }
 
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Arrival {
-    at: Instant,
-    sequence: u64,
-    to: Endpoint,
-    handle: u64,
+/// What happens at an instant: a frame's last bit reaches a port, or a node's own timer
+/// (a transmitter free again, a pause ending, a retransmission timeout) comes due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum EventKind {
+    Arrival { to: Endpoint, handle: u64 },
+    Wake(Node),
 }
 
-/// The network and its clock.
+/// Ordered by time, then by when it was scheduled, so that runs are reproducible.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Event {
+    at: Instant,
+    sequence: u64,
+    kind: EventKind,
+}
+
+/// A node's place in the schedule: the wake-up it has pending, and whether something
+/// happened to it at the current instant (so it must be polled before time moves on).
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    wake: Option<Instant>,
+    touched: bool,
+}
+
+/// How much work a run took: what the simulator's speed is measured in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SimStats {
+    /// Frames that crossed a link (a frame crossing five links counts five).
+    pub frame_hops: u64,
+    /// Arrivals and timer wake-ups handled.
+    pub events: u64,
+    /// Frame buffers the network ever held at once (in flight, queued or being built).
+    pub peak_frames: usize,
+}
+
+/// The network and its clock: a discrete-event simulator. Only pending events are kept
+/// (frame arrivals, and per node its earliest timer); an event touches one node, and only
+/// the nodes touched at an instant are polled for transmissions and asked for their next
+/// timer, so the cost of a run grows with its frames, not with the network's size.
 #[derive(Debug, Default)]
 pub struct Network {
     now: Instant,
     pub switches: Vec<Switch>,
     pub hosts: Vec<SimHost>,
-    links: Vec<Link>,
+    switch_wires: Vec<Vec<Option<Wire>>>,
+    host_wires: Vec<Option<Wire>>,
+    switch_slots: Vec<Slot>,
+    host_slots: Vec<Slot>,
+    touched: Vec<Node>,
     store: FrameStore,
-    arrivals: BinaryHeap<Reverse<Arrival>>,
+    events: BinaryHeap<Reverse<Event>>,
     sequence: u64,
+    stats: SimStats,
     trace: Option<Vec<TxRecord>>,
     scratch: Vec<u8>,
 }
@@ -136,6 +173,10 @@ impl Network {
         self.now
     }
 
+    pub fn stats(&self) -> SimStats {
+        SimStats { peak_frames: self.store.frames.len(), ..self.stats }
+    }
+
     pub fn add_switch(&mut self, switch: Switch) -> usize {
         self.switches.push(switch);
         self.switches.len() - 1
@@ -148,7 +189,32 @@ impl Network {
 
     /// Joins two endpoints with a cable of `delay`; both ends run at `speed`.
     pub fn connect(&mut self, a: Endpoint, b: Endpoint, speed: BitRate, delay: Duration) {
-        self.links.push(Link { ends: [a, b], speed, delay });
+        *self.wire_mut(a) = Some(Wire { to: b, speed, delay });
+        *self.wire_mut(b) = Some(Wire { to: a, speed, delay });
+    }
+
+    fn wire_mut(&mut self, end: Endpoint) -> &mut Option<Wire> {
+        let (wires, index) = match end.node {
+            Node::Switch(s) => {
+                if self.switch_wires.len() <= s {
+                    self.switch_wires.resize(s + 1, Vec::new());
+                }
+                (&mut self.switch_wires[s], end.port)
+            }
+            Node::Host(h) => (&mut self.host_wires, h),
+        };
+        if wires.len() <= index {
+            wires.resize(index + 1, None);
+        }
+        &mut wires[index]
+    }
+
+    fn wire(&self, from: Endpoint) -> Option<Wire> {
+        let wire = match from.node {
+            Node::Switch(s) => self.switch_wires.get(s).and_then(|ports| ports.get(from.port)),
+            Node::Host(h) => self.host_wires.get(h),
+        };
+        wire.copied().flatten()
     }
 
     /// Records every transmission from now on (see [`Network::trace`]).
@@ -160,17 +226,30 @@ impl Network {
         self.trace.as_deref().unwrap_or(&[])
     }
 
-    fn peer(&self, from: Endpoint) -> Option<(Endpoint, BitRate, Duration)> {
-        self.links.iter().find_map(|link| match link.ends {
-            [a, b] if a == from => Some((b, link.speed, link.delay)),
-            [a, b] if b == from => Some((a, link.speed, link.delay)),
-            _ => None,
-        })
+    fn schedule(&mut self, at: Instant, kind: EventKind) {
+        self.sequence += 1;
+        self.events.push(Reverse(Event { at, sequence: self.sequence, kind }));
+    }
+
+    fn slot(&mut self, node: Node) -> &mut Slot {
+        match node {
+            Node::Switch(s) => &mut self.switch_slots[s],
+            Node::Host(h) => &mut self.host_slots[h],
+        }
+    }
+
+    /// Notes that `node` must be polled before time moves on.
+    fn touch(&mut self, node: Node) {
+        let slot = self.slot(node);
+        if !slot.touched {
+            slot.touched = true;
+            self.touched.push(node);
+        }
     }
 
     /// Puts the frame held at `handle` on the wire from `from`, starting now.
     fn transmit(&mut self, from: Endpoint, handle: u64) {
-        let Some((to, speed, delay)) = self.peer(from) else {
+        let Some(Wire { to, speed, delay }) = self.wire(from) else {
             self.store.remove(handle);
             return;
         };
@@ -186,97 +265,145 @@ impl Network {
             });
         }
         let at = self.now + speed.bits_duration(arrival_bytes(frame.len()) * 8) + delay;
-        self.sequence += 1;
-        self.arrivals.push(Reverse(Arrival { at, sequence: self.sequence, to, handle }));
+        self.schedule(at, EventKind::Arrival { to, handle });
     }
 
-    /// Lets every node transmit what it may at the current time.
-    fn poll_all(&mut self) {
+    /// Lets switch `s` transmit what it may now, on every port.
+    fn poll_switch(&mut self, s: usize) {
         let now = self.now;
-        for s in 0..self.switches.len() {
-            for port in 0..self.switches[s].port_count() {
-                while let Some(tx) = self.switches[s].poll_tx(now, port) {
-                    let handle = match tx {
-                        Tx::Data { handle, last, mark, ce, .. } => {
-                            let sent = if last { handle } else { self.store.duplicate(handle) };
-                            if let Some(mark) = mark {
-                                wire::mark_fecn_probe(self.store.get_mut(sent), mark.rate_kbps, mark.port);
-                            }
-                            if ce {
-                                wire::mark_ecn_ce(self.store.get_mut(sent));
-                            }
-                            sent
+        for port in 0..self.switches[s].port_count() {
+            while let Some(tx) = self.switches[s].poll_tx(now, port) {
+                let handle = match tx {
+                    Tx::Data { handle, last, mark, ce, .. } => {
+                        let sent = if last { handle } else { self.store.duplicate(handle) };
+                        if let Some(mark) = mark {
+                            wire::mark_fecn_probe(self.store.get_mut(sent), mark.rate_kbps, mark.port);
                         }
-                        Tx::Control(control) => {
-                            let len = self.switches[s].emit_control(port, &control, &mut self.scratch);
-                            self.store.insert(&self.scratch[..len])
+                        if ce {
+                            wire::mark_ecn_ce(self.store.get_mut(sent));
                         }
-                    };
-                    self.transmit(Endpoint::switch(s, port), handle);
+                        sent
+                    }
+                    Tx::Control(control) => {
+                        let len = self.switches[s].emit_control(port, &control, &mut self.scratch);
+                        self.store.insert(&self.scratch[..len])
+                    }
+                };
+                self.transmit(Endpoint::switch(s, port), handle);
+            }
+        }
+        while let Some(handle) = self.switches[s].poll_free() {
+            self.store.remove(handle);
+        }
+    }
+
+    fn poll_host(&mut self, h: usize) {
+        while let Some(len) = self.hosts[h].poll_tx(self.now, &mut self.scratch) {
+            let handle = self.store.insert(&self.scratch[..len]);
+            self.transmit(Endpoint::host(h), handle);
+        }
+    }
+
+    /// Polls every node touched at this instant and books its next wake-up.
+    fn poll_touched(&mut self) {
+        while let Some(node) = self.touched.pop() {
+            let next = match node {
+                Node::Switch(s) => {
+                    self.poll_switch(s);
+                    self.switches[s].poll_timeout()
+                }
+                Node::Host(h) => {
+                    self.poll_host(h);
+                    self.hosts[h].poll_timeout()
+                }
+            };
+            // A timer in the past means now.
+            let next = next.map(|at| at.max(self.now));
+            let slot = self.slot(node);
+            slot.touched = false;
+            if slot.wake != next {
+                slot.wake = next;
+                if let Some(at) = next {
+                    self.schedule(at, EventKind::Wake(node));
                 }
             }
-            while let Some(handle) = self.switches[s].poll_free() {
-                self.store.remove(handle);
-            }
-        }
-        for h in 0..self.hosts.len() {
-            while let Some(len) = self.hosts[h].poll_tx(now, &mut self.scratch) {
-                let handle = self.store.insert(&self.scratch[..len]);
-                self.transmit(Endpoint::host(h), handle);
-            }
         }
     }
 
-    fn deliver(&mut self, arrival: Arrival) {
-        let frame = self.store.get(arrival.handle);
-        match arrival.to.node {
+    fn deliver(&mut self, to: Endpoint, handle: u64) {
+        self.stats.frame_hops += 1;
+        let frame = self.store.get(handle);
+        match to.node {
             Node::Switch(s) => {
-                let verdict = self.switches[s].handle_rx(self.now, arrival.to.port, arrival.handle, frame);
+                let verdict = self.switches[s].handle_rx(self.now, to.port, handle, frame);
                 if verdict == crate::switch::RxVerdict::Consumed {
-                    self.store.remove(arrival.handle);
+                    self.store.remove(handle);
                 }
             }
             Node::Host(h) => {
                 self.hosts[h].handle_rx(self.now, frame);
-                self.store.remove(arrival.handle);
+                self.store.remove(handle);
             }
         }
+        self.touch(to.node);
     }
 
-    fn next_event(&self) -> Option<Instant> {
-        let arrivals = self.arrivals.peek().map(|Reverse(a)| a.at);
-        let switches = self.switches.iter().filter_map(Switch::poll_timeout);
-        let hosts = self.hosts.iter().filter_map(SimHost::poll_timeout);
-        arrivals.into_iter().chain(switches).chain(hosts).min()
+    /// A wake-up booked for `node` at `at`; returns false if it was stale (the node has
+    /// booked another since).
+    fn wake(&mut self, node: Node, at: Instant) -> bool {
+        let slot = self.slot(node);
+        if slot.wake != Some(at) {
+            return false;
+        }
+        slot.wake = None;
+        let now = self.now;
+        match node {
+            Node::Switch(s) => {
+                if self.switches[s].poll_timeout().is_some_and(|due| due <= now) {
+                    self.switches[s].handle_timeout(now);
+                }
+            }
+            Node::Host(h) => self.hosts[h].handle_timeout(now),
+        }
+        self.touch(node);
+        true
     }
 
     /// Runs until `end` (or until nothing is left to happen).
     pub fn run_until(&mut self, end: Instant) {
+        // Nodes may have been changed from outside since the last run (flows added).
+        self.switch_slots.resize(self.switches.len(), Slot::default());
+        self.host_slots.resize(self.hosts.len(), Slot::default());
+        let nodes = (0..self.switches.len()).map(Node::Switch).chain((0..self.hosts.len()).map(Node::Host));
+        for node in nodes.collect::<Vec<_>>() {
+            self.touch(node);
+        }
         let mut stuck = 0u32;
         loop {
-            self.poll_all();
-            let Some(next) = self.next_event() else { break };
-            if next > end {
+            self.poll_touched();
+            let Some(Reverse(next)) = self.events.peek() else { break };
+            if next.at > end {
                 break;
             }
-            if next <= self.now {
+            if next.at <= self.now {
                 stuck += 1;
                 assert!(stuck < 1_000_000, "the network makes no progress at {}", self.now);
             } else {
                 stuck = 0;
             }
-            self.now = self.now.max(next);
-            while self.arrivals.peek().is_some_and(|Reverse(a)| a.at <= self.now) {
-                let Reverse(arrival) = self.arrivals.pop().expect("peeked");
-                self.deliver(arrival);
-            }
-            for switch in &mut self.switches {
-                if switch.poll_timeout().is_some_and(|at| at <= self.now) {
-                    switch.handle_timeout(self.now);
+            self.now = self.now.max(next.at);
+            // Everything due now happens before anyone transmits again.
+            while self.events.peek().is_some_and(|Reverse(e)| e.at <= self.now) {
+                let Reverse(event) = self.events.pop().expect("peeked");
+                match event.kind {
+                    EventKind::Arrival { to, handle } => self.deliver(to, handle),
+                    EventKind::Wake(node) => {
+                        if !self.wake(node, event.at) {
+                            continue;
+                        }
+                    }
                 }
-            }
-            for host in &mut self.hosts {
-                host.handle_timeout(self.now);
+                self.stats.events += 1;
             }
         }
         self.now = self.now.max(end);
