@@ -124,6 +124,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Scenario(scenario::ScenarioCommand::Run(args)) => scenario::run(&args).map(drop),
         Command::Scenario(scenario::ScenarioCommand::Simulate(args)) => scenario::simulate(&args).map(drop),
         Command::Scenario(scenario::ScenarioCommand::Compare(args)) => scenario::compare(&args),
+        Command::Scenario(scenario::ScenarioCommand::Deadlock(args)) => scenario::deadlock(&args),
         Command::Status => view(control::status),
         Command::Ports => view(control::ports),
         Command::Pfc { command: PfcCommand::Show { port } } => {

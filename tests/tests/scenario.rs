@@ -337,3 +337,27 @@ rate = 20.0
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(!bad.status.success() && stderr.contains("scenario.toml") && stderr.contains("fabric.k"), "{stderr}");
 }
+
+/// `pfcswitch scenario deadlock` counts deadlocks per policy and M, writes every run's split
+/// and cycle, and draws the counts.
+#[test]
+fn the_deadlock_experiment_counts_per_policy_and_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let stdout = pfcswitch_scenario(&["deadlock", "--iterations", "30", "--totals", "240,640"], dir.path());
+    println!("{stdout}");
+    let results: Value = serde_json::from_slice(&std::fs::read(dir.path().join("deadlocks.json")).unwrap()).unwrap();
+    let counts = results["counts"].as_array().unwrap();
+    assert_eq!(counts.len(), 6, "three policies by two totals");
+    assert_eq!(results["runs"].as_array().unwrap().len(), 180);
+    let deadlocks = |policy: &str| -> u64 {
+        counts.iter().filter(|c| c["policy"] == policy).map(|c| c["deadlocks"].as_u64().unwrap()).sum()
+    };
+    assert!(deadlocks("capfc-max") > 0, "CaPFC pauses whole ingress ports: the cycle locks");
+    assert!(deadlocks("ofc") <= deadlocks("pfc"), "{counts:?}");
+    for run in results["runs"].as_array().unwrap() {
+        let split: u64 = run["split"].as_array().unwrap().iter().map(|m| m.as_u64().unwrap()).sum();
+        assert_eq!(split, run["total"].as_u64().unwrap());
+        assert!(run["deadlock"].is_null() == (run["delivered"] == run["total"]), "stuck without a cycle: {run}");
+    }
+    assert!(dir.path().join("deadlocks.svg").is_file() && dir.path().join("deadlocks.png").is_file());
+}

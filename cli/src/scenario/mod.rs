@@ -5,6 +5,7 @@
 //! starts an endpoint in every host, samples the switches' queues, tears everything down
 //! (also on error or Ctrl-C) and writes `results.json`, a table and plots.
 
+mod deadlock;
 mod fabric;
 mod paths;
 mod phases;
@@ -26,6 +27,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use deadlock::deadlock;
 pub use runner::run;
 pub use schemes::{FecnMode, FecnSpec, Modes, QcnMode, QcnSpec, parse_fecn, parse_qcn};
 pub use simulate::simulate;
@@ -41,6 +43,9 @@ pub enum ScenarioCommand {
     /// Run one seed of a scenario under several policies (or PFC watchdog modes) and compare
     /// them side by side.
     Compare(CompareArgs),
+    /// OFC's deadlock experiment (Fig. 9) on the simulator: four flows over a cyclic buffer
+    /// dependency, M frames split at random, deadlocks counted per policy and M.
+    Deadlock(deadlock::DeadlockArgs),
 }
 
 #[derive(Debug, Args, Clone)]

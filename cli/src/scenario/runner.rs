@@ -169,7 +169,7 @@ impl Drop for Children {
 }
 
 /// Merges `overrides` into `table`, table by table.
-fn merge(table: &mut toml::Table, overrides: &toml::Table) {
+pub(super) fn merge(table: &mut toml::Table, overrides: &toml::Table) {
     for (key, value) in overrides {
         match (table.get_mut(key), value) {
             (Some(toml::Value::Table(inner)), toml::Value::Table(more)) => merge(inner, more),

@@ -3,6 +3,7 @@
 //! core::wire; every decision is the switch core's. This harness is the seed of the
 //! paper-scale simulator: the same [`Switch`] runs here and under the AF_XDP daemon.
 
+pub mod deadlock;
 pub mod fabric;
 mod host;
 
