@@ -275,7 +275,7 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
         nic.obey_ofc_per_flow(mac);
     }
     // A userspace sender wakes late when the CPU is busy; credit it so it keeps its rate.
-    let jitter_credit = Duration::from_millis(2);
+    let jitter_credit = pfcswitchd::datapath::BURST_CREDIT;
     nic.set_burst(jitter_credit);
     transport.set_pacer_burst(jitter_credit);
     let mut buffer = vec![0u8; 9216];

@@ -21,6 +21,11 @@ use std::sync::mpsc::Receiver;
 use std::time::Duration;
 use xdpilone::xdp::XdpDesc;
 
+/// Line-rate credit of every port's shaper (and of the endpoints' NICs): a wake-up late by
+/// scheduling (two cores shared with the endpoints) costs no throughput, and the long-run
+/// rate stays exact; a message that starts on an idle link may go faster for this long.
+pub const BURST_CREDIT: Duration = Duration::from_millis(2);
+
 /// Descriptors moved per ring per loop iteration.
 const BATCH: u32 = TX_BUDGET;
 /// Frames whose first cache line is requested ahead of the one the core parses.
@@ -117,9 +122,7 @@ impl Datapath {
             crate::classifier::if_index(iface)?;
         }
         let (mut switch, _) = Switch::new(&config).map_err(|e| DatapathError::Config(e.to_string()))?;
-        // Up to 2 ms of credit: a wake-up late by scheduling (two cores shared with the
-        // endpoints) costs no throughput; the long-run rate stays exact.
-        switch.set_shaper_burst(Duration::from_millis(2));
+        switch.set_shaper_burst(BURST_CREDIT);
         for (port, iface) in ifaces.iter().enumerate() {
             if let Some(mac) = iface_mac(iface) {
                 switch.set_port_mac(port, mac);

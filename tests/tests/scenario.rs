@@ -85,6 +85,25 @@ fn incast_under_pfc_is_lossless_reproducible_and_plotted() {
         100.0 * spread("fct_p50_ms"),
         100.0 * spread("fct_p99_ms")
     );
+    // The simulator agrees with the datapath on the same plan (README, "Simulator and
+    // datapath"): median FCT within 20 %, PFC frames within a factor of two.
+    let sim_dir = dir.path().join("sim");
+    pfcswitch_scenario(&["simulate", "incast", "--seed", "1"], &sim_dir);
+    let sim = results(&sim_dir);
+    let p50 = |results: &Value| class(results, "query")["fct_p50_ms"].as_f64().unwrap();
+    let pfc = |results: &Value| results["summary"]["pfc_frames"].as_u64().unwrap();
+    for datapath in [&first, &second] {
+        let ratio = p50(&sim) / p50(datapath);
+        println!(
+            "query FCT p50: datapath {:.3} ms, simulator {:.3} ms ({ratio:.2}); PFC frames {} and {}",
+            p50(datapath),
+            p50(&sim),
+            pfc(datapath),
+            pfc(&sim)
+        );
+        assert!((0.8..=1.2).contains(&ratio), "median FCTs within 20 %: {ratio:.2}");
+        assert!(pfc(&sim) <= 2 * pfc(datapath) && pfc(datapath) <= 2 * pfc(&sim), "PFC frames within 2x");
+    }
 }
 
 #[test]
