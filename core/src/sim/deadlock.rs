@@ -211,8 +211,8 @@ fn find_cycle(edges: &[Vec<usize>]) -> Option<Vec<usize>> {
     })
 }
 
-/// (m1, m2, m3, m4) ≥ 0 with sum `total`, uniform over all such splits (three bars among
-/// `total` stars).
+/// (m1, m2, m3, m4) ≥ 0 with sum `total`: the gaps between three cut points drawn uniformly
+/// from 0..=total (OFC does not say how it draws; any split can come up).
 pub fn random_split(total: u64, rng: &mut Rng) -> [u64; 4] {
     let mut bars = [0u64; 3].map(|_| rng.next_u64() % (total + 1));
     bars.sort_unstable();
