@@ -5,7 +5,7 @@
 
 use pfcswitch_core::config::{PolicyKind, SwitchConfig};
 use pfcswitch_core::rng::Rng;
-use pfcswitch_core::sim::deadlock::{CbdScenario, random_split};
+use pfcswitch_core::sim::deadlock::{CbdScenario, Draw};
 use pfcswitch_core::time::Instant;
 use std::time::Duration;
 
@@ -22,7 +22,8 @@ const LIMIT: Duration = Duration::from_secs(1);
 #[test]
 fn four_large_flows_deadlock_pfc_around_the_cycle_and_two_do_not() {
     let pfc = scenario(PolicyKind::Pfc);
-    let run = pfc.run([160; 4], LIMIT).unwrap();
+    let stagger = [0, 250, 500, 750].map(Duration::from_nanos);
+    let run = pfc.run(&Draw { split: [160; 4], offsets: stagger }, LIMIT).unwrap();
     let mut cycle = run.cycle.clone().expect("a deadlock");
     let start = cycle.iter().position(|&s| s == 1).expect("leaf 2 in the cycle");
     cycle.rotate_left(start);
@@ -31,7 +32,7 @@ fn four_large_flows_deadlock_pfc_around_the_cycle_and_two_do_not() {
     assert!(run.delivered < 640 && run.ended < Instant::ZERO + Duration::from_millis(200), "{run:?}");
 
     // f1 and f2 alone bounce through leaves 2 and 3 but close no cycle: everything arrives.
-    let run = pfc.run([320, 320, 0, 0], LIMIT).unwrap();
+    let run = pfc.run(&Draw { split: [320, 320, 0, 0], offsets: stagger }, LIMIT).unwrap();
     assert_eq!((run.cycle, run.delivered), (None, 640));
 }
 
@@ -41,9 +42,9 @@ fn ofc_deadlocks_no_more_often_than_pfc_over_random_splits() {
     let mut rng = Rng::new(1);
     let (mut pfc_deadlocks, mut ofc_deadlocks) = (0, 0);
     for _ in 0..200 {
-        let split = random_split(640, &mut rng);
-        pfc_deadlocks += u32::from(pfc.run(split, LIMIT).unwrap().cycle.is_some());
-        ofc_deadlocks += u32::from(ofc.run(split, LIMIT).unwrap().cycle.is_some());
+        let draw = Draw::random(640, &mut rng);
+        pfc_deadlocks += u32::from(pfc.run(&draw, LIMIT).unwrap().cycle.is_some());
+        ofc_deadlocks += u32::from(ofc.run(&draw, LIMIT).unwrap().cycle.is_some());
     }
     println!("deadlocks in 200 random splits of 640 frames: pfc {pfc_deadlocks}, ofc {ofc_deadlocks}");
     assert!(pfc_deadlocks > 0, "the scenario deadlocks PFC at M = 640");

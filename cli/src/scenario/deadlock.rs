@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use pfcswitch_core::config::PolicyKind;
 use pfcswitch_core::rng::Rng;
-use pfcswitch_core::sim::deadlock::{CbdScenario, random_split};
+use pfcswitch_core::sim::deadlock::{CbdScenario, Draw};
 use pfcswitch_core::units::parse_duration;
 use serde_json::json;
 use std::path::PathBuf;
@@ -66,11 +66,12 @@ pub fn deadlock(args: &DeadlockArgs) -> Result<()> {
             let mut rng = Rng::new(args.seed ^ total);
             let mut deadlocks = 0u32;
             for iteration in 0..args.iterations {
-                let split = random_split(total, &mut rng);
-                let run = scenario.run(split, Duration::from_secs(1))?;
+                let draw = Draw::random(total, &mut rng);
+                let run = scenario.run(&draw, Duration::from_secs(1))?;
                 deadlocks += u32::from(run.cycle.is_some());
                 runs.push(json!({
-                    "policy": policy.name(), "total": total, "iteration": iteration, "split": split,
+                    "policy": policy.name(), "total": total, "iteration": iteration, "split": draw.split,
+                    "start_offsets_ns": draw.offsets.map(|o| o.as_nanos() as u64),
                     "deadlock": run.cycle.as_ref().map(|c| c.iter().map(|s| format!("sw{}", s + 1)).collect::<Vec<_>>()),
                     "delivered": run.delivered, "ended_seconds": run.ended.as_nanos() as f64 / 1e9,
                 }));

@@ -16,8 +16,8 @@
 //! Where the shortest paths form an ECMP group, the switches' static entries pin the one
 //! above (an operator's static route), so the cycle does not depend on the hash.
 //!
-//! Flow i sends m_i frames at line rate from the same instant; OFC draws (m1, m2, m3, m4)
-//! with m1 + m2 + m3 + m4 = M at random, 1000 times per M. We read m_i as frames: the paper
+//! Flow i sends m_i frames at line rate, all four starting within a microsecond; OFC draws
+//! (m1, m2, m3, m4) with m1 + m2 + m3 + m4 = M at random, 1000 times per M. We read m_i as frames: the paper
 //! does not give a flow's unit.
 //!
 //! A deadlock is a cycle of switches each of which holds frames of the lossless priority
@@ -48,7 +48,6 @@ const PINNED: [(usize, usize, usize); 4] = [(5, 3, 1), (4, 0, 2), (1, 2, 1), (2,
 /// The outcome of one run of the scenario.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CbdRun {
-    pub split: [u64; 4],
     /// Switches (from 0) of a deadlocked cycle, in the order the frames wait on each other.
     pub cycle: Option<Vec<usize>>,
     /// Data frames the receivers got, of the M sent.
@@ -97,12 +96,13 @@ impl CbdScenario {
         Ok(CbdScenario { fabric, configs, priority, ofc_hosts, frame_len, cable })
     }
 
-    /// Runs the four flows with `split` frames each until every frame arrived or the
-    /// network deadlocked (or, at worst, `limit`).
+    /// Runs the four flows of `draw` until every frame arrived or the network deadlocked
+    /// (or, at worst, `limit`).
     ///
     /// # Errors
     /// A switch configuration the core refuses.
-    pub fn run(&self, split: [u64; 4], limit: Duration) -> Result<CbdRun, ConfigError> {
+    pub fn run(&self, draw: &Draw, limit: Duration) -> Result<CbdRun, ConfigError> {
+        let Draw { split, offsets } = *draw;
         let host = |h: usize| {
             let mut host = SimHost::new(host_mac(h), Ipv4Addr::new(10, 0, 0, h as u8 + 1), self.fabric.ports[h][0].1);
             if self.ofc_hosts {
@@ -112,7 +112,7 @@ impl CbdScenario {
         };
         let mut net = self.fabric.network(&self.configs, host, self.cable)?;
         let start = Instant::ZERO + Duration::from_micros(10);
-        for (id, (&(from, to), &frames)) in FLOWS.iter().zip(&split).enumerate() {
+        for (id, ((&(from, to), &frames), &offset)) in FLOWS.iter().zip(&split).zip(&offsets).enumerate() {
             net.hosts[from].add_flow(FlowSpec {
                 id: id as u32,
                 dst: host_mac(to),
@@ -121,7 +121,7 @@ impl CbdScenario {
                 vid: 1,
                 frame_len: self.frame_len,
                 frames,
-                start,
+                start: start + offset,
                 rate: None,
             });
         }
@@ -139,11 +139,11 @@ impl CbdScenario {
             let now_moved = data_frames_sent(&net, self.priority);
             if now_moved == moved {
                 let cycle = blocked_cycle(&net, self.priority);
-                return Ok(CbdRun { split, cycle, delivered: delivered(&net), ended: net.now() });
+                return Ok(CbdRun { cycle, delivered: delivered(&net), ended: net.now() });
             }
             moved = now_moved;
         }
-        Ok(CbdRun { split, cycle: None, delivered: delivered(&net), ended: net.now() })
+        Ok(CbdRun { cycle: None, delivered: delivered(&net), ended: net.now() })
     }
 }
 
@@ -211,12 +211,30 @@ fn find_cycle(edges: &[Vec<usize>]) -> Option<Vec<usize>> {
     })
 }
 
-/// (m1, m2, m3, m4) ≥ 0 with sum `total`: the gaps between three cut points drawn uniformly
-/// from 0..=total (OFC does not say how it draws; any split can come up).
-pub fn random_split(total: u64, rng: &mut Rng) -> [u64; 4] {
-    let mut bars = [0u64; 3].map(|_| rng.next_u64() % (total + 1));
-    bars.sort_unstable();
-    [bars[0], bars[1] - bars[0], bars[2] - bars[1], total - bars[2]]
+/// The flows start within this of each other, in random order. Started on the same
+/// nanosecond, four hosts' frames would meet at the switches on the same nanoseconds too,
+/// and how the simulator orders simultaneous events would decide who fills which queue.
+pub const START_SPREAD: Duration = Duration::from_micros(1);
+
+/// One run's random part: frames per flow, and each flow's start after the first instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Draw {
+    pub split: [u64; 4],
+    pub offsets: [Duration; 4],
+}
+
+impl Draw {
+    /// (m1, m2, m3, m4) ≥ 0 with sum `total`, the gaps between three cut points drawn
+    /// uniformly from 0..=total (OFC does not say how it draws; any split can come up), and
+    /// start offsets uniform in [0, [`START_SPREAD`]).
+    pub fn random(total: u64, rng: &mut Rng) -> Draw {
+        let mut bars = [0u64; 3].map(|_| rng.next_u64() % (total + 1));
+        bars.sort_unstable();
+        let split = [bars[0], bars[1] - bars[0], bars[2] - bars[1], total - bars[2]];
+        let spread = START_SPREAD.as_nanos() as u64;
+        let offsets = [0; 4].map(|_| Duration::from_nanos(rng.next_u64() % spread));
+        Draw { split, offsets }
+    }
 }
 
 #[cfg(test)]
@@ -253,9 +271,11 @@ mod tests {
     }
 
     #[test]
-    fn random_splits_add_up_and_cover_the_range() {
+    fn random_draws_add_up_cover_the_range_and_spread_the_starts() {
         let mut rng = Rng::new(7);
-        let splits: Vec<[u64; 4]> = (0..1000).map(|_| random_split(240, &mut rng)).collect();
+        let draws: Vec<Draw> = (0..1000).map(|_| Draw::random(240, &mut rng)).collect();
+        assert!(draws.iter().all(|d| d.offsets.iter().all(|&o| o < START_SPREAD)));
+        let splits: Vec<[u64; 4]> = draws.iter().map(|d| d.split).collect();
         assert!(splits.iter().all(|s| s.iter().sum::<u64>() == 240));
         for i in 0..4 {
             assert!(splits.iter().any(|s| s[i] < 5) && splits.iter().any(|s| s[i] > 180), "flow {i}");

@@ -111,11 +111,15 @@ enum EventKind {
     Wake(Node),
 }
 
-/// Ordered by time, then by when it was scheduled, so that runs are reproducible.
+/// Ordered by time; at one instant, arrivals first (in the order their frames were sent),
+/// then switches' timers, then hosts' (each by node index). Runs are reproducible, and an
+/// instant's order does not depend on when its events were booked.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Event {
     at: Instant,
-    sequence: u64,
+    rank: u8,
+    /// Arrivals: the send sequence; wake-ups: the node's index.
+    key: u64,
     kind: EventKind,
 }
 
@@ -228,8 +232,15 @@ impl Network {
     }
 
     fn schedule(&mut self, at: Instant, kind: EventKind) {
-        self.sequence += 1;
-        self.events.push(Reverse(Event { at, sequence: self.sequence, kind }));
+        let (rank, key) = match kind {
+            EventKind::Arrival { .. } => {
+                self.sequence += 1;
+                (0, self.sequence)
+            }
+            EventKind::Wake(Node::Switch(s)) => (1, s as u64),
+            EventKind::Wake(Node::Host(h)) => (2, h as u64),
+        };
+        self.events.push(Reverse(Event { at, rank, key, kind }));
     }
 
     fn slot(&mut self, node: Node) -> &mut Slot {
@@ -305,15 +316,23 @@ impl Network {
         }
     }
 
-    /// Polls every node touched at this instant and books its next wake-up.
+    /// Every node touched at this instant, switches then hosts, each by index: fires its
+    /// timers that are due (after all of the instant's arrivals), polls it for
+    /// transmissions, and books its next wake-up.
     fn poll_touched(&mut self) {
+        let now = self.now;
+        self.touched.sort_unstable_by(|a, b| b.cmp(a));
         while let Some(node) = self.touched.pop() {
             let next = match node {
                 Node::Switch(s) => {
+                    if self.switches[s].poll_timeout().is_some_and(|due| due <= now) {
+                        self.switches[s].handle_timeout(now);
+                    }
                     self.poll_switch(s);
                     self.switches[s].poll_timeout()
                 }
                 Node::Host(h) => {
+                    self.hosts[h].handle_timeout(now);
                     self.poll_host(h);
                     self.hosts[h].poll_timeout()
                 }
@@ -349,23 +368,14 @@ impl Network {
         self.touch(to.node);
     }
 
-    /// A wake-up booked for `node` at `at`; returns false if it was stale (the node has
-    /// booked another since).
+    /// A wake-up booked for `node` at `at`: the node is polled (its timers first) before
+    /// time moves on. Returns false if it was stale (the node has booked another since).
     fn wake(&mut self, node: Node, at: Instant) -> bool {
         let slot = self.slot(node);
         if slot.wake != Some(at) {
             return false;
         }
         slot.wake = None;
-        let now = self.now;
-        match node {
-            Node::Switch(s) => {
-                if self.switches[s].poll_timeout().is_some_and(|due| due <= now) {
-                    self.switches[s].handle_timeout(now);
-                }
-            }
-            Node::Host(h) => self.hosts[h].handle_timeout(now),
-        }
         self.touch(node);
         true
     }
