@@ -1,7 +1,7 @@
 //! A network on one virtual clock: core switches and simulated hosts joined by links with a
-//! speed and a propagation delay. Every frame is a real byte string built and parsed by
-//! core::wire; every decision is the switch core's. This harness is the seed of the
-//! paper-scale simulator: the same [`Switch`] runs here and under the AF_XDP daemon.
+//! speed and a propagation delay, run as a discrete-event simulation (see [`Network`]).
+//! Every frame is a real byte string built and parsed by core::wire; every decision is the
+//! switch core's: the same [`Switch`] runs here and under the AF_XDP daemon.
 
 pub mod deadlock;
 pub mod fabric;
