@@ -3,7 +3,7 @@
 //! `pfcswitch_core::sim::deadlock` with M frames split at random over its four flows, many
 //! times, and counts the runs that deadlock.
 
-use super::runner::merge;
+use super::runner::merge_section;
 use super::{RunPolicy, parse_policy, root};
 use crate::plot::{self, Chart, Scale, Series};
 use crate::table::Table;
@@ -55,7 +55,7 @@ pub fn deadlock(args: &DeadlockArgs) -> Result<()> {
     let mut runs = Vec::new();
     for policy in &policies {
         let mut table = base.clone();
-        merge(&mut table, &toml::Table::from_iter([("policy".to_string(), toml::Value::Table(policy.config_keys()))]));
+        merge_section(&mut table, "policy", policy.config_keys());
         let file = out.join("configs").join(format!("{}.toml", policy.name()));
         std::fs::write(&file, toml::to_string(&table)?)?;
         let (switch, _) = pfcswitchd::config::load(&file)?;

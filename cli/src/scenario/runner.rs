@@ -169,7 +169,7 @@ impl Drop for Children {
 }
 
 /// Merges `overrides` into `table`, table by table.
-pub(super) fn merge(table: &mut toml::Table, overrides: &toml::Table) {
+fn merge(table: &mut toml::Table, overrides: &toml::Table) {
     for (key, value) in overrides {
         match (table.get_mut(key), value) {
             (Some(toml::Value::Table(inner)), toml::Value::Table(more)) => merge(inner, more),
@@ -180,15 +180,20 @@ pub(super) fn merge(table: &mut toml::Table, overrides: &toml::Table) {
     }
 }
 
+/// Merges `keys` into `table`'s `[section]`.
+pub(super) fn merge_section(table: &mut toml::Table, section: &str, keys: toml::Table) {
+    merge(table, &toml::Table::from_iter([(section.to_string(), toml::Value::Table(keys))]));
+}
+
 /// A switch config file with the scenario's overrides, port speed and MTU, the run's policy
 /// and, if given, its PFC watchdog, QCN and FECN modes.
 fn merged_config(scenario: &Scenario, path: &Path, policy: &RunPolicy, modes: &Modes) -> Result<toml::Table> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut table: toml::Table = text.parse().with_context(|| format!("{}", path.display()))?;
     merge(&mut table, &scenario.overrides);
-    merge(&mut table, &toml::Table::from_iter([("policy".to_string(), toml::Value::Table(policy.config_keys()))]));
+    merge_section(&mut table, "policy", policy.config_keys());
     for (section, keys) in modes.config_keys(scenario) {
-        merge(&mut table, &toml::Table::from_iter([(section.to_string(), toml::Value::Table(keys))]));
+        merge_section(&mut table, section, keys);
     }
     if let Some(ports) = table.get_mut("port").and_then(toml::Value::as_array_mut) {
         for port in ports.iter_mut().filter_map(toml::Value::as_table_mut) {

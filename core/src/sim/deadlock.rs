@@ -26,7 +26,7 @@
 
 use super::fabric::Fabric;
 use super::{Network, Node, SimHost};
-use crate::config::{ConfigError, StaticPorts, SwitchConfig};
+use crate::config::{ConfigError, L2_HEADER_MAX, StaticPorts, SwitchConfig};
 use crate::host::FlowSpec;
 use crate::rng::Rng;
 use crate::time::Instant;
@@ -73,6 +73,10 @@ fn host_mac(host: usize) -> EthernetAddress {
     EthernetAddress([0x02, 0, 0, 0, 0, host as u8 + 1])
 }
 
+fn host_ip(host: usize) -> Ipv4Addr {
+    Ipv4Addr::new(10, 0, 0, host as u8 + 1)
+}
+
 impl CbdScenario {
     /// # Errors
     /// If `base` has no lossless priority.
@@ -92,7 +96,7 @@ impl CbdScenario {
             key: "pfc.lossless".into(),
             reason: "the deadlock scenario needs a lossless priority".into(),
         })?;
-        let frame_len = base.ports.first().map_or(1500, |p| p.mtu as usize) + 18;
+        let frame_len = (base.ports.first().map_or(1500, |p| u64::from(p.mtu)) + L2_HEADER_MAX) as usize;
         Ok(CbdScenario { fabric, configs, priority, ofc_hosts, frame_len, cable })
     }
 
@@ -104,7 +108,7 @@ impl CbdScenario {
     pub fn run(&self, draw: &Draw, limit: Duration) -> Result<CbdRun, ConfigError> {
         let Draw { split, offsets } = *draw;
         let host = |h: usize| {
-            let mut host = SimHost::new(host_mac(h), Ipv4Addr::new(10, 0, 0, h as u8 + 1), self.fabric.ports[h][0].1);
+            let mut host = SimHost::new(host_mac(h), host_ip(h), self.fabric.ports[h][0].1);
             if self.ofc_hosts {
                 host.nic.obey_ofc_per_flow(host_mac(h));
             }
@@ -116,7 +120,7 @@ impl CbdScenario {
             net.hosts[from].add_flow(FlowSpec {
                 id: id as u32,
                 dst: host_mac(to),
-                dst_ip: Ipv4Addr::new(10, 0, 0, to as u8 + 1),
+                dst_ip: host_ip(to),
                 priority: self.priority,
                 vid: 1,
                 frame_len: self.frame_len,
@@ -156,7 +160,7 @@ fn data_frames_sent(net: &Network, priority: Pcp) -> u64 {
 
 /// A cycle of switches each holding frames of `priority` for the next; on a network where
 /// nothing moves, a deadlock.
-pub fn blocked_cycle(net: &Network, priority: Pcp) -> Option<Vec<usize>> {
+fn blocked_cycle(net: &Network, priority: Pcp) -> Option<Vec<usize>> {
     let now = net.now();
     // waits[a] = the switches a holds frames for.
     let waits: Vec<Vec<usize>> = (net.switches.iter().enumerate())

@@ -104,22 +104,20 @@ impl FrameStore {
 }
 
 /// What happens at an instant: a frame's last bit reaches a port, or a node's own timer
-/// (a transmitter free again, a pause ending, a retransmission timeout) comes due.
+/// (a transmitter free again, a pause ending, a retransmission timeout) comes due. The
+/// order of the variants and fields is the order at one instant: arrivals first, in the
+/// order their frames were sent, then switches' timers, then hosts' (each by node index).
+/// Runs are reproducible, and an instant's order does not depend on when its events were
+/// booked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum EventKind {
-    Arrival { to: Endpoint, handle: u64 },
+    Arrival { sequence: u64, to: Endpoint, handle: u64 },
     Wake(Node),
 }
 
-/// Ordered by time; at one instant, arrivals first (in the order their frames were sent),
-/// then switches' timers, then hosts' (each by node index). Runs are reproducible, and an
-/// instant's order does not depend on when its events were booked.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Event {
     at: Instant,
-    rank: u8,
-    /// Arrivals: the send sequence; wake-ups: the node's index.
-    key: u64,
     kind: EventKind,
 }
 
@@ -232,15 +230,7 @@ impl Network {
     }
 
     fn schedule(&mut self, at: Instant, kind: EventKind) {
-        let (rank, key) = match kind {
-            EventKind::Arrival { .. } => {
-                self.sequence += 1;
-                (0, self.sequence)
-            }
-            EventKind::Wake(Node::Switch(s)) => (1, s as u64),
-            EventKind::Wake(Node::Host(h)) => (2, h as u64),
-        };
-        self.events.push(Reverse(Event { at, rank, key, kind }));
+        self.events.push(Reverse(Event { at, kind }));
     }
 
     fn slot(&mut self, node: Node) -> &mut Slot {
@@ -277,7 +267,8 @@ impl Network {
             });
         }
         let at = self.now + speed.bits_duration(arrival_bytes(frame.len()) * 8) + delay;
-        self.schedule(at, EventKind::Arrival { to, handle });
+        self.sequence += 1;
+        self.schedule(at, EventKind::Arrival { sequence: self.sequence, to, handle });
     }
 
     /// Lets switch `s` transmit what it may now, on every port.
@@ -385,9 +376,11 @@ impl Network {
         // Nodes may have been changed from outside since the last run (flows added).
         self.switch_slots.resize(self.switches.len(), Slot::default());
         self.host_slots.resize(self.hosts.len(), Slot::default());
-        let nodes = (0..self.switches.len()).map(Node::Switch).chain((0..self.hosts.len()).map(Node::Host));
-        for node in nodes.collect::<Vec<_>>() {
-            self.touch(node);
+        for s in 0..self.switches.len() {
+            self.touch(Node::Switch(s));
+        }
+        for h in 0..self.hosts.len() {
+            self.touch(Node::Host(h));
         }
         let mut stuck = 0u32;
         loop {
@@ -407,7 +400,7 @@ impl Network {
             while self.events.peek().is_some_and(|Reverse(e)| e.at <= self.now) {
                 let Reverse(event) = self.events.pop().expect("peeked");
                 match event.kind {
-                    EventKind::Arrival { to, handle } => self.deliver(to, handle),
+                    EventKind::Arrival { to, handle, .. } => self.deliver(to, handle),
                     EventKind::Wake(node) => {
                         if !self.wake(node, event.at) {
                             continue;
