@@ -7,9 +7,9 @@
  * 802.1Qau flow id QCN data frames carry and CNMs carry back):
  *   - MAC control (0x8808: PAUSE/PFC, which the endpoint obeys),
  *   - CNM (0x22E7, 802.1Qau congestion notification),
- *   - minimal test frames (0x88B6, core/src/host/flow.rs),
- *   - the project's local experimental frames (0x88B5: FECN probes, core/src/wire/fecn.rs),
- *   - unfragmented IPv4 UDP to the traffic port (TRAFFIC_UDP_PORT, core/src/wire/traffic.rs).
+ *   - minimal test frames (0x88B6, hosts/src/flow.rs),
+ *   - the project's local experimental frames (0x88B5: FECN probes, wire/src/fecn.rs),
+ *   - unfragmented IPv4 UDP to the traffic port (TRAFFIC_UDP_PORT, wire/src/traffic.rs).
  * Everything else, malformed or truncated headers included, goes to the kernel stack
  * (XDP_PASS) so ARP, ping, neighbour discovery and iperf3 keep working on the interface. A
  * queue without a registered socket passes too (bpf_redirect_map's XDP_PASS fallback).

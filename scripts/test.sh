@@ -13,7 +13,7 @@ cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
 
 echo "== fuzz targets compile"
-cargo check --locked --manifest-path core/fuzz/Cargo.toml --quiet
+cargo check --locked --manifest-path wire/fuzz/Cargo.toml --quiet
 
 echo "== tests (unit, property, oracle, namespace integration)"
 # The namespace tests run the release binaries setup.sh just built (target/release).

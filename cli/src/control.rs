@@ -1,91 +1,13 @@
-//! The control client: talks to pfcswitchd's control socket and prints what it says, as
-//! tables for people or JSON (`-j`) for scripts.
+//! The control commands: ask pfcswitchd's control socket (through `pfcswitch_lab::control`)
+//! and print what it says, as tables for people or JSON (`-j`) for scripts.
 
-use crate::table::Table;
-use anyhow::{Context, Result, bail};
-use pfcswitch_core::report::{ControlRequest, ControlResponse, PortReport, QueueDepths, Snapshot};
-use pfcswitch_core::units::{BitRate, ByteSize};
+use anyhow::{Context, Result};
+use pfcswitch_lab::control::{request, unexpected};
+use pfcswitch_lab::table::Table;
+use pfcswitch_link::units::{BitRate, ByteSize};
+use pfcswitch_switch::report::{ControlRequest, ControlResponse, PortReport, Snapshot};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-
-/// Where daemons put their sockets by default.
-const RUN_DIR: &str = "/run/pfcswitch";
-
-/// The socket to use: the one given, or the only one in /run/pfcswitch.
-pub fn resolve_socket(given: Option<PathBuf>) -> Result<PathBuf> {
-    if let Some(path) = given {
-        return Ok(path);
-    }
-    let mut sockets: Vec<PathBuf> = std::fs::read_dir(RUN_DIR)
-        .map(|entries| {
-            entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "sock")).collect()
-        })
-        .unwrap_or_default();
-    sockets.sort();
-    match sockets.len() {
-        1 => Ok(sockets.remove(0)),
-        0 => bail!("no pfcswitchd control socket in {RUN_DIR}; is pfcswitchd running? (or pass -s SOCKET)"),
-        _ => bail!(
-            "several switches run here; choose one with -s: {}",
-            sockets.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-        ),
-    }
-}
-
-/// A connection to a daemon's control socket; it answers any number of requests, one line
-/// each, so a sampler asks over one connection instead of connecting for every sample.
-pub struct Connection {
-    reader: BufReader<UnixStream>,
-    path: PathBuf,
-}
-
-impl Connection {
-    pub fn open(socket: &Path) -> Result<Connection> {
-        let stream = UnixStream::connect(socket).with_context(|| format!("cannot connect to {}", socket.display()))?;
-        Ok(Connection { reader: BufReader::new(stream), path: socket.to_path_buf() })
-    }
-
-    /// Sends one request and returns the daemon's answer.
-    pub fn request(&mut self, request: &ControlRequest) -> Result<ControlResponse> {
-        let mut bytes = serde_json::to_vec(request)?;
-        bytes.push(b'\n');
-        self.reader.get_mut().write_all(&bytes)?;
-        let mut line = String::new();
-        let read = self.reader.read_line(&mut line);
-        if !matches!(read, Ok(n) if n > 0) {
-            bail!("no answer from {}", self.path.display());
-        }
-        serde_json::from_str(&line).with_context(|| format!("unreadable answer from {}", self.path.display()))
-    }
-
-    pub fn queue_depths(&mut self) -> Result<Vec<QueueDepths>> {
-        match self.request(&ControlRequest::Queues)? {
-            ControlResponse::Queues { ports } => Ok(ports),
-            other => unexpected(other),
-        }
-    }
-}
-
-fn unexpected<T>(response: ControlResponse) -> Result<T> {
-    match response {
-        ControlResponse::Error { message } => bail!("{message}"),
-        other => bail!("unexpected answer {other:?}"),
-    }
-}
-
-/// Sends one request over a fresh connection and returns the daemon's answer.
-pub fn request(socket: &Path, request: &ControlRequest) -> Result<ControlResponse> {
-    Connection::open(socket)?.request(request)
-}
-
-pub fn snapshot(socket: &Path) -> Result<Snapshot> {
-    match request(socket, &ControlRequest::Snapshot)? {
-        ControlResponse::Snapshot(snapshot) => Ok(*snapshot),
-        other => unexpected(other),
-    }
-}
+use std::path::Path;
 
 /// Runs a request that answers with a message (counter reset, reload).
 pub fn command(socket: &Path, req: ControlRequest, json: bool) -> Result<()> {
@@ -119,7 +41,7 @@ fn duration(seconds: f64) -> String {
     }
 }
 
-fn total<'a>(port: &'a PortReport, field: impl Fn(&'a pfcswitch_core::report::PriorityReport) -> u64) -> u64 {
+fn total<'a>(port: &'a PortReport, field: impl Fn(&'a pfcswitch_switch::report::PriorityReport) -> u64) -> u64 {
     port.priorities.iter().map(field).sum()
 }
 
@@ -274,7 +196,7 @@ pub fn pfc_show(snapshot: &Snapshot, port: Option<&str>, json: bool) -> Result<(
             ByteSize(p.headroom_bound_bytes),
             snapshot.pfc.quanta
         );
-        let list = |pred: &dyn Fn(&pfcswitch_core::report::PriorityReport) -> bool| {
+        let list = |pred: &dyn Fn(&pfcswitch_switch::report::PriorityReport) -> bool| {
             let v: Vec<String> = p.priorities.iter().filter(|q| pred(q)).map(|q| q.priority.to_string()).collect();
             if v.is_empty() { "none".to_string() } else { v.join(",") }
         };
@@ -321,7 +243,7 @@ pub fn pfcstat(snapshot: &Snapshot, json: bool) {
 
 /// Ingress and egress occupancy, pause state and high-water marks.
 pub fn queues(snapshot: &Snapshot, all: bool, json: bool) {
-    let rows: Vec<(&PortReport, &pfcswitch_core::report::PriorityReport)> = snapshot
+    let rows: Vec<(&PortReport, &pfcswitch_switch::report::PriorityReport)> = snapshot
         .ports
         .iter()
         .flat_map(|p| p.priorities.iter().map(move |q| (p, q)))

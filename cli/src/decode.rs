@@ -1,7 +1,7 @@
-//! `pfcswitch frame decode`: what core::wire reads in each frame, as text or JSON.
+//! `pfcswitch frame decode`: what pfcswitch_wire reads in each frame, as text or JSON.
 
-use pfcswitch_core::units::BitRate;
-use pfcswitch_core::wire::{FrameView, L2Repr, MacControlRepr, OfcRepr, ethertype};
+use pfcswitch_link::units::BitRate;
+use pfcswitch_wire::{FrameView, L2Repr, MacControlRepr, OfcRepr, ethertype};
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -27,7 +27,7 @@ pub fn decode(frame: &[u8], speed: Option<BitRate>) -> Decoded {
     Decoded { text, json: Value::Object(json) }
 }
 
-fn malformed(error: &pfcswitch_core::wire::Error, text: &mut String, json: &mut Map<String, Value>) {
+fn malformed(error: &pfcswitch_wire::Error, text: &mut String, json: &mut Map<String, Value>) {
     let _ = write!(text, "malformed: {error}");
     json.insert("kind".into(), json!("malformed"));
     json.insert("error".into(), json!({ "layer": error.layer.name(), "reason": error.kind.name() }));
@@ -210,7 +210,7 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pfcswitch_core::wire::{EthernetAddress, PAUSE_MULTICAST, Pcp, PfcRepr, build_mac_control_frame};
+    use pfcswitch_wire::{EthernetAddress, PAUSE_MULTICAST, Pcp, PfcRepr, build_mac_control_frame};
 
     #[test]
     fn pfc_line_names_classes_and_durations() {

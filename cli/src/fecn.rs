@@ -2,11 +2,11 @@
 //! advertised rate, what the last measurement interval saw, and the probes marked.
 
 use crate::control::{on_ports, print_json};
-use crate::table::Table;
 use anyhow::{Result, bail};
 use clap::Subcommand;
-use pfcswitch_core::report::{RateReport, Snapshot};
-use pfcswitch_core::units::format_duration;
+use pfcswitch_lab::table::Table;
+use pfcswitch_link::units::format_duration;
+use pfcswitch_switch::report::{RateReport, Snapshot};
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]

@@ -5,8 +5,8 @@ use crate::capture::{read_capture, write_pcap};
 use crate::decode::decode;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use pfcswitch_core::units::BitRate;
-use pfcswitch_core::wire::{
+use pfcswitch_link::units::BitRate;
+use pfcswitch_wire::{
     CNM_MAX_ENCAPSULATED, CnTagRepr, CnmRepr, DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FlowKey,
     Ipv4Addr, L2Repr, MacControlRepr, OfcHeader, OfcOp, PAUSE_MULTICAST, Pcp, PfcRepr, TRAFFIC_UDP_PORT, TrafficKind,
     TrafficRepr, VlanRepr, build_cnm_frame, build_data_frame, build_fecn_probe_frame, build_mac_control_frame,

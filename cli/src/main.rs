@@ -3,20 +3,17 @@
 mod capture;
 mod control;
 mod decode;
-mod endpoint;
 mod fecn;
 mod frame;
 mod ofc;
 mod pfcwd;
-mod plot;
 mod policy;
 mod qcn;
-mod scenario;
-mod table;
-mod traffic;
 
 use clap::{Parser, Subcommand};
-use pfcswitch_core::report::{ControlRequest, Snapshot};
+use pfcswitch_lab::control as client;
+use pfcswitch_lab::{endpoint, scenario, traffic};
+use pfcswitch_switch::report::{ControlRequest, Snapshot};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -109,9 +106,9 @@ enum PfcCommand {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     let json = cli.json;
-    let socket = || control::resolve_socket(cli.socket.clone());
+    let socket = || client::resolve_socket(cli.socket.clone());
     let view = |show: fn(&Snapshot, bool)| -> anyhow::Result<()> {
-        show(&control::snapshot(&socket()?)?, json);
+        show(&client::snapshot(&socket()?)?, json);
         Ok(())
     };
     match cli.command {
@@ -128,11 +125,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Status => view(control::status),
         Command::Ports => view(control::ports),
         Command::Pfc { command: PfcCommand::Show { port } } => {
-            control::pfc_show(&control::snapshot(&socket()?)?, port.as_deref(), json)
+            control::pfc_show(&client::snapshot(&socket()?)?, port.as_deref(), json)
         }
         Command::Pfcstat => view(control::pfcstat),
         Command::Queues { all } => {
-            control::queues(&control::snapshot(&socket()?)?, all, json);
+            control::queues(&client::snapshot(&socket()?)?, all, json);
             Ok(())
         }
         Command::Fdb => view(control::fdb),
@@ -142,13 +139,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Pfcwd(pfcwd::PfcwdCommand::Show) => view(pfcwd::show),
         Command::Pfcwd(pfcwd::PfcwdCommand::Stats) => view(pfcwd::stats),
         Command::Ofc(ofc::OfcCommand::Show { port }) => {
-            ofc::show(&control::snapshot(&socket()?)?, port.as_deref(), json)
+            ofc::show(&client::snapshot(&socket()?)?, port.as_deref(), json)
         }
         Command::Qcn(qcn::QcnCommand::Show { port }) => {
-            qcn::show(&control::snapshot(&socket()?)?, port.as_deref(), json)
+            qcn::show(&client::snapshot(&socket()?)?, port.as_deref(), json)
         }
         Command::Fecn(fecn::FecnCommand::Show { port }) => {
-            fecn::show(&control::snapshot(&socket()?)?, port.as_deref(), json)
+            fecn::show(&client::snapshot(&socket()?)?, port.as_deref(), json)
         }
     }
 }

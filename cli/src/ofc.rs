@@ -2,10 +2,10 @@
 //! counters, per port and lossless priority.
 
 use crate::control::{on_ports, print_json};
-use crate::table::Table;
 use anyhow::{Result, bail};
 use clap::Subcommand;
-use pfcswitch_core::report::{OfcQueueReport, Snapshot};
+use pfcswitch_lab::table::Table;
+use pfcswitch_switch::report::{OfcQueueReport, Snapshot};
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]

@@ -2,10 +2,10 @@
 //! `pfcwd show config` and `pfcwd show stats`.
 
 use crate::control::print_json;
-use crate::table::Table;
 use clap::Subcommand;
-use pfcswitch_core::report::{PortReport, PriorityReport, Snapshot};
-use pfcswitch_core::units::format_duration;
+use pfcswitch_lab::table::Table;
+use pfcswitch_link::units::format_duration;
+use pfcswitch_switch::report::{PortReport, PriorityReport, Snapshot};
 use serde_json::{Value, json};
 
 #[derive(Debug, Subcommand)]

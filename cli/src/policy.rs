@@ -3,13 +3,14 @@
 //! and WARN activations.
 
 use crate::control;
-use crate::scenario::{RunPolicy, parse_policy};
-use crate::table::Table;
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use pfcswitch_core::config::{CapfcAlgorithm, PolicyConfig};
-use pfcswitch_core::report::{ControlRequest, Snapshot};
-use pfcswitch_core::units::ByteSize;
+use pfcswitch_lab::control as client;
+use pfcswitch_lab::scenario::{RunPolicy, parse_policy};
+use pfcswitch_lab::table::Table;
+use pfcswitch_link::units::ByteSize;
+use pfcswitch_switch::config::{CapfcAlgorithm, PolicyConfig};
+use pfcswitch_switch::report::{ControlRequest, Snapshot};
 use std::path::Path;
 
 #[derive(Debug, Subcommand)]
@@ -41,7 +42,7 @@ pub struct SetArgs {
 pub fn run(command: PolicyCommand, socket: &Path, json: bool) -> Result<()> {
     match command {
         PolicyCommand::Show => {
-            show(&control::snapshot(socket)?, json);
+            show(&client::snapshot(socket)?, json);
             Ok(())
         }
         PolicyCommand::Set(args) => set(&args, socket, json),
@@ -51,7 +52,7 @@ pub fn run(command: PolicyCommand, socket: &Path, json: bool) -> Result<()> {
 fn set(args: &SetArgs, socket: &Path, json: bool) -> Result<()> {
     let RunPolicy { kind, algorithm } = parse_policy(&args.kind)?;
     // What is not named keeps its value in force (from the file or an earlier `set`).
-    let current = control::snapshot(socket)?.policy_settings;
+    let current = client::snapshot(socket)?.policy_settings;
     let policy = PolicyConfig {
         kind,
         algorithm: algorithm.unwrap_or(current.algorithm),

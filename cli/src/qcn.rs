@@ -2,10 +2,10 @@
 //! queue each watches, the last sample's feedback, the sampling state and the CNMs sent.
 
 use crate::control::{on_ports, print_json};
-use crate::table::Table;
 use anyhow::{Result, bail};
 use clap::Subcommand;
-use pfcswitch_core::report::{CpReport, Snapshot};
+use pfcswitch_lab::table::Table;
+use pfcswitch_switch::report::{CpReport, Snapshot};
 use serde_json::json;
 
 #[derive(Debug, Subcommand)]

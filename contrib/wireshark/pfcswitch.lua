@@ -14,7 +14,7 @@
 --   CNM     802.1Qau's congestion notification message (EtherType 0x22E7), laid out as in
 --           DESIGN.md and docs/frames.md.
 --   FECN    the project's local experimental EtherType 0x88B5: version 1 is a FECN rate
---           discovery probe (core/src/wire/fecn.rs); version 0 a host's announcement.
+--           discovery probe (wire/src/fecn.rs); version 0 a host's announcement.
 
 local pfcswitch = Proto("pfcswitch", "pfcswitch frames")
 

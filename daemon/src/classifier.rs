@@ -9,7 +9,7 @@ use aya::maps::{HashMap, MapData, PerCpuArray, XskMap};
 use aya::programs::xdp::XdpLinkId;
 use aya::programs::{ProgramError, Xdp, XdpMode};
 use aya::{Ebpf, EbpfError, Pod};
-use pfcswitch_core::wire::Pcp;
+use pfcswitch_wire::Pcp;
 
 /// Must match `ebpf/classifier.h`.
 pub const MAX_PORTS: u32 = 64;

@@ -1,7 +1,7 @@
 //! Loading a switch configuration file: TOML syntax, then types, then values, each failure
 //! reported with the file, the line, the key and the reason.
 
-use pfcswitch_core::config::{ConfigWarning, SwitchConfig};
+use pfcswitch_switch::config::{ConfigWarning, SwitchConfig};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -55,7 +55,7 @@ pub fn load(file: &Path) -> Result<(SwitchConfig, Vec<ConfigWarning>), ConfigFil
 
 /// The largest MTU whose frames (plus a VLAN-tagged L2 header) fit a UMEM chunk after the
 /// 256-byte XDP headroom.
-pub const MAX_MTU: u64 = crate::umem::FRAME_SIZE as u64 - 256 - pfcswitch_core::config::L2_HEADER_MAX;
+pub const MAX_MTU: u64 = crate::umem::FRAME_SIZE as u64 - 256 - pfcswitch_switch::config::L2_HEADER_MAX;
 
 type ParseError = (Option<usize>, Option<String>, String);
 

@@ -9,7 +9,7 @@
 //! connection goes on.
 
 use crate::signals::EventFd;
-use pfcswitch_core::report::{ControlRequest, ControlResponse};
+use pfcswitch_switch::report::{ControlRequest, ControlResponse};
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};

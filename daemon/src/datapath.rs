@@ -10,11 +10,11 @@ use crate::signals::{EventFd, SignalAction, SignalFd};
 use crate::timer::{self, Clock, Lateness};
 use crate::umem::{FramePool, UmemArea, chunk_base};
 use crate::xsk::{RING_SIZE, Sockets, TX_BUDGET, XskError, tx_desc};
-use pfcswitch_core::config::{PolicyConfig, SwitchConfig};
-use pfcswitch_core::report::{ControlRequest, ControlResponse, DatapathReport, QueueDepths, Snapshot, XdpPortReport};
-use pfcswitch_core::time::Instant;
-use pfcswitch_core::wire::{EthernetAddress, Pcp, mark_ecn_ce, mark_fecn_probe};
-use pfcswitch_core::{RxVerdict, Switch, Tx};
+use pfcswitch_link::time::Instant;
+use pfcswitch_switch::config::{PolicyConfig, SwitchConfig};
+use pfcswitch_switch::report::{ControlRequest, ControlResponse, DatapathReport, QueueDepths, Snapshot, XdpPortReport};
+use pfcswitch_switch::{RxVerdict, Switch, Tx};
+use pfcswitch_wire::{EthernetAddress, Pcp, mark_ecn_ce, mark_fecn_probe};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::Receiver;
@@ -97,7 +97,7 @@ fn iface_mac(iface: &str) -> Option<EthernetAddress> {
 
 fn classification(config: &SwitchConfig, index: usize) -> Result<PortClassification, DatapathError> {
     let port = &config.ports[index];
-    let dscp_map = (port.trust == pfcswitch_core::config::Trust::Dscp)
+    let dscp_map = (port.trust == pfcswitch_switch::config::Trust::Dscp)
         .then(|| config.dscp_map(index))
         .transpose()
         .map_err(|e| DatapathError::Config(e.to_string()))?;
@@ -463,7 +463,7 @@ fn resident_bytes() -> u64 {
 }
 
 /// `message`, then each warning on a line of its own; each is also logged.
-fn with_warnings(message: String, warnings: &[pfcswitch_core::config::ConfigWarning]) -> String {
+fn with_warnings(message: String, warnings: &[pfcswitch_switch::config::ConfigWarning]) -> String {
     warnings.iter().fold(message, |text, warning| {
         log::warn!("{warning}");
         format!("{text}\nwarning: {warning}")

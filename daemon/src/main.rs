@@ -34,7 +34,7 @@ struct Args {
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    pfcswitch_core::units::parse_duration(text).map_err(|e| e.to_string())
+    pfcswitch_link::units::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// Logs to stderr as `pfcswitchd[NAME]: LEVEL: message`; `PFCSWITCH_LOG=debug` for more.
@@ -96,7 +96,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: Args, config: pfcswitch_core::config::SwitchConfig) -> Result<(), String> {
+fn run(args: Args, config: pfcswitch_switch::config::SwitchConfig) -> Result<(), String> {
     signals::block_signals().map_err(|e| format!("cannot block signals: {e}"))?;
     let wake = Arc::new(EventFd::new().map_err(|e| format!("cannot create an eventfd: {e}"))?);
     let (handle, calls) = DatapathHandle::new(wake.clone());

@@ -6,7 +6,7 @@
 //! credit, so wake-up jitter never costs long-run rate. Every timed wake-up's lateness is
 //! recorded, and reported as p50/p99/max.
 
-use pfcswitch_core::time::Instant;
+use pfcswitch_link::time::Instant;
 use std::os::fd::RawFd;
 use std::time::Duration;
 

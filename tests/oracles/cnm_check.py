@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks 802.1Qau CNMs in a pcap byte by byte against DESIGN.md's table, independently of
-pfcswitch's own code: plain struct unpacking, no scapy, no core::wire.
+pfcswitch's own code: plain struct unpacking, no scapy, no pfcswitch_wire.
 
 Usage: cnm_check.py PCAP QEQ_BYTES W
 

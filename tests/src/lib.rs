@@ -29,9 +29,9 @@ impl Rng {
     }
 
     /// A locally administered unicast address.
-    pub fn mac(&mut self) -> pfcswitch_core::wire::EthernetAddress {
+    pub fn mac(&mut self) -> pfcswitch_wire::EthernetAddress {
         let bytes = self.next().to_be_bytes();
-        pfcswitch_core::wire::EthernetAddress([0x02, bytes[0], bytes[1], bytes[2], bytes[3], bytes[4]])
+        pfcswitch_wire::EthernetAddress([0x02, bytes[0], bytes[1], bytes[2], bytes[3], bytes[4]])
     }
 }
 

@@ -178,7 +178,7 @@ pub fn scapy(args: &[&str]) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// The CNM checker (`oracles/cnm_check.py`, plain Python, not core::wire) over `pcap`, with
+/// The CNM checker (`oracles/cnm_check.py`, plain Python, not pfcswitch_wire) over `pcap`, with
 /// the CPs' Qeq and w: one JSON value per frame, with the rules it breaks in `errors`.
 pub fn cnm_check(pcap: &Path, qeq: u64, w: u32) -> Vec<serde_json::Value> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracles/cnm_check.py");

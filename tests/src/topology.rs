@@ -2,7 +2,7 @@
 //! topology comes down (daemons stopped, namespaces deleted) when the guard drops, panics
 //! included. Prefixes are unique per test run (`pt<pid>x<n>-`), so runs never collide.
 
-use pfcswitch_core::report::{ControlRequest, ControlResponse, Snapshot};
+use pfcswitch_switch::report::{ControlRequest, ControlResponse, Snapshot};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};

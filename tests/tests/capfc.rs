@@ -45,7 +45,7 @@ fn lane(snapshot: &Value, port: &str, priority: usize) -> Lane {
 }
 
 /// The exact properties (the victims' lanes never paused, the victims at their full rate) are
-/// the core's on virtual time (core/tests/capfc_isolation.rs). On the datapath a late wake-up
+/// the core's on virtual time (sim/tests/capfc_isolation.rs). On the datapath a late wake-up
 /// hands the switch a victim's backlog at once: its ingress crosses XOFF and PFC pauses it, as
 /// PFC must (I(i,p)); on a loaded machine for a large part of the run (the burst may also
 /// cross the victim's own egress XOFF, and CaPFC rightly signals it there). What holds whatever

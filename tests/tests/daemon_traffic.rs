@@ -138,7 +138,7 @@ fn incast_at_twice_the_egress_speed_is_lossless_and_pfc_is_on_the_wire() {
 /// A PFC frame for class 3 sent by h2 pauses class 3 towards h2 for 65535 quanta at
 /// 100 Mbit/s (335.5 ms); class 0 keeps flowing. Measured in a capture on h2 and by the
 /// switch's own pause accounting. The pause's exact timing is the core's, checked to the
-/// nanosecond on virtual time (core/tests/pause_obey.rs); on the wire, the switch may react
+/// nanosecond on virtual time (sim/tests/pause_obey.rs); on the wire, the switch may react
 /// and wake up late on a busy machine, but never resumes early.
 #[test]
 fn an_injected_pfc_frame_pauses_only_its_class_for_the_encoded_time() {

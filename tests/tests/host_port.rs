@@ -7,13 +7,13 @@
 //! Namespaces are the tests' `Netns` guards (deleted when the test ends, panics included);
 //! the veth ends are named `hp<pid><n><side>`, unique per run.
 
-use pfcswitch_core::host::MINIMAL_FRAME_ETHERTYPE;
-use pfcswitch_core::wire::{
+use pfcswitch_hosts::MINIMAL_FRAME_ETHERTYPE;
+use pfcswitch_tests::netns::{Netns, run_checked};
+use pfcswitch_tests::{require_root, wait_until};
+use pfcswitch_wire::{
     CnmRepr, DataFrameSpec, EthernetAddress, Ipv4Addr, L2Repr, MacControlRepr, PAUSE_MULTICAST, Pcp, PfcRepr,
     TRAFFIC_UDP_PORT, VlanRepr, build_cnm_frame, build_mac_control_frame,
 };
-use pfcswitch_tests::netns::{Netns, run_checked};
-use pfcswitch_tests::{require_root, wait_until};
 use pfcswitchd::host_port::{HostPort, HostPortDrops};
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Output, Stdio};

@@ -1,5 +1,5 @@
 //! OFC on the AF_XDP datapath: the OFC frames pfcswitchd sends, checked on the wire by tshark,
-//! scapy and core::wire; and next to plain-PFC switches, an incast stays lossless through both
+//! scapy and pfcswitch_wire; and next to plain-PFC switches, an incast stays lossless through both
 //! arrangements (OFC upstream of PFC and PFC upstream of OFC).
 //!
 //! The ofc-fig1 chain sw1 — sw2 — sw3 at 100 Mbit/s with sw1 and sw3 on `ofc` and sw2 on
@@ -8,15 +8,15 @@
 //! to sw2, which knows only PFC and pauses the whole priority; sw2 then pauses sw1 with plain
 //! PFC, which sw1 takes as "every flow paused" and turns into OFC PAUSE frames to h1 and h2.
 
-use pfcswitch_core::wire::{
-    FlowKey, FrameView, MacControlRepr, OfcHeader, OfcOp, Pcp, build_ofc_frame, ofc_frame_len, ofc_max_entries,
-};
 use pfcswitch_tests::Rng;
 use pfcswitch_tests::capture::Capture;
 use pfcswitch_tests::oracle::{
     DissectedOfc, read_pcap, scapy, tshark_expert_messages, tshark_fields, tshark_ofc, write_pcap,
 };
 use pfcswitch_tests::topology::{Incast, Topology, binary, repo, serial, star3_config};
+use pfcswitch_wire::{
+    FlowKey, FrameView, MacControlRepr, OfcHeader, OfcOp, Pcp, build_ofc_frame, ofc_frame_len, ofc_max_entries,
+};
 use std::process::{Child, Stdio};
 
 /// star3's default switch (configs/default.toml) under `ofc`.
@@ -24,7 +24,7 @@ fn ofc_star3(dir: &std::path::Path) -> std::path::PathBuf {
     star3_config(dir, |file| file.replace("kind = \"pfc\"", "kind = \"ofc\""))
 }
 
-/// What core::wire put in `frame`, as the Lua dissector should show it.
+/// What pfcswitch_wire put in `frame`, as the Lua dissector should show it.
 fn expected(frame: &[u8]) -> DissectedOfc {
     let ofc = FrameView::parse(frame).unwrap().ofc().unwrap().unwrap();
     DissectedOfc {
@@ -38,7 +38,7 @@ fn expected(frame: &[u8]) -> DissectedOfc {
 
 /// Checks `pcap` (OFC frames only) against the three decoders: tshark's own dissectors read
 /// valid PFC frames with no expert message, the project's Lua dissector reads the same TLV
-/// as core::wire, and scapy agrees on the PFC part.
+/// as pfcswitch_wire, and scapy agrees on the PFC part.
 fn assert_decoders_agree(pcap: &std::path::Path, frames: &[Vec<u8>]) {
     assert!(tshark_expert_messages(pcap).iter().all(String::is_empty), "tshark: no expert message");
     let rows = tshark_fields(
@@ -78,7 +78,7 @@ fn assert_decoders_agree(pcap: &std::path::Path, frames: &[Vec<u8>]) {
     }
 }
 
-/// OFC frames core::wire builds — no flow, one, many, as many as fit at MTU 1500, both ops,
+/// OFC frames pfcswitch_wire builds — no flow, one, many, as many as fit at MTU 1500, both ops,
 /// COARSE and MORE — read the same by tshark, the Lua dissector and scapy.
 #[test]
 fn ofc_frames_built_by_core_wire_agree_with_tshark_the_lua_dissector_and_scapy() {

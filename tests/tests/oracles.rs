@@ -1,14 +1,14 @@
-//! Frames built by core::wire, checked by decoders that share no code with it: Wireshark's
-//! dissectors (tshark) and scapy; and frames built by scapy, parsed by core::wire.
+//! Frames built by pfcswitch_wire, checked by decoders that share no code with it: Wireshark's
+//! dissectors (tshark) and scapy; and frames built by scapy, parsed by pfcswitch_wire.
 
-use pfcswitch_core::wire::{
+use pfcswitch_tests::Rng;
+use pfcswitch_tests::oracle::{read_pcap, scapy, tshark_expert_messages, tshark_fields, write_pcap};
+use pfcswitch_tests::topology::binary;
+use pfcswitch_wire::{
     CnTagRepr, CnmRepr, DataFrameSpec, EthernetAddress, FrameView, Ipv4Addr, L2Repr, MacControlRepr, PAUSE_MULTICAST,
     Pcp, PfcRepr, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_cnm_frame, build_data_frame,
     build_mac_control_frame,
 };
-use pfcswitch_tests::Rng;
-use pfcswitch_tests::oracle::{read_pcap, scapy, tshark_expert_messages, tshark_fields, write_pcap};
-use pfcswitch_tests::topology::binary;
 use serde_json::{Value, json};
 
 const FRAMES: usize = 300;
@@ -157,7 +157,7 @@ fn tshark_decodes_tagged_data_frames_as_built() {
 }
 
 /// The CNM checked byte by byte against DESIGN.md's table, written out by hand here so the
-/// test shares nothing with core::wire's offsets.
+/// test shares nothing with pfcswitch_wire's offsets.
 #[test]
 fn cnm_matches_the_design_table_byte_by_byte() {
     let msdu: Vec<u8> = (1..=64).collect();
@@ -242,7 +242,7 @@ fn frame_pause_and_pfc_need_no_source_address() {
     assert_eq!(rows(&pfc), [[default, "01:80:c2:00:00:01", "0x0101", "", "0x0018", "65535"]]);
 }
 
-/// The negative control: the expert-message check does flag a broken frame, and core::wire
+/// The negative control: the expert-message check does flag a broken frame, and pfcswitch_wire
 /// rejects it too.
 #[test]
 fn tshark_and_core_both_reject_a_truncated_pfc_frame() {
@@ -300,7 +300,7 @@ fn scapy_dissects_core_frames_as_built() {
     for (frame, scapy_fields) in frames.iter().zip(&dissected) {
         assert_eq!(scapy_fields, &scapy_view_of(frame, scapy_fields), "frame {frame:02x?}");
     }
-    println!("scapy agreed on {} frames built by core::wire", frames.len());
+    println!("scapy agreed on {} frames built by pfcswitch_wire", frames.len());
 }
 
 #[test]
@@ -333,5 +333,5 @@ fn core_parses_scapy_frames_as_scapy_built_them() {
             }
         }
     }
-    println!("core::wire agreed on {} frames built by scapy", frames.len());
+    println!("pfcswitch_wire agreed on {} frames built by scapy", frames.len());
 }

@@ -179,7 +179,7 @@ receivers = ["{to}"]
         let link_use = flow["link_use"].as_f64().unwrap();
         println!("{topology}: h1 -> {to} used {:.1}% of 100 Mbit/s", 100.0 * link_use);
         // The ≥ 97 % target is scripts/bench-line-rate.sh's (medians of runs), and line rate to
-        // 0.5 % is the core's on virtual time (core/tests/line_rate.rs). A single run here gets
+        // 0.5 % is the core's on virtual time (sim/tests/line_rate.rs). A single run here gets
         // 90-97 % on an idle machine, 90-94 % under `stress-ng --cpu 2`, 65-70 % when a
         // simulation also shared the cores (whole 10 ms bins empty): this asserts that frames
         // cross the datapath at speed and in order, with a margin for a busy machine.

@@ -1,11 +1,11 @@
 //! The XDP classifier loaded into the kernel and attached to a veth in a test namespace:
 //! real frames sent through AF_PACKET are counted at the priority the classifier computes.
 
-use pfcswitch_core::wire::{
-    DataFrameSpec, EthernetAddress, MacControlRepr, PAUSE_MULTICAST, Pcp, PfcRepr, VlanRepr, build_mac_control_frame,
-};
 use pfcswitch_tests::netns::Netns;
 use pfcswitch_tests::{require_root, wait_until};
+use pfcswitch_wire::{
+    DataFrameSpec, EthernetAddress, MacControlRepr, PAUSE_MULTICAST, Pcp, PfcRepr, VlanRepr, build_mac_control_frame,
+};
 use pfcswitchd::classifier::{Classifier, ClassifierDrop, PortClassification};
 use pfcswitchd::packet::RawSocket;
 use std::time::Duration;

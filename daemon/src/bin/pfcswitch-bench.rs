@@ -14,8 +14,8 @@ use aya::maps::{DevMap, MapData, PerCpuArray};
 use aya::programs::{Xdp, XdpMode};
 use aya::{Ebpf, EbpfLoader, Pod};
 use clap::{Parser, Subcommand};
-use pfcswitch_core::host::{FlowSender, FlowSpec};
-use pfcswitch_core::wire::{EthernetAddress, Ipv4Addr, Pcp};
+use pfcswitch_hosts::{FlowSender, FlowSpec};
+use pfcswitch_wire::{EthernetAddress, Ipv4Addr, Pcp};
 use pfcswitchd::classifier::{Classifier, PortClassification, if_index};
 use pfcswitchd::signals::{self, SignalFd};
 use pfcswitchd::umem::{FramePool, UmemArea};
@@ -170,7 +170,7 @@ fn flood(args: &FloodArgs) -> Result<(), String> {
         vid: 0,
         frame_len: args.size,
         frames: u64::MAX,
-        start: pfcswitch_core::time::Instant::ZERO,
+        start: pfcswitch_link::time::Instant::ZERO,
         rate: None,
     };
     let frame = area.chunk_mut(0);

@@ -3,7 +3,7 @@
 //! seen and marked.
 
 use super::{counter, family, gauge, port_priority};
-use pfcswitch_core::report::{FecnReport, RateReport};
+use pfcswitch_switch::report::{FecnReport, RateReport};
 use prometheus_client::encoding::DescriptorEncoder;
 use std::fmt;
 

@@ -30,7 +30,7 @@ use hyper::body::Bytes;
 use hyper::header::{ACCEPT, ALLOW, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use pfcswitch_core::report::{CapfcReport, ControlRequest, ControlResponse, PriorityReport, Snapshot};
+use pfcswitch_switch::report::{CapfcReport, ControlRequest, ControlResponse, PriorityReport, Snapshot};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -256,7 +256,7 @@ impl SnapshotCollector {
 /// CaPFC's state (§II): D and I per input, E per (input, egress), C and WARN activations per
 /// egress queue; lossless priorities only.
 fn encode_capfc(encoder: &mut DescriptorEncoder, capfc: &CapfcReport) -> fmt::Result {
-    let inputs = |value: fn(&pfcswitch_core::report::CapfcInputReport) -> bool| {
+    let inputs = |value: fn(&pfcswitch_switch::report::CapfcInputReport) -> bool| {
         capfc.inputs.iter().map(move |i| (port_priority(&i.port, i.priority), flag(value(i)))).collect::<Vec<_>>()
     };
     family(
@@ -649,8 +649,8 @@ mod tests {
     fn snapshot() -> Snapshot {
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/default.toml");
         let (config, _) = crate::config::load(&file).expect("the default config");
-        let (switch, _) = pfcswitch_core::switch::Switch::new(&config).expect("a switch");
-        let mut snapshot = Snapshot::of(&switch, &config, pfcswitch_core::time::Instant::ZERO, 1.5);
+        let (switch, _) = pfcswitch_switch::switch::Switch::new(&config).expect("a switch");
+        let mut snapshot = Snapshot::of(&switch, &config, pfcswitch_link::time::Instant::ZERO, 1.5);
         let p3 = &mut snapshot.ports[2].priorities;
         *p3[3].drops.values_mut().next().unwrap() = 7;
         *p3[0].drops.values_mut().next().unwrap() = 9;
@@ -709,14 +709,14 @@ mod tests {
     /// The text exposition of configs/default.toml's switch, as `edit` changes it, freshly
     /// built; asserts it has each of `samples`, and returns it.
     fn default_switch_exports(
-        edit: impl FnOnce(&mut pfcswitch_core::config::SwitchConfig),
+        edit: impl FnOnce(&mut pfcswitch_switch::config::SwitchConfig),
         samples: &[&str],
     ) -> String {
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/default.toml");
         let (mut config, _) = crate::config::load(&file).expect("the default config");
         edit(&mut config);
-        let (switch, _) = pfcswitch_core::switch::Switch::new(&config).expect("a switch");
-        let snapshot = Snapshot::of(&switch, &config, pfcswitch_core::time::Instant::ZERO, 1.5);
+        let (switch, _) = pfcswitch_switch::switch::Switch::new(&config).expect("a switch");
+        let snapshot = Snapshot::of(&switch, &config, pfcswitch_link::time::Instant::ZERO, 1.5);
         let text = render(Arc::new(snapshot), Format::Text004);
         for sample in samples {
             assert!(text.lines().any(|l| l == *sample), "{sample} not exported:\n{text}");
@@ -727,7 +727,7 @@ mod tests {
     #[test]
     fn ofc_families_are_exported_per_port_and_lossless_priority() {
         let text = default_switch_exports(
-            |config| config.policy.kind = pfcswitch_core::config::PolicyKind::Ofc,
+            |config| config.policy.kind = pfcswitch_switch::config::PolicyKind::Ofc,
             &[
                 "pfcswitch_ofc_congested_flows{port=\"p1\",priority=\"3\"} 0",
                 "pfcswitch_ofc_tx_frames_total{port=\"p1\",priority=\"3\",kind=\"pause\"} 0",

@@ -3,8 +3,8 @@
 //! information, Algorithm 1's decisions and the coarse fallbacks of full tables.
 
 use super::{Labels, counter, family, gauge, port_priority};
-use pfcswitch_core::policy::OfcTable;
-use pfcswitch_core::report::{OfcQueueReport, OfcReport};
+use pfcswitch_switch::policy::OfcTable;
+use pfcswitch_switch::report::{OfcQueueReport, OfcReport};
 use prometheus_client::encoding::DescriptorEncoder;
 use std::fmt;
 

@@ -3,7 +3,7 @@
 //! the QntzFb they carried.
 
 use super::{Labels, counter, family, gauge, port_priority};
-use pfcswitch_core::report::{CpReport, QcnReport};
+use pfcswitch_switch::report::{CpReport, QcnReport};
 use prometheus_client::encoding::DescriptorEncoder;
 use std::fmt;
 

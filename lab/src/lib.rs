@@ -1,0 +1,21 @@
+//! pfcswitch's experiments: what `pfcswitch scenario` and `pfcswitch traffic` do. A scenario
+//! (a plan: topology, switch configs, policy, transport and a workload of traffic classes) is
+//! run on the real datapath (namespaces, one `pfcswitchd` per switch, an AF_XDP endpoint per
+//! host) or on the simulator (`pfcswitch-sim`), and what happened becomes `results.json`, a
+//! report and plots. The direction is one way: plan → run → results → report.
+//!
+//! - [`scenario`]: scenario files, the runner on either engine, results, reports, sweeps of
+//!   policies and seeds, the deadlock experiment;
+//! - [`workload`]: traffic classes turned into connections and messages from a seed;
+//! - [`endpoint`] and [`traffic`]: the hosts' processes (AF_XDP and AF_PACKET);
+//! - [`plot`], [`table`]: figures and text tables; [`control`]: the daemon's control client.
+//!
+//! It holds no switch, host or simulator logic of its own: it plans, runs and reports.
+
+pub mod control;
+pub mod endpoint;
+pub mod plot;
+pub mod scenario;
+pub mod table;
+pub mod traffic;
+pub mod workload;

@@ -1,0 +1,566 @@
+//! Runs one scenario: topology up, endpoints started at one agreed instant, queues sampled,
+//! everything torn down by guards whatever happens (error, panic, Ctrl-C).
+
+use super::fabric::FABRIC;
+use super::report::{self, Outcome, QueueSample, RunRecord, StormRun};
+use super::schemes::InForce;
+use super::{Modes, RunArgs, RunPolicy, Scenario, load, parse_policy, root};
+use crate::control::Connection;
+use crate::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
+use crate::workload::{self, PlannedConnection, Storm};
+use anyhow::{Context, Result, bail};
+use pfcswitch_hosts::ConnectionSpec;
+use pfcswitch_link::time::Instant;
+use pfcswitch_sim::fabric::Fabric;
+use pfcswitch_switch::config::SwitchConfig;
+use pfcswitch_switch::report::Snapshot;
+use pfcswitch_wire::{EthernetAddress, Ipv4Addr, Pcp};
+use pfcswitchd::timer::Clock;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+/// Set by SIGINT/SIGTERM: the run stops, tears down and says so.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+fn catch_interrupts() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic (async-signal-safe); exec'd children
+        // get the default disposition back.
+        unsafe { libc::signal(signal, on_interrupt as *const () as libc::sighandler_t) };
+    }
+}
+
+fn check_interrupt() -> Result<()> {
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        bail!("interrupted; the topology was torn down");
+    }
+    Ok(())
+}
+
+/// A topology brought up by topology.sh; `down` on drop.
+struct Topology {
+    name: String,
+    prefix: String,
+    switches: Vec<String>,
+    /// Where the daemons' logs go when the topology comes down (the run's directory).
+    logs: PathBuf,
+}
+
+fn topology_script() -> PathBuf {
+    root().join("netns-scripts/topology.sh")
+}
+
+impl Topology {
+    fn up(name: &str, prefix: &str, switches: &[String], out: &Path, mtu: u32) -> Result<Topology> {
+        let topology =
+            Topology { name: name.into(), prefix: prefix.into(), switches: switches.to_vec(), logs: out.join("logs") };
+        let configs = out.join("configs");
+        let output = Command::new(topology_script())
+            .args(["up", name, "--prefix", prefix, "--mtu", &mtu.to_string(), "--config-dir"])
+            .arg(&configs)
+            .output()
+            .context("cannot run topology.sh")?;
+        if !output.status.success() {
+            bail!("topology.sh up {name} failed: {}", String::from_utf8_lossy(&output.stderr).trim());
+        }
+        Ok(topology)
+    }
+
+    fn namespace(&self, node: &str) -> String {
+        format!("{}{node}", self.prefix)
+    }
+
+    fn socket(&self, switch: &str) -> PathBuf {
+        pfcswitchd::control::default_socket_path(&self.namespace(switch))
+    }
+}
+
+impl Drop for Topology {
+    fn drop(&mut self) {
+        let status = Command::new(topology_script()).args(["down", &self.name, "--prefix", &self.prefix]).status();
+        if !status.is_ok_and(|s| s.success()) {
+            eprintln!("warning: topology.sh down {} --prefix {} failed", self.name, self.prefix);
+        }
+        // The daemons' logs belong with the run's results, not in /run.
+        let _ = std::fs::create_dir_all(&self.logs);
+        for switch in &self.switches {
+            let log = PathBuf::from(format!("/run/pfcswitch/{}.log", self.namespace(switch)));
+            if std::fs::copy(&log, self.logs.join(format!("{switch}.log"))).is_ok() {
+                let _ = std::fs::remove_file(&log);
+            }
+        }
+    }
+}
+
+/// A topology's nodes and links, from `topology.sh describe`.
+pub(super) struct TopologyDescription {
+    pub switches: Vec<String>,
+    pub hosts: Vec<String>,
+    /// `sw1:p1-h1` (a host link) or `sw1:p6-sw3:p1` (a trunk).
+    pub links: Vec<String>,
+}
+
+pub(super) fn describe(name: &str) -> Result<TopologyDescription> {
+    let output = Command::new(topology_script()).args(["describe", name]).output().context("cannot run topology.sh")?;
+    if !output.status.success() {
+        bail!("{}", String::from_utf8_lossy(&output.stderr).trim());
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let nodes = |kind: &str| -> Vec<String> {
+        text.lines()
+            .find_map(|line| line.strip_prefix(kind))
+            .map(|rest| rest.split_whitespace().map(String::from).collect())
+            .unwrap_or_default()
+    };
+    Ok(TopologyDescription { switches: nodes("switches "), hosts: nodes("hosts "), links: nodes("links ") })
+}
+
+/// Host `hN`'s addresses, as topology.sh assigns them.
+pub(super) fn host_addresses(host: &str) -> Result<(EthernetAddress, Ipv4Addr)> {
+    let n: u8 = host.strip_prefix('h').and_then(|n| n.parse().ok()).with_context(|| format!("host name `{host}`"))?;
+    Ok((EthernetAddress([0x02, 0, 0, 0, 0, n]), Ipv4Addr::new(10, 0, 0, n)))
+}
+
+/// The sender's view of a planned connection: its receiver's addresses, on VLAN 1.
+pub(super) fn connection_spec(c: &PlannedConnection, hosts: &[String]) -> Result<ConnectionSpec> {
+    let (dst, dst_ip) = host_addresses(&hosts[c.receiver])?;
+    let priority = Pcp::new(c.priority).with_context(|| format!("priority {} is not a PCP", c.priority))?;
+    Ok(ConnectionSpec { id: c.id, dst, dst_ip, priority, vid: 1, rate: c.rate, arrivals: c.arrivals, until: c.until })
+}
+
+/// Processes in the hosts (endpoints, storms); killed on drop if still running.
+struct Children {
+    what: &'static str,
+    children: Vec<Child>,
+}
+
+impl Children {
+    /// SIGTERM to each, then waits for every one to exit successfully.
+    fn stop(&mut self) -> Result<()> {
+        for child in &self.children {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        }
+        for child in &mut self.children {
+            let status = child.wait()?;
+            if !status.success() {
+                bail!("{} failed ({status}); see its messages above", self.what);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Merges `overrides` into `table`, table by table.
+fn merge(table: &mut toml::Table, overrides: &toml::Table) {
+    for (key, value) in overrides {
+        match (table.get_mut(key), value) {
+            (Some(toml::Value::Table(inner)), toml::Value::Table(more)) => merge(inner, more),
+            _ => {
+                table.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+/// Merges `keys` into `table`'s `[section]`.
+pub(super) fn merge_section(table: &mut toml::Table, section: &str, keys: toml::Table) {
+    merge(table, &toml::Table::from_iter([(section.to_string(), toml::Value::Table(keys))]));
+}
+
+/// A switch config file with the scenario's overrides, port speed and MTU, the run's policy
+/// and, if given, its PFC watchdog, QCN and FECN modes.
+fn merged_config(scenario: &Scenario, path: &Path, policy: &RunPolicy, modes: &Modes) -> Result<toml::Table> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut table: toml::Table = text.parse().with_context(|| format!("{}", path.display()))?;
+    merge(&mut table, &scenario.overrides);
+    merge_section(&mut table, "policy", policy.config_keys());
+    for (section, keys) in modes.config_keys(scenario) {
+        merge_section(&mut table, section, keys);
+    }
+    if let Some(ports) = table.get_mut("port").and_then(toml::Value::as_array_mut) {
+        for port in ports.iter_mut().filter_map(toml::Value::as_table_mut) {
+            port.insert("speed".into(), toml::Value::String(scenario.speed.to_string()));
+            port.insert("mtu".into(), toml::Value::Integer(scenario.mtu.into()));
+        }
+    }
+    Ok(table)
+}
+
+/// Writes each switch's config (see [`merged_config`]) into `dir`; a fabric's are generated
+/// from its one `switch` config.
+fn write_configs(
+    scenario: &Scenario,
+    file: &Path,
+    policy: &RunPolicy,
+    modes: &Modes,
+    fabric: Option<&Fabric>,
+    dir: &Path,
+) -> Result<()> {
+    let base = file.parent().unwrap_or(Path::new("."));
+    if let (Some(fabric), Some(spec)) = (fabric, &scenario.fabric) {
+        let table = merged_config(scenario, &base.join(&spec.switch), policy, modes)?;
+        return super::fabric::write_configs(fabric, &table, dir);
+    }
+    for (switch, config) in &scenario.switches {
+        let table =
+            merged_config(scenario, &base.join(config), policy, modes).with_context(|| format!("switch {switch}"))?;
+        std::fs::write(dir.join(format!("{switch}.toml")), toml::to_string(&table)?)?;
+    }
+    Ok(())
+}
+
+fn endpoint_plan(
+    scenario: &Scenario,
+    host: &str,
+    hosts: &[String],
+    connections: &[PlannedConnection],
+    epoch: Instant,
+    in_force: &InForce,
+) -> Result<EndpointPlan> {
+    let (mac, ip) = host_addresses(host)?;
+    let mut plan_connections = Vec::new();
+    for c in connections.iter().filter(|c| hosts[c.sender] == host) {
+        let spec = connection_spec(c, hosts)?;
+        plan_connections.push(PlanConnection {
+            id: spec.id,
+            dst_mac: spec.dst.to_string(),
+            dst_ip: spec.dst_ip.to_string(),
+            priority: c.priority,
+            vid: spec.vid,
+            rate: spec.rate,
+            arrivals: spec.arrivals,
+            arrivals_seed: spec.arrivals.seed(),
+            until_ns: spec.until.map(Instant::as_nanos),
+            messages: c.messages.iter().map(|m| (m.id, m.size, m.start.as_nanos())).collect(),
+        });
+    }
+    Ok(EndpointPlan {
+        host: host.into(),
+        mac: mac.to_string(),
+        ip: ip.to_string(),
+        speed: scenario.speed,
+        mtu: scenario.mtu,
+        transport: scenario.transport.clone(),
+        qcn: in_force.qcn_reaction,
+        fecn: in_force.fecn_reaction,
+        epoch_ns: epoch.as_nanos(),
+        end_ns: (epoch + scenario.duration).as_nanos(),
+        connections: plan_connections,
+    })
+}
+
+/// Samples every switch's queues until told to stop.
+fn sample_queues(
+    sockets: Vec<(String, PathBuf)>,
+    priorities: Vec<u8>,
+    epoch: Instant,
+    period: Duration,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Vec<QueueSample>> {
+    std::thread::spawn(move || {
+        let clock = Clock::system();
+        let mut samples = Vec::new();
+        let mut next = clock.now();
+        // One connection per switch, reopened if it breaks.
+        let mut connections: Vec<Option<Connection>> = sockets.iter().map(|_| None).collect();
+        while !stop.load(Ordering::SeqCst) {
+            let now = clock.now();
+            if now < next {
+                std::thread::sleep(next - now);
+                continue;
+            }
+            next = next.max(now) + period;
+            for ((switch, socket), connection) in sockets.iter().zip(&mut connections) {
+                if connection.is_none() {
+                    *connection = Connection::open(socket).ok();
+                }
+                let Some(ports) = connection.as_mut().and_then(|c| c.queue_depths().ok()) else {
+                    *connection = None;
+                    continue;
+                };
+                let at = now.as_nanos() as f64 / 1e9 - epoch.as_nanos() as f64 / 1e9;
+                samples.extend(QueueSample::of(at, switch, &ports, &priorities));
+            }
+        }
+        samples
+    })
+}
+
+/// A scenario ready to run: its policy, output directory (with the switch configs written
+/// into `configs/`), the switches' configs, topology and storming hosts.
+pub(super) struct Prepared {
+    pub scenario: Scenario,
+    pub policy: RunPolicy,
+    /// The schemes the switches run, and what they ask of the hosts.
+    pub in_force: InForce,
+    pub out: PathBuf,
+    pub configs: Vec<SwitchConfig>,
+    pub topology: TopologyDescription,
+    /// The generated fabric of a `topology = "fabric"` scenario.
+    pub fabric: Option<Fabric>,
+    /// Each of the scenario's storms: its host (index into the hosts) and what its NIC sends.
+    pub storms: Vec<(usize, Storm)>,
+}
+
+/// Loads the scenario, checks it against its topology and writes the switch configs;
+/// `suffix` tells a simulated run's directory from a real one's.
+fn create_dirs(out: &Path, dirs: &[&str]) -> Result<()> {
+    for dir in dirs {
+        std::fs::create_dir_all(out.join(dir)).with_context(|| format!("cannot create {}", out.join(dir).display()))?;
+    }
+    Ok(())
+}
+
+pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
+    let (scenario, file) = load(&args.scenario)?;
+    let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
+    let out = args.out.clone().unwrap_or_else(|| {
+        let parent = PathBuf::from("results").join(&scenario.name);
+        super::run_dir(&parent, &policy, &args.modes, args.seed, suffix)
+    });
+    create_dirs(&out, &["configs"])?;
+    let (topology, fabric) = match (&scenario.fabric, scenario.topology == FABRIC) {
+        (Some(spec), true) => {
+            let fabric = spec.build(scenario.speed).with_context(|| format!("{}", file.display()))?;
+            if !scenario.switches.is_empty() {
+                bail!("{}: a fabric's switches are generated; drop `[switches]`", file.display());
+            }
+            (super::fabric::describe(&fabric), Some(fabric))
+        }
+        (None, false) => (describe(&scenario.topology)?, None),
+        (Some(_), false) => bail!("{}: `[fabric]` needs topology = \"{FABRIC}\"", file.display()),
+        (None, true) => bail!("{}: topology = \"{FABRIC}\" needs a `[fabric]` table", file.display()),
+    };
+    if topology.hosts.is_empty() {
+        bail!("topology {} has no hosts", scenario.topology);
+    }
+    let configured: Vec<_> = scenario.switches.keys().cloned().collect();
+    if fabric.is_none() && configured != topology.switches {
+        let known = &topology.switches;
+        bail!("{}: `switches` names {configured:?}, topology {} has {known:?}", file.display(), scenario.topology);
+    }
+    let storms = (scenario.storms.iter())
+        .map(|storm| storm.resolve(&topology.hosts, scenario.speed))
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("{}", file.display()))?;
+    if let Some(spec) = &scenario.qcn {
+        spec.reaction.validate().map_err(|e| anyhow::anyhow!("{}: qcn.reaction: {e}", file.display()))?;
+    }
+    write_configs(&scenario, &file, &policy, &args.modes, fabric.as_ref(), &out.join("configs"))?;
+    let mut configs = Vec::new();
+    for switch in &topology.switches {
+        let (config, _) = pfcswitchd::config::load(&out.join("configs").join(format!("{switch}.toml")))?;
+        configs.push(config);
+    }
+    let in_force = InForce::of(&scenario, &configs);
+    Ok(Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms })
+}
+
+/// Starts each storm of the scenario in its host's namespace, on the host's interface: the
+/// storm waits for its start on the clock every namespace shares.
+fn start_storms(
+    scenario: &Scenario,
+    topology: &Topology,
+    hosts: &[String],
+    resolved: &[(usize, Storm)],
+    epoch: Instant,
+) -> Result<Children> {
+    let exe = std::env::current_exe().context("cannot find this executable")?;
+    let mut storms = Children { what: "a storm", children: Vec::new() };
+    for (storm, &(host, _)) in scenario.storms.iter().zip(resolved) {
+        let child = Command::new("ip")
+            .args(["netns", "exec", &topology.namespace(&hosts[host])])
+            .arg(&exe)
+            .args(["-j", "traffic", "storm", "--iface", "eth0", "--class", &storm.priority.to_string()])
+            .args(["--quanta", &storm.quanta.to_string(), "--speed", &scenario.speed.to_string()])
+            .args(["--at", &(epoch + storm.start).as_nanos().to_string()])
+            .args(["--duration", &pfcswitch_link::units::format_duration(storm.duration)])
+            .stdout(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("cannot start the storm of {}", hosts[host]))?;
+        storms.children.push(child);
+    }
+    Ok(storms)
+}
+
+/// What each stopped storm reported: the frames it sent.
+fn storm_frames(storms: &mut Children) -> Result<Vec<u64>> {
+    let mut frames = Vec::new();
+    for child in &mut storms.children {
+        let mut text = String::new();
+        std::io::Read::read_to_string(child.stdout.as_mut().expect("piped"), &mut text)?;
+        let report: serde_json::Value = serde_json::from_str(text.trim()).context("a storm's report is not JSON")?;
+        frames.push(report["frames"].as_u64().context("a storm's report has no frame count")?);
+    }
+    Ok(frames)
+}
+
+pub fn run(args: &RunArgs) -> Result<Outcome> {
+    let (scenario, _) = load(&args.scenario)?;
+    if let Some(fabric) = &scenario.fabric {
+        bail!(
+            "scenario {} runs on a generated fabric ({}), too big for namespaces on this machine: \
+             run it with `pfcswitch scenario simulate {}`",
+            scenario.name,
+            fabric.label(),
+            args.scenario
+        );
+    }
+    let Prepared { scenario, policy, in_force, out, topology, storms: resolved, .. } = prepare(args, "")?;
+    let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
+    let TopologyDescription { switches, hosts, links } = topology;
+    catch_interrupts();
+    eprintln!(
+        "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, fecn {fecn}, seed {}: {} switches, {} hosts, {} at {}",
+        scenario.name,
+        scenario.topology,
+        policy.name(),
+        args.seed,
+        switches.len(),
+        hosts.len(),
+        pfcswitch_link::units::format_duration(scenario.duration),
+        scenario.speed
+    );
+    create_dirs(&out, &["plans", "endpoints"])?;
+    let topology =
+        Topology::up(&scenario.topology, &format!("sc{}-", std::process::id()), &switches, &out, scenario.mtu)?;
+    check_interrupt()?;
+
+    let clock = Clock::system();
+    // Endpoints open their ports and announce themselves well before the workload starts.
+    let epoch = clock.now() + Duration::from_secs(2);
+    let connections = workload::plan(&scenario.classes, &hosts, args.seed, epoch, scenario.duration)?;
+    let exe = std::env::current_exe().context("cannot find this executable")?;
+    let (lines_tx, lines) = mpsc::channel::<(usize, String)>();
+    let mut endpoints = Children { what: "an endpoint", children: Vec::new() };
+    for (index, host) in hosts.iter().enumerate() {
+        let plan = endpoint_plan(&scenario, host, &hosts, &connections, epoch, &in_force)?;
+        let plan_file = out.join("plans").join(format!("{host}.json"));
+        std::fs::write(&plan_file, serde_json::to_vec_pretty(&plan)?)?;
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", &topology.namespace(host)])
+            .arg(&exe)
+            .args(["traffic", "endpoint", "--iface", "eth0", "--plan"])
+            .arg(&plan_file)
+            .arg("--out")
+            .arg(out.join("endpoints").join(format!("{host}.json")))
+            .stdout(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("cannot start the endpoint of {host}"))?;
+        let stdout = child.stdout.take().expect("piped");
+        let tx = lines_tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send((index, line));
+            }
+        });
+        endpoints.children.push(child);
+    }
+    let (mut ready, mut done) = (vec![false; hosts.len()], vec![false; hosts.len()]);
+    while !ready.iter().all(|&r| r) {
+        check_interrupt()?;
+        let Some(left) = epoch.as_nanos().checked_sub(clock.now().as_nanos() + 200_000_000) else {
+            let late: Vec<_> = hosts.iter().zip(&ready).filter(|(_, r)| !**r).map(|(h, _)| h.as_str()).collect();
+            bail!("endpoints of {late:?} did not start in time");
+        };
+        if let Ok((index, line)) = lines.recv_timeout(Duration::from_nanos(left)) {
+            ready[index] |= line == "ready";
+        }
+    }
+    let mut storms = start_storms(&scenario, &topology, &hosts, &resolved, epoch)?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let priorities = scenario.priorities();
+    let sockets = switches.iter().map(|s| (s.clone(), topology.socket(s))).collect();
+    let sampler = sample_queues(sockets, priorities, epoch, scenario.sample, stop.clone());
+    let give_up = epoch + scenario.duration + scenario.drain;
+    let mut gave_up = false;
+    // On a terminal one line rewritten in place; in a log, a line a second.
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut next_report = epoch;
+    while !done.iter().all(|&d| d) {
+        check_interrupt()?;
+        if let Ok((index, line)) = lines.recv_timeout(Duration::from_millis(250)) {
+            done[index] |= line == "done";
+        }
+        let now = clock.now();
+        if terminal || now >= next_report {
+            next_report = now + Duration::from_secs(1);
+            let elapsed = now.as_nanos().saturating_sub(epoch.as_nanos()) as f64 / 1e9;
+            let line = format!(
+                "  {elapsed:6.2} s of {:.2} s; hosts finished {}/{}",
+                scenario.duration.as_secs_f64(),
+                done.iter().filter(|&&d| d).count(),
+                hosts.len()
+            );
+            if terminal {
+                eprint!("\r{line}   ")
+            } else {
+                eprintln!("{line}")
+            }
+            let _ = std::io::stderr().flush();
+        }
+        if now >= give_up {
+            gave_up = true;
+            break;
+        }
+    }
+    if terminal {
+        eprintln!();
+    }
+    let finished = clock.now();
+    stop.store(true, Ordering::SeqCst);
+    let samples = sampler.join().map_err(|_| anyhow::anyhow!("the queue sampler panicked"))?;
+    let mut snapshots: Vec<(String, Snapshot)> = Vec::new();
+    for switch in &switches {
+        snapshots.push((switch.clone(), crate::control::snapshot(&topology.socket(switch))?));
+    }
+    storms.stop()?;
+    endpoints.stop()?;
+    drop(topology);
+    let storms = StormRun::of(&scenario, &storm_frames(&mut storms)?);
+    let mut results = Vec::new();
+    for host in &hosts {
+        let path = out.join("endpoints").join(format!("{host}.json"));
+        let text = std::fs::read_to_string(&path).with_context(|| format!("endpoint {host} left no results"))?;
+        results.push(serde_json::from_str::<EndpointResult>(&text)?);
+    }
+    let record = RunRecord {
+        scenario: &scenario,
+        policy: policy.name(),
+        pfcwd,
+        qcn,
+        fecn,
+        seed: args.seed,
+        hosts: &hosts,
+        links: &links,
+        connections: &connections,
+        storms: &storms,
+        epoch,
+        seconds: (finished.as_nanos() - epoch.as_nanos()) as f64 / 1e9,
+        gave_up,
+        endpoints: &results,
+        samples: &samples,
+        snapshots: &snapshots,
+        simulator: None,
+    };
+    report::write(&record, &out)
+}

@@ -1,0 +1,157 @@
+//! `pfcswitch scenario simulate`: the same scenario, seed and switch configs in the core's
+//! virtual-time harness instead of namespaces. Every decision is the same `Switch` and
+//! `Transport` code the AF_XDP datapath and endpoints run; only time and wires are simulated
+//! (the scenario's `cable` delay, 1 µs by default; exact line rate; no scheduling delays). The plan (every message and its
+//! start) is the real run's for the same seed, so the two can be compared directly.
+
+use super::RunArgs;
+use super::report::{self, Outcome, QueueSample, RunRecord, SimulatorSpeed, StormRun};
+use super::runner::{Prepared, TopologyDescription, connection_spec, host_addresses, prepare};
+use super::schemes::InForce;
+use crate::endpoint::EndpointResult;
+use crate::workload;
+use anyhow::{Context, Result};
+use pfcswitch_hosts::{Transport, TransportConfig};
+use pfcswitch_link::time::Instant;
+use pfcswitch_link::units::BitRate;
+use pfcswitch_sim::{Endpoint, Network, SimHost};
+use pfcswitch_switch::config::SwitchConfig;
+use pfcswitch_switch::report::{QueueDepths, Snapshot};
+use pfcswitch_switch::switch::Switch;
+
+/// Hosts announce themselves at 0; the workload starts once every switch has learned them.
+const EPOCH: Instant = Instant::from_nanos(10_000_000);
+
+/// `sw1:p3` → (switch index, port index) using the switches' configs.
+fn switch_port(end: &str, names: &[String], configs: &[SwitchConfig]) -> Result<Endpoint> {
+    let (switch, port) = end.split_once(':').with_context(|| format!("link end `{end}`"))?;
+    let s = names.iter().position(|n| n == switch).with_context(|| format!("no switch `{switch}`"))?;
+    let p = configs[s]
+        .ports
+        .iter()
+        .position(|c| c.name == port)
+        .with_context(|| format!("{switch} has no port `{port}`"))?;
+    Ok(Endpoint::switch(s, p))
+}
+
+/// `sw1:p3-h2` or `sw1:p6-sw3:p1` → its ends, at the scenario's speed.
+fn cable(
+    link: &str,
+    switches: &[String],
+    hosts: &[String],
+    configs: &[SwitchConfig],
+    speed: BitRate,
+) -> Result<(Endpoint, Endpoint, BitRate)> {
+    let (a, b) = link.split_once('-').with_context(|| format!("link `{link}`"))?;
+    let a = switch_port(a, switches, configs)?;
+    let b = match hosts.iter().position(|h| h == b) {
+        Some(h) => Endpoint::host(h),
+        None => switch_port(b, switches, configs)?,
+    };
+    Ok((a, b, speed))
+}
+
+pub fn simulate(args: &RunArgs) -> Result<Outcome> {
+    let Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms } = prepare(args, "-sim")?;
+    let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
+    let TopologyDescription { switches, hosts, links } = topology;
+    eprintln!(
+        "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, fecn {fecn}, seed {}: simulated on virtual time",
+        scenario.name,
+        scenario.topology,
+        policy.name(),
+        args.seed
+    );
+    let mut net = Network::new();
+    for (switch, config) in switches.iter().zip(&configs) {
+        let (core, _) = Switch::new(config).map_err(|e| anyhow::anyhow!("{switch}: {e}"))?;
+        net.add_switch(core);
+    }
+    let end = EPOCH + scenario.duration;
+    let addresses = hosts.iter().map(|h| host_addresses(h)).collect::<Result<Vec<_>>>()?;
+    for &(mac, ip) in &addresses {
+        let mut sim_host = SimHost::new(mac, ip, scenario.speed);
+        if scenario.transport.ofc_per_flow {
+            sim_host.nic.obey_ofc_per_flow(mac);
+        }
+        sim_host.announce();
+        let config = TransportConfig {
+            qcn: in_force.qcn_reaction,
+            fecn: in_force.fecn_reaction,
+            ..scenario.transport.config(mac, ip, scenario.mtu, scenario.speed, EPOCH, end)
+        };
+        sim_host.transport = Some(Transport::new(config));
+        net.add_host(sim_host);
+    }
+    let cables = match &fabric {
+        Some(fabric) => fabric.cables().collect(),
+        None => links
+            .iter()
+            .map(|link| cable(link, &switches, &hosts, &configs, scenario.speed))
+            .collect::<Result<Vec<_>>>()?,
+    };
+    for (a, b, speed) in cables {
+        net.connect(a, b, speed, scenario.cable);
+    }
+    let connections = workload::plan(&scenario.classes, &hosts, args.seed, EPOCH, scenario.duration)?;
+    for c in &connections {
+        let spec = connection_spec(c, &hosts)?;
+        net.hosts[c.sender].transport.as_mut().expect("set above").add_connection(spec, c.messages.clone());
+    }
+    // A storming host's NIC sends the same frames `pfcswitch traffic storm` sends, on time.
+    let mut storm_times = Vec::new();
+    for (spec, (host, storm)) in scenario.storms.iter().zip(storms) {
+        let times: Vec<Instant> = storm.times(EPOCH + spec.start, spec.duration).collect();
+        net.hosts[host].inject_all(times.iter().map(|&at| (at, storm.frame())));
+        storm_times.push(times);
+    }
+    let priorities = scenario.priorities();
+    let give_up = end + scenario.drain;
+    let mut samples = Vec::new();
+    let seconds = |at: Instant| (at.as_nanos() as f64 - EPOCH.as_nanos() as f64) / 1e9;
+    let wall = std::time::Instant::now();
+    loop {
+        net.run_for(scenario.sample);
+        let now = net.now();
+        for ((name, switch), config) in switches.iter().zip(&net.switches).zip(&configs) {
+            let depths = QueueDepths::of(switch, config, now);
+            samples.extend(QueueSample::of(seconds(now), name, &depths, &priorities));
+        }
+        let done = net.hosts.iter().all(|h| h.transport.as_ref().is_none_or(Transport::is_done));
+        if (now >= end && done) || now >= give_up {
+            break;
+        }
+    }
+    let now = net.now();
+    let speed = SimulatorSpeed::of(net.stats(), now - Instant::ZERO, wall.elapsed());
+    let gave_up = now >= give_up;
+    // Frames due after the run ended were never sent.
+    let storm_frames: Vec<u64> =
+        storm_times.iter().map(|times| times.iter().filter(|&&at| at <= now).count() as u64).collect();
+    let endpoints: Vec<EndpointResult> = (hosts.iter().zip(&net.hosts))
+        .map(|(name, host)| EndpointResult::of(name, host.transport.as_ref().expect("set above"), &host.nic, now))
+        .collect();
+    let snapshots: Vec<(String, Snapshot)> = (switches.iter().zip(&net.switches).zip(&configs))
+        .map(|((name, switch), config)| (name.clone(), Snapshot::of(switch, config, now, now.as_nanos() as f64 / 1e9)))
+        .collect();
+    let record = RunRecord {
+        scenario: &scenario,
+        policy: policy.name(),
+        pfcwd,
+        qcn,
+        fecn,
+        seed: args.seed,
+        hosts: &hosts,
+        links: &links,
+        connections: &connections,
+        storms: &StormRun::of(&scenario, &storm_frames),
+        epoch: EPOCH,
+        seconds: seconds(now),
+        gave_up,
+        endpoints: &endpoints,
+        samples: &samples,
+        snapshots: &snapshots,
+        simulator: Some(&speed),
+    };
+    report::write(&record, &out)
+}

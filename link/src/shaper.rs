@@ -1,0 +1,106 @@
+//! The wire at a port's speed: what a frame occupies on it and a token-bucket shaper that
+//! serialises frames at that speed (veth has no speed of its own).
+
+use crate::time::Instant;
+use crate::units::BitRate;
+use pfcswitch_wire::MIN_FRAME_LEN;
+use std::time::Duration;
+
+/// Bytes on the wire around a frame's bytes: 7 B preamble + 1 B SFD + 12 B inter-frame gap,
+/// and the 4 B FCS that frames in memory lack.
+pub const WIRE_OVERHEAD: u64 = 24;
+
+/// Bytes a frame of `len` bytes (without FCS) occupies on the wire: padded to 60, plus FCS,
+/// preamble and inter-frame gap.
+pub fn wire_bytes(len: usize) -> u64 {
+    len.max(MIN_FRAME_LEN) as u64 + WIRE_OVERHEAD
+}
+
+/// Paces an egress at its configured speed (veth has none of its own).
+///
+/// Time is kept exactly, in units of ns × bit/s, so rounding never accumulates: a saturated
+/// port carries exactly its speed. Up to `burst` of unused time is credited, so a datapath
+/// that wakes late can catch up without exceeding the long-run rate; at least 1 ns is always
+/// credited, since callers can only be on time to the nanosecond.
+#[derive(Clone, Debug)]
+pub struct Shaper {
+    speed: BitRate,
+    /// When the wire is free, × speed.
+    free_at: u128,
+    burst: u128,
+}
+
+impl Shaper {
+    pub fn new(speed: BitRate, burst: Duration) -> Shaper {
+        let burst = burst.max(Duration::from_nanos(1));
+        Shaper { speed, free_at: 0, burst: burst.as_nanos() * u128::from(speed.bps()) }
+    }
+
+    pub fn speed(&self) -> BitRate {
+        self.speed
+    }
+
+    /// Changes the speed from the next frame on; the frame on the wire keeps its end time.
+    pub fn set_speed(&mut self, speed: BitRate) {
+        let rescale = |scaled: u128| scaled * u128::from(speed.bps()) / u128::from(self.speed.bps());
+        self.free_at = rescale(self.free_at);
+        self.burst = rescale(self.burst);
+        self.speed = speed;
+    }
+
+    fn scaled(&self, now: Instant) -> u128 {
+        u128::from(now.as_nanos()) * u128::from(self.speed.bps())
+    }
+
+    /// The earliest time the next frame may start.
+    pub fn ready_at(&self) -> Instant {
+        Instant::from_nanos(u64::try_from(self.free_at.div_ceil(u128::from(self.speed.bps()))).unwrap_or(u64::MAX))
+    }
+
+    pub fn is_ready(&self, now: Instant) -> bool {
+        self.free_at <= self.scaled(now)
+    }
+
+    /// Books the wire for a frame of `len` bytes starting now (the caller checked
+    /// [`Shaper::is_ready`]).
+    pub fn send(&mut self, now: Instant, len: usize) {
+        let start = self.free_at.max(self.scaled(now).saturating_sub(self.burst));
+        self.free_at = start + u128::from(wire_bytes(len) * 8) * 1_000_000_000;
+    }
+
+    /// Keeps the wire idle for `idle` more after the frame booked last (a gap in a flow's
+    /// arrivals).
+    pub fn idle(&mut self, idle: Duration) {
+        self.free_at += idle.as_nanos() * u128::from(self.speed.bps());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shaper_is_exact_over_many_frames() {
+        let mut shaper = Shaper::new(BitRate::gbps(10), Duration::ZERO);
+        let mut now = Instant::ZERO;
+        for _ in 0..1_000_000 {
+            now = now.max(shaper.ready_at());
+            assert!(shaper.is_ready(now));
+            shaper.send(now, 60);
+        }
+        // 1e6 × 84 B × 8 / 10 Gbit/s = 67.2 ms, to the nanosecond.
+        assert_eq!(shaper.ready_at(), Instant::from_nanos(67_200_000));
+    }
+
+    #[test]
+    fn burst_credit_lets_a_late_sender_catch_up_but_no_further() {
+        let mut shaper = Shaper::new(BitRate::gbps(1), Duration::from_micros(10));
+        shaper.send(Instant::ZERO, 1500); // busy until 12.192 µs
+        let late = Instant::from_nanos(20_000);
+        shaper.send(late, 1500);
+        assert_eq!(shaper.ready_at(), Instant::from_nanos(24_384), "starts at 12.192 µs: within the 10 µs credit");
+        let very_late = Instant::from_nanos(1_000_000);
+        shaper.send(very_late, 1500);
+        assert_eq!(shaper.ready_at(), Instant::from_nanos(1_000_000 - 10_000 + 12_192));
+    }
+}

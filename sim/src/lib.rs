@@ -1,0 +1,424 @@
+//! pfcswitch's discrete-event simulator: a network on one virtual clock, switches of
+//! `pfcswitch-switch` and hosts of `pfcswitch-hosts` joined by links with a speed and a
+//! propagation delay (see [`Network`]), the generated fabrics ([`fabric`]: fat-trees,
+//! leaf-spines, dumbbells, failed links) and the deadlock experiment ([`deadlock`]).
+//! Every frame is a real byte string built and parsed by `pfcswitch-wire`; every decision is
+//! the switch's: the same [`Switch`] runs here and under the AF_XDP daemon. Scenarios,
+//! workloads and reports are not here: `pfcswitch-lab` drives the simulator.
+#![forbid(unsafe_code)]
+
+pub mod deadlock;
+pub mod fabric;
+mod host;
+
+pub use host::SimHost;
+
+use pfcswitch_link::time::Instant;
+use pfcswitch_link::units::BitRate;
+use pfcswitch_switch::switch::{Switch, Tx};
+use pfcswitch_wire::{FrameView, MacControlRepr, Pcp};
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Duration;
+
+/// A node of the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Node {
+    Switch(usize),
+    Host(usize),
+}
+
+/// One end of a link: a node and its port (hosts have port 0 only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Endpoint {
+    pub node: Node,
+    pub port: usize,
+}
+
+impl Endpoint {
+    pub const fn switch(index: usize, port: usize) -> Endpoint {
+        Endpoint { node: Node::Switch(index), port }
+    }
+
+    pub const fn host(index: usize) -> Endpoint {
+        Endpoint { node: Node::Host(index), port: 0 }
+    }
+}
+
+/// Where a port's cable leads: the far end, the line rate and the propagation delay.
+#[derive(Clone, Copy, Debug)]
+struct Wire {
+    to: Endpoint,
+    speed: BitRate,
+    delay: Duration,
+}
+
+/// A frame that started on a wire, as the trace records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxRecord {
+    pub start: Instant,
+    pub from: Endpoint,
+    pub len: usize,
+    /// The 802.1Q priority of a data frame, `None` for untagged ones.
+    pub priority: Option<Pcp>,
+    /// The content of a PAUSE/PFC frame.
+    pub control: Option<MacControlRepr>,
+}
+
+/// Frame bytes by handle, with buffers reused once freed.
+#[derive(Debug, Default)]
+struct FrameStore {
+    frames: Vec<Vec<u8>>,
+    free: Vec<usize>,
+}
+
+impl FrameStore {
+    fn insert(&mut self, bytes: &[u8]) -> u64 {
+        let index = self.free.pop().unwrap_or_else(|| {
+            self.frames.push(Vec::with_capacity(1600));
+            self.frames.len() - 1
+        });
+        self.frames[index].clear();
+        self.frames[index].extend_from_slice(bytes);
+        index as u64
+    }
+
+    /// A second buffer with the same bytes (a copy put on the wire while the switch still
+    /// holds the original for other ports).
+    fn duplicate(&mut self, handle: u64) -> u64 {
+        let index = self.insert(&[]) as usize;
+        let mut copy = std::mem::take(&mut self.frames[index]);
+        copy.extend_from_slice(&self.frames[handle as usize]);
+        self.frames[index] = copy;
+        index as u64
+    }
+
+    fn get(&self, handle: u64) -> &[u8] {
+        &self.frames[handle as usize]
+    }
+
+    fn get_mut(&mut self, handle: u64) -> &mut [u8] {
+        &mut self.frames[handle as usize]
+    }
+
+    fn remove(&mut self, handle: u64) {
+        self.free.push(handle as usize);
+    }
+}
+
+/// What happens at an instant: a frame's last bit reaches a port, or a node's own timer
+/// (a transmitter free again, a pause ending, a retransmission timeout) comes due. The
+/// order of the variants and fields is the order at one instant: arrivals first, in the
+/// order their frames were sent, then switches' timers, then hosts' (each by node index).
+/// Runs are reproducible, and an instant's order does not depend on when its events were
+/// booked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum EventKind {
+    Arrival { sequence: u64, to: Endpoint, handle: u64 },
+    Wake(Node),
+}
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Event {
+    at: Instant,
+    kind: EventKind,
+}
+
+/// A node's place in the schedule: the wake-up it has pending, and whether something
+/// happened to it at the current instant (so it must be polled before time moves on).
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    wake: Option<Instant>,
+    touched: bool,
+}
+
+/// How much work a run took: what the simulator's speed is measured in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SimStats {
+    /// Frames that crossed a link (a frame crossing five links counts five).
+    pub frame_hops: u64,
+    /// Arrivals and timer wake-ups handled.
+    pub events: u64,
+    /// Frame buffers the network ever held at once (in flight, queued or being built).
+    pub peak_frames: usize,
+}
+
+/// The network and its clock: a discrete-event simulator. Only pending events are kept
+/// (frame arrivals, and per node its earliest timer); an event touches one node, and only
+/// the nodes touched at an instant are polled for transmissions and asked for their next
+/// timer, so the cost of a run grows with its frames, not with the network's size.
+#[derive(Debug, Default)]
+pub struct Network {
+    now: Instant,
+    pub switches: Vec<Switch>,
+    pub hosts: Vec<SimHost>,
+    switch_wires: Vec<Vec<Option<Wire>>>,
+    host_wires: Vec<Option<Wire>>,
+    switch_slots: Vec<Slot>,
+    host_slots: Vec<Slot>,
+    touched: Vec<Node>,
+    store: FrameStore,
+    events: BinaryHeap<Reverse<Event>>,
+    sequence: u64,
+    stats: SimStats,
+    trace: Option<Vec<TxRecord>>,
+    scratch: Vec<u8>,
+}
+
+/// Bytes from the first preamble bit to the last FCS bit: when a frame has fully arrived.
+fn arrival_bytes(len: usize) -> u64 {
+    8 + len.max(pfcswitch_wire::MIN_FRAME_LEN) as u64 + 4
+}
+
+impl Network {
+    pub fn new() -> Network {
+        Network { scratch: vec![0u8; 65536], ..Network::default() }
+    }
+
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    pub fn stats(&self) -> SimStats {
+        SimStats { peak_frames: self.store.frames.len(), ..self.stats }
+    }
+
+    pub fn add_switch(&mut self, switch: Switch) -> usize {
+        self.switches.push(switch);
+        self.switches.len() - 1
+    }
+
+    pub fn add_host(&mut self, host: SimHost) -> usize {
+        self.hosts.push(host);
+        self.hosts.len() - 1
+    }
+
+    /// Joins two endpoints with a cable of `delay`; both ends run at `speed`.
+    pub fn connect(&mut self, a: Endpoint, b: Endpoint, speed: BitRate, delay: Duration) {
+        *self.wire_mut(a) = Some(Wire { to: b, speed, delay });
+        *self.wire_mut(b) = Some(Wire { to: a, speed, delay });
+    }
+
+    fn wire_mut(&mut self, end: Endpoint) -> &mut Option<Wire> {
+        let (wires, index) = match end.node {
+            Node::Switch(s) => {
+                if self.switch_wires.len() <= s {
+                    self.switch_wires.resize(s + 1, Vec::new());
+                }
+                (&mut self.switch_wires[s], end.port)
+            }
+            Node::Host(h) => (&mut self.host_wires, h),
+        };
+        if wires.len() <= index {
+            wires.resize(index + 1, None);
+        }
+        &mut wires[index]
+    }
+
+    fn wire(&self, from: Endpoint) -> Option<Wire> {
+        let wire = match from.node {
+            Node::Switch(s) => self.switch_wires.get(s).and_then(|ports| ports.get(from.port)),
+            Node::Host(h) => self.host_wires.get(h),
+        };
+        wire.copied().flatten()
+    }
+
+    /// Records every transmission from now on (see [`Network::trace`]).
+    pub fn enable_trace(&mut self) {
+        self.trace = Some(Vec::new());
+    }
+
+    pub fn trace(&self) -> &[TxRecord] {
+        self.trace.as_deref().unwrap_or(&[])
+    }
+
+    fn schedule(&mut self, at: Instant, kind: EventKind) {
+        self.events.push(Reverse(Event { at, kind }));
+    }
+
+    fn slot(&mut self, node: Node) -> &mut Slot {
+        match node {
+            Node::Switch(s) => &mut self.switch_slots[s],
+            Node::Host(h) => &mut self.host_slots[h],
+        }
+    }
+
+    /// Notes that `node` must be polled before time moves on.
+    fn touch(&mut self, node: Node) {
+        let slot = self.slot(node);
+        if !slot.touched {
+            slot.touched = true;
+            self.touched.push(node);
+        }
+    }
+
+    /// Puts the frame held at `handle` on the wire from `from`, starting now.
+    fn transmit(&mut self, from: Endpoint, handle: u64) {
+        let Some(Wire { to, speed, delay }) = self.wire(from) else {
+            self.store.remove(handle);
+            return;
+        };
+        let frame = self.store.get(handle);
+        if let Some(trace) = &mut self.trace {
+            let view = FrameView::parse(frame).ok();
+            trace.push(TxRecord {
+                start: self.now,
+                from,
+                len: frame.len(),
+                priority: view.and_then(|v| v.pcp()),
+                control: view.and_then(|v| v.mac_control().ok()),
+            });
+        }
+        let at = self.now + speed.bits_duration(arrival_bytes(frame.len()) * 8) + delay;
+        self.sequence += 1;
+        self.schedule(at, EventKind::Arrival { sequence: self.sequence, to, handle });
+    }
+
+    /// Lets switch `s` transmit what it may now, on every port.
+    fn poll_switch(&mut self, s: usize) {
+        let now = self.now;
+        for port in 0..self.switches[s].port_count() {
+            while let Some(tx) = self.switches[s].poll_tx(now, port) {
+                let handle = match tx {
+                    Tx::Data { handle, last, mark, ce, .. } => {
+                        let sent = if last { handle } else { self.store.duplicate(handle) };
+                        if let Some(mark) = mark {
+                            pfcswitch_wire::mark_fecn_probe(self.store.get_mut(sent), mark.rate_kbps, mark.port);
+                        }
+                        if ce {
+                            pfcswitch_wire::mark_ecn_ce(self.store.get_mut(sent));
+                        }
+                        sent
+                    }
+                    Tx::Control(control) => {
+                        let len = self.switches[s].emit_control(port, &control, &mut self.scratch);
+                        self.store.insert(&self.scratch[..len])
+                    }
+                };
+                self.transmit(Endpoint::switch(s, port), handle);
+            }
+        }
+        while let Some(handle) = self.switches[s].poll_free() {
+            self.store.remove(handle);
+        }
+    }
+
+    fn poll_host(&mut self, h: usize) {
+        while let Some(len) = self.hosts[h].poll_tx(self.now, &mut self.scratch) {
+            let handle = self.store.insert(&self.scratch[..len]);
+            self.transmit(Endpoint::host(h), handle);
+        }
+    }
+
+    /// Every node touched at this instant, switches then hosts, each by index: fires its
+    /// timers that are due (after all of the instant's arrivals), polls it for
+    /// transmissions, and books its next wake-up.
+    fn poll_touched(&mut self) {
+        let now = self.now;
+        self.touched.sort_unstable_by(|a, b| b.cmp(a));
+        while let Some(node) = self.touched.pop() {
+            let next = match node {
+                Node::Switch(s) => {
+                    if self.switches[s].poll_timeout().is_some_and(|due| due <= now) {
+                        self.switches[s].handle_timeout(now);
+                    }
+                    self.poll_switch(s);
+                    self.switches[s].poll_timeout()
+                }
+                Node::Host(h) => {
+                    self.hosts[h].handle_timeout(now);
+                    self.poll_host(h);
+                    self.hosts[h].poll_timeout()
+                }
+            };
+            // A timer in the past means now.
+            let next = next.map(|at| at.max(self.now));
+            let slot = self.slot(node);
+            slot.touched = false;
+            if slot.wake != next {
+                slot.wake = next;
+                if let Some(at) = next {
+                    self.schedule(at, EventKind::Wake(node));
+                }
+            }
+        }
+    }
+
+    fn deliver(&mut self, to: Endpoint, handle: u64) {
+        self.stats.frame_hops += 1;
+        let frame = self.store.get(handle);
+        match to.node {
+            Node::Switch(s) => {
+                let verdict = self.switches[s].handle_rx(self.now, to.port, handle, frame);
+                if verdict == pfcswitch_switch::switch::RxVerdict::Consumed {
+                    self.store.remove(handle);
+                }
+            }
+            Node::Host(h) => {
+                self.hosts[h].handle_rx(self.now, frame);
+                self.store.remove(handle);
+            }
+        }
+        self.touch(to.node);
+    }
+
+    /// A wake-up booked for `node` at `at`: the node is polled (its timers first) before
+    /// time moves on. Returns false if it was stale (the node has booked another since).
+    fn wake(&mut self, node: Node, at: Instant) -> bool {
+        let slot = self.slot(node);
+        if slot.wake != Some(at) {
+            return false;
+        }
+        slot.wake = None;
+        self.touch(node);
+        true
+    }
+
+    /// Runs until `end` (or until nothing is left to happen).
+    pub fn run_until(&mut self, end: Instant) {
+        // Nodes may have been changed from outside since the last run (flows added).
+        self.switch_slots.resize(self.switches.len(), Slot::default());
+        self.host_slots.resize(self.hosts.len(), Slot::default());
+        for s in 0..self.switches.len() {
+            self.touch(Node::Switch(s));
+        }
+        for h in 0..self.hosts.len() {
+            self.touch(Node::Host(h));
+        }
+        let mut stuck = 0u32;
+        loop {
+            self.poll_touched();
+            let Some(Reverse(next)) = self.events.peek() else { break };
+            if next.at > end {
+                break;
+            }
+            if next.at <= self.now {
+                stuck += 1;
+                assert!(stuck < 1_000_000, "the network makes no progress at {}", self.now);
+            } else {
+                stuck = 0;
+            }
+            self.now = self.now.max(next.at);
+            // Everything due now happens before anyone transmits again.
+            while self.events.peek().is_some_and(|Reverse(e)| e.at <= self.now) {
+                let Reverse(event) = self.events.pop().expect("peeked");
+                match event.kind {
+                    EventKind::Arrival { to, handle, .. } => self.deliver(to, handle),
+                    EventKind::Wake(node) => {
+                        if !self.wake(node, event.at) {
+                            continue;
+                        }
+                    }
+                }
+                self.stats.events += 1;
+            }
+        }
+        self.now = self.now.max(end);
+    }
+
+    /// Runs for `duration` more.
+    pub fn run_for(&mut self, duration: Duration) {
+        self.run_until(self.now + duration);
+    }
+}

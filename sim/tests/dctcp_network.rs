@@ -1,0 +1,92 @@
+//! DCTCP end to end on the virtual clock: the switch marks CE above K (`[ecn]`, DCTCP's
+//! step at the CaPFC paper's 20 KB), receivers echo the marks, senders cut their windows.
+//!
+//! A star at 1 Gbit/s: hosts 0 to 3 send long-lived flows on lossless priority 3 to host 4
+//! for 200 ms, 4:1 into port 4, with 10 µs cables. Without DCTCP the senders' windows fill
+//! the egress queue until PFC holds them at the ingress limits; with DCTCP the queue stays
+//! near K, PFC has nothing to do, and the link stays full.
+
+mod common;
+
+use common::{pcp, star, transport_incast};
+use pfcswitch_hosts::DctcpParams;
+use pfcswitch_link::units::{BitRate, ByteSize};
+use pfcswitch_sim::Network;
+use pfcswitch_switch::config::SwitchConfig;
+use std::time::Duration;
+
+const RUN: Duration = Duration::from_millis(200);
+const K: u64 = 20_000;
+
+struct Outcome {
+    /// Port 4's priority-3 egress queue over the last half, sampled every 100 µs.
+    queue_avg: f64,
+    queue_max: u64,
+    pfc_frames: u64,
+    marks: u64,
+    /// Host 4's goodput over the last half, bit/s.
+    goodput: f64,
+    drops: u64,
+}
+
+fn four_to_one(dctcp: bool) -> Outcome {
+    let mut config = SwitchConfig::with_ports("d", 5, BitRate::gbps(1));
+    config.pfc.lossless = vec![3];
+    config.ecn.priorities = vec![3];
+    (config.ecn.min, config.ecn.max) = (ByteSize(K), ByteSize(K));
+    let mut net = star(&config, Duration::from_micros(10));
+    let start = net.now();
+    transport_incast(&mut net, &[0, 1, 2, 3], 4, RUN, |transport| {
+        transport.dctcp = dctcp.then(DctcpParams::default);
+    });
+    let received = |net: &Network| -> u64 {
+        net.hosts[4].transport.as_ref().unwrap().receiver_stats().map(|(_, s)| s.bytes).sum()
+    };
+    net.run_for(RUN / 2);
+    let halfway = (net.now(), received(&net));
+    let (mut sum, mut samples, mut queue_max) = (0u64, 0u64, 0u64);
+    while net.now() < start + RUN {
+        net.run_for(Duration::from_micros(100));
+        let queue = net.switches[0].queue_state(net.now(), 4, pcp(3)).egress.bytes;
+        (sum, samples, queue_max) = (sum + queue, samples + 1, queue_max.max(queue));
+    }
+    let seconds = (net.now() - halfway.0).as_secs_f64();
+    let switch = &net.switches[0];
+    Outcome {
+        queue_avg: sum as f64 / samples as f64,
+        queue_max,
+        pfc_frames: (0..5).map(|p| switch.counters(p).priority[3].pfc_tx).sum(),
+        marks: switch.counters(4).priority[3].ecn_marked,
+        goodput: (received(&net) - halfway.1) as f64 * 8.0 / seconds,
+        drops: (0..5).map(|p| switch.counters(p).priority[3].total_drops()).sum(),
+    }
+}
+
+#[test]
+fn dctcp_keeps_the_queue_near_k_with_the_link_full_and_no_pfc() {
+    let window = four_to_one(false);
+    let dctcp = four_to_one(true);
+    println!(
+        "queue avg/max: windows alone {:.0}/{} B, DCTCP {:.0}/{} B (K = {K} B); PFC frames {} vs {}; \
+         marks {} vs {}; goodput {:.0} vs {:.0} Mbit/s",
+        window.queue_avg,
+        window.queue_max,
+        dctcp.queue_avg,
+        dctcp.queue_max,
+        window.pfc_frames,
+        dctcp.pfc_frames,
+        window.marks,
+        dctcp.marks,
+        window.goodput / 1e6,
+        dctcp.goodput / 1e6
+    );
+    assert_eq!((window.drops, dctcp.drops), (0, 0), "lossless");
+    assert!(window.queue_avg > 3.0 * K as f64, "without DCTCP the windows fill the queue: {:.0} B", window.queue_avg);
+    assert!(
+        (0.5 * K as f64..2.0 * K as f64).contains(&dctcp.queue_avg),
+        "DCTCP holds the queue near K: {:.0} B",
+        dctcp.queue_avg
+    );
+    assert!(dctcp.marks > 0 && dctcp.pfc_frames < window.pfc_frames / 10, "ECN, not PFC, does the work");
+    assert!(dctcp.goodput > 0.9e9, "the link stays full: {:.0} Mbit/s", dctcp.goodput / 1e6);
+}

@@ -1,0 +1,335 @@
+//! Frame descriptors, ingress accounting and egress queues, all sized when the switch is built.
+//!
+//! A frame is held by its datapath handle (a UMEM address) in a [`Descriptor`]; queues hold
+//! descriptor indices. Ingress accounting counts the bytes received on (port, priority)
+//! that have not yet left every egress port they were queued on: the shared-buffer view in
+//! which an ingress queue is the sum of the egress queues it feeds (OFC's q_in = Σ q_out).
+//! It charges a frame at least a minimum Ethernet frame (60 B), as a cell-based buffer does,
+//! so that an ingress limit bounds the frames a (port, priority) holds, not only its bytes.
+//!
+//! Under policy `pfc` the egress queues of lossless priorities are *unbounded*: only the
+//! ingress limits of the ports that feed them bound them (802.1Qbb as deployed), so an
+//! admitted lossless frame always finds room, and they keep out of the shared pool (their
+//! memory is the lossless ingress limits, as a merchant-silicon headroom pool is).
+//!
+//! Every egress queue is a [`NestedQueue`]; under policy `ofc` the lossless ones use its two
+//! backup queues (OFC's nested hierarchy), otherwise it is a plain FIFO.
+
+use crate::config::BufferLimits;
+use crate::policy::NestedQueue;
+use pfcswitch_wire::{FlowKey, MIN_FRAME_LEN};
+
+/// A frame the switch holds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Descriptor {
+    /// The datapath's handle (UMEM address); opaque to the core.
+    pub handle: u64,
+    pub len: u32,
+    pub ingress: u16,
+    pub priority: u8,
+    /// Admitted on a lossless priority.
+    pub lossless: bool,
+    /// Egress copies still queued or waiting in the pipeline.
+    pub copies: u8,
+    /// OFC's flow: the frame's (source, destination) MAC pair.
+    pub flow: FlowKey,
+    /// Ports to forward to (decided at reception).
+    pub egress: u64,
+    /// A FECN probe on a FECN priority: the rate it arrived with (kbit/s).
+    pub probe: Option<u32>,
+    /// An ECT packet on a priority `[ecn]` marks.
+    pub ecn_capable: bool,
+    /// Its egress marked it CE.
+    pub ce: bool,
+}
+
+/// Fixed pool of descriptors with a free list.
+#[derive(Debug)]
+pub struct Arena {
+    slots: Vec<Descriptor>,
+    free: Vec<u32>,
+}
+
+impl Arena {
+    pub fn new(capacity: u32) -> Arena {
+        Arena { slots: vec![Descriptor::default(); capacity as usize], free: (0..capacity).rev().collect() }
+    }
+
+    pub fn alloc(&mut self, descriptor: Descriptor) -> Option<u32> {
+        let index = self.free.pop()?;
+        self.slots[index as usize] = descriptor;
+        Some(index)
+    }
+
+    pub fn release(&mut self, index: u32) {
+        self.free.push(index);
+    }
+
+    pub fn get(&self, index: u32) -> &Descriptor {
+        &self.slots[index as usize]
+    }
+
+    pub fn get_mut(&mut self, index: u32) -> &mut Descriptor {
+        &mut self.slots[index as usize]
+    }
+
+    pub fn in_use(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+/// Byte occupancy of one (port, priority) with its high-water mark.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Level {
+    pub bytes: u64,
+    pub high_water: u64,
+}
+
+impl Level {
+    fn add(&mut self, len: u64) {
+        self.bytes += len;
+        self.high_water = self.high_water.max(self.bytes);
+    }
+
+    fn sub(&mut self, len: u64) {
+        self.bytes -= len;
+    }
+}
+
+/// Ingress accounting and egress queues of every port.
+#[derive(Debug)]
+pub struct Buffers {
+    limits: BufferLimits,
+    /// Bit p set: egress queues of priority p are unbounded (see the module docs).
+    unbounded: u8,
+    /// Bit p set: egress queues of priority p are OFC's nested hierarchy.
+    nested: u8,
+    ingress: Vec<[Level; 8]>,
+    egress: Vec<[Level; 8]>,
+    queues: Vec<[NestedQueue; 8]>,
+    /// Shared mode: pool bytes held by each egress port, and by all.
+    port_shared: Vec<u64>,
+    pool_used: u64,
+}
+
+impl Buffers {
+    pub fn new(ports: usize, limits: BufferLimits, unbounded: u8, nested: u8, frames: u32) -> Buffers {
+        let queue =
+            |p: usize| NestedQueue::new(Self::queue_frames(limits, unbounded, p, frames), nested & (1 << p) != 0);
+        Buffers {
+            limits,
+            unbounded,
+            nested,
+            ingress: vec![[Level::default(); 8]; ports],
+            egress: vec![[Level::default(); 8]; ports],
+            queues: (0..ports).map(|_| std::array::from_fn(queue)).collect(),
+            port_shared: vec![0; ports],
+            pool_used: 0,
+        }
+    }
+
+    /// A queue never holds more frames than fit in its bytes, nor more than exist.
+    fn queue_frames(limits: BufferLimits, unbounded: u8, priority: usize, frames: u32) -> usize {
+        if unbounded & (1 << priority) != 0 {
+            return frames as usize;
+        }
+        let queue_bytes = match limits {
+            BufferLimits::Dedicated { egress_max } => egress_max,
+            BufferLimits::Shared { reserve, queue_cap, .. } => reserve + queue_cap,
+        };
+        (queue_bytes / MIN_FRAME_LEN as u64 + 1).min(u64::from(frames)) as usize
+    }
+
+    /// Applies new limits to queues that may hold frames (a configuration reload): queue
+    /// capacities grow if needed, queues that stop being nested are flattened (each flow's
+    /// frames stay in order), and the pool accounting is recomputed under the new mode.
+    pub fn set_limits(&mut self, limits: BufferLimits, unbounded: u8, nested: u8, frames: u32) {
+        self.limits = limits;
+        self.unbounded = unbounded;
+        self.nested = nested;
+        for queues in &mut self.queues {
+            for (p, queue) in queues.iter_mut().enumerate() {
+                let is_nested = nested & (1 << p) != 0;
+                if !is_nested {
+                    queue.flatten();
+                }
+                queue.reserve(Self::queue_frames(limits, unbounded, p, frames), is_nested);
+            }
+        }
+        for (port, levels) in self.egress.iter().enumerate() {
+            self.port_shared[port] = (0..8).map(|p| self.shared_part_under(limits, p, levels[p].bytes)).sum();
+        }
+        self.pool_used = self.port_shared.iter().sum();
+    }
+
+    pub fn ingress(&self, port: usize, priority: usize) -> Level {
+        self.ingress[port][priority]
+    }
+
+    pub fn egress(&self, port: usize, priority: usize) -> Level {
+        self.egress[port][priority]
+    }
+
+    /// What a frame of `len` bytes costs the ingress accounting.
+    pub fn ingress_charge(len: u32) -> u64 {
+        u64::from(len).max(crate::config::MIN_FRAME_CHARGE)
+    }
+
+    pub fn add_ingress(&mut self, port: usize, priority: usize, len: u32) -> u64 {
+        self.ingress[port][priority].add(Self::ingress_charge(len));
+        self.ingress[port][priority].bytes
+    }
+
+    pub fn sub_ingress(&mut self, port: usize, priority: usize, len: u32) -> u64 {
+        self.ingress[port][priority].sub(Self::ingress_charge(len));
+        self.ingress[port][priority].bytes
+    }
+
+    /// Shared mode: "if there is no space left in the shared memory pool, the packet is not
+    /// admitted" at ingress (CaPFC §II-F). Always true in dedicated mode.
+    pub fn pool_has_room(&self) -> bool {
+        match self.limits {
+            BufferLimits::Dedicated { .. } => true,
+            BufferLimits::Shared { pool, .. } => self.pool_used < pool,
+        }
+    }
+
+    /// Bytes of a priority-`priority` queue at `bytes` that live in the shared pool.
+    fn shared_part(&self, priority: usize, bytes: u64) -> u64 {
+        self.shared_part_under(self.limits, priority, bytes)
+    }
+
+    fn shared_part_under(&self, limits: BufferLimits, priority: usize, bytes: u64) -> u64 {
+        match limits {
+            _ if self.unbounded & (1 << priority) != 0 => 0,
+            BufferLimits::Dedicated { .. } => 0,
+            BufferLimits::Shared { reserve, .. } => bytes.saturating_sub(reserve),
+        }
+    }
+
+    pub fn is_unbounded(&self, priority: usize) -> bool {
+        self.unbounded & (1 << priority) != 0
+    }
+
+    /// Whether egress queue (port, priority) can take `len` more bytes: always when it is
+    /// unbounded; its own capacity in dedicated mode; in shared mode its reserve, then the
+    /// pool within the queue's, the port's and the pool's caps.
+    pub fn fits(&self, port: usize, priority: usize, len: u32) -> bool {
+        if !self.queues[port][priority].has_room() {
+            return false;
+        }
+        if self.is_unbounded(priority) {
+            return true;
+        }
+        let bytes = self.egress[port][priority].bytes;
+        let after = bytes + u64::from(len);
+        match self.limits {
+            BufferLimits::Dedicated { egress_max } => after <= egress_max,
+            BufferLimits::Shared { pool, queue_cap, port_cap, .. } => {
+                let extra = self.shared_part(priority, after) - self.shared_part(priority, bytes);
+                extra == 0
+                    || (self.shared_part(priority, after) <= queue_cap
+                        && self.port_shared[port] + extra <= port_cap
+                        && self.pool_used + extra <= pool)
+            }
+        }
+    }
+
+    /// Queues descriptor `index` (whose length is `len`) on (port, priority); the caller
+    /// checked [`Buffers::fits`]. Returns the queue's bytes after.
+    pub fn enqueue(&mut self, port: usize, priority: usize, index: u32, len: u32) -> u64 {
+        let before = self.egress[port][priority].bytes;
+        self.queues[port][priority].push(index);
+        self.egress[port][priority].add(u64::from(len));
+        let extra = self.shared_part(priority, before + u64::from(len)) - self.shared_part(priority, before);
+        self.port_shared[port] += extra;
+        self.pool_used += extra;
+        self.egress[port][priority].bytes
+    }
+
+    /// The frame (port, priority) sends next: for a nested queue, as of its last settle.
+    pub fn head(&self, port: usize, priority: usize) -> Option<u32> {
+        self.queues[port][priority].head()
+    }
+
+    /// Removes the head of (port, priority), whose length is `len`; returns the queue's bytes
+    /// after. A nested queue must be settled again before the next [`Buffers::head`].
+    pub fn dequeue(&mut self, port: usize, priority: usize, len: u32) -> u64 {
+        self.queues[port][priority].pop();
+        let before = self.egress[port][priority].bytes;
+        self.egress[port][priority].sub(u64::from(len));
+        let freed = self.shared_part(priority, before) - self.shared_part(priority, before - u64::from(len));
+        self.port_shared[port] -= freed;
+        self.pool_used -= freed;
+        self.egress[port][priority].bytes
+    }
+
+    /// Bit p set: egress queue (port, p) has a frame it may send (held frames of paused
+    /// OFC flows do not count).
+    pub fn backlog(&self, port: usize) -> u8 {
+        (0..8).filter(|&p| self.queues[port][p].head().is_some()).fold(0, |mask, p| mask | 1 << p)
+    }
+
+    /// OFC's nested hierarchy of egress (port, priority).
+    pub fn nested(&self, port: usize, priority: usize) -> &NestedQueue {
+        &self.queues[port][priority]
+    }
+
+    pub fn nested_mut(&mut self, port: usize, priority: usize) -> &mut NestedQueue {
+        &mut self.queues[port][priority]
+    }
+
+    pub fn queue_len(&self, port: usize, priority: usize) -> usize {
+        self.queues[port][priority].len()
+    }
+
+    /// Resets high-water marks to the current levels.
+    pub fn reset_high_water(&mut self) {
+        for level in self.ingress.iter_mut().chain(self.egress.iter_mut()).flatten() {
+            level.high_water = level.bytes;
+        }
+    }
+
+    /// Shared mode: bytes of the pool in use.
+    pub fn pool_used(&self) -> u64 {
+        self.pool_used
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dedicated_queues_hold_egress_max_bytes() {
+        let mut buffers = Buffers::new(2, BufferLimits::Dedicated { egress_max: 3000 }, 0, 0, 64);
+        assert!(buffers.fits(1, 3, 1500));
+        buffers.enqueue(1, 3, 0, 1500);
+        buffers.enqueue(1, 3, 1, 1500);
+        assert!(!buffers.fits(1, 3, 1), "full at egress_max");
+        assert!(buffers.fits(1, 2, 1500) && buffers.fits(0, 3, 1500), "other queues are independent");
+        assert_eq!(buffers.dequeue(1, 3, 1500), 1500);
+        assert_eq!(buffers.egress(1, 3), Level { bytes: 1500, high_water: 3000 });
+    }
+
+    #[test]
+    fn shared_mode_applies_reserve_queue_port_and_pool_caps() {
+        let limits = BufferLimits::Shared { reserve: 1000, pool: 5000, queue_cap: 3000, port_cap: 4000 };
+        let mut buffers = Buffers::new(3, limits, 0, 0, 1024);
+        for i in 0..4 {
+            buffers.enqueue(0, 0, i, 1000); // reserve + 3000 shared
+        }
+        assert_eq!(buffers.pool_used(), 3000);
+        assert!(!buffers.fits(0, 0, 1), "queue cap reached");
+        buffers.enqueue(0, 1, 10, 1000); // within q1's reserve
+        assert_eq!(buffers.pool_used(), 3000);
+        assert!(buffers.fits(0, 1, 1000));
+        assert!(!buffers.fits(0, 1, 1001), "port cap: 3000 + 1001 > 4000");
+        buffers.enqueue(1, 0, 20, 3000); // 2000 shared: pool at 5000
+        assert!(!buffers.pool_has_room());
+        assert!(!buffers.fits(2, 0, 1001) && buffers.fits(2, 0, 1000), "pool exhausted beyond the reserve");
+        buffers.dequeue(0, 0, 1000);
+        assert_eq!(buffers.pool_used(), 4000);
+        assert!(buffers.pool_has_room());
+    }
+}

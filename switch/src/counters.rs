@@ -1,0 +1,102 @@
+//! What a user asks a switch: per port and priority, frames and bytes in and out, PFC frames
+//! per class, pause transitions, drops by reason, high-water marks; per port, malformed
+//! frames by reason. Plain integers: the core runs on one thread; the daemon snapshots them.
+
+/// Why the switch dropped a frame (or one copy of a flooded frame).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// A lossless frame would have exceeded ingress MAX (PFC headroom overrun).
+    IngressMax,
+    /// The egress queue had no room and the pipeline drops (PFC_wdrop, lossy tail drop).
+    EgressFull,
+    /// No descriptor free, or the shared pool is exhausted at ingress.
+    NoBuffer,
+    /// A link-local destination (01-80-C2-00-00-0x) other than MAC control: never forwarded.
+    LinkLocal,
+    /// The destination was learned on the ingress port itself.
+    Filtered,
+    /// The PFC watchdog's `drop` action: the frame's egress queue, or its ingress port and
+    /// priority, is stormed.
+    Pfcwd,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 6] = [
+        DropReason::IngressMax,
+        DropReason::EgressFull,
+        DropReason::NoBuffer,
+        DropReason::LinkLocal,
+        DropReason::Filtered,
+        DropReason::Pfcwd,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            DropReason::IngressMax => "ingress_max",
+            DropReason::EgressFull => "egress_full",
+            DropReason::NoBuffer => "no_buffer",
+            DropReason::LinkLocal => "link_local",
+            DropReason::Filtered => "filtered",
+            DropReason::Pfcwd => "pfcwd",
+        }
+    }
+}
+
+/// Counters of one (port, priority).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PriorityCounters {
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    /// PFC frames received on this port with this class enabled (pause or resume).
+    pub pfc_rx: u64,
+    /// PFC frames sent on this port with this class enabled.
+    pub pfc_tx: u64,
+    /// Times this ingress went from asserting XOFF to XON.
+    pub xoff_to_xon: u64,
+    /// Frames this egress marked CE (`[ecn]`).
+    pub ecn_marked: u64,
+    /// Indexed by `DropReason as usize`.
+    pub drops: [u64; DropReason::ALL.len()],
+}
+
+impl PriorityCounters {
+    pub fn drops(&self, reason: DropReason) -> u64 {
+        self.drops[reason as usize]
+    }
+
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+/// Counters of one port.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortCounters {
+    pub priority: [PriorityCounters; 8],
+    /// 802.3x PAUSE frames received.
+    pub pause_rx: u64,
+    /// Frames that failed to parse, indexed by [`pfcswitch_wire::Error::index`].
+    pub malformed: [u64; pfcswitch_wire::Error::COUNT],
+}
+
+impl Default for PortCounters {
+    fn default() -> Self {
+        PortCounters {
+            priority: [PriorityCounters::default(); 8],
+            pause_rx: 0,
+            malformed: [0; pfcswitch_wire::Error::COUNT],
+        }
+    }
+}
+
+impl PortCounters {
+    pub fn malformed(&self, error: pfcswitch_wire::Error) -> u64 {
+        self.malformed[error.index()]
+    }
+
+    pub fn total_malformed(&self) -> u64 {
+        self.malformed.iter().sum()
+    }
+}

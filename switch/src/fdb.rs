@@ -1,0 +1,216 @@
+//! The forwarding database: MAC learning with aging on the caller's clock, plus static
+//! entries. Capacity is fixed when the switch is built; a full table stops learning (those
+//! destinations are flooded) instead of allocating on the per-frame path.
+//!
+//! An entry names a set of ports: one for a learned address, one or several for a static
+//! one. Several ports are an ECMP group; the switch picks one per flow ([`pick`]).
+
+use pfcswitch_link::time::Instant;
+use pfcswitch_wire::EthernetAddress;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::time::Duration;
+
+/// Default number of addresses a switch learns.
+pub const DEFAULT_FDB_CAPACITY: usize = 4096;
+
+/// One entry as the control plane shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FdbEntry {
+    pub mac: EthernetAddress,
+    /// Bit i: port i (one bit, or an ECMP group).
+    pub ports: u64,
+    /// Static entries never age and are never moved by learning.
+    pub is_static: bool,
+    /// Time since a frame from this address was last seen (zero for static entries).
+    pub age: Duration,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    ports: u64,
+    last_seen: Instant,
+    is_static: bool,
+}
+
+/// Multiply-shift hashing of the 48-bit address: deterministic and a few instructions,
+/// unlike SipHash; MAC addresses are not attacker-chosen keys in a test fabric.
+#[derive(Default)]
+struct MacHasher(u64);
+
+impl Hasher for MacHasher {
+    fn finish(&self) -> u64 {
+        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 << 8) | u64::from(byte);
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Fdb {
+    table: HashMap<EthernetAddress, Slot, BuildHasherDefault<MacHasher>>,
+    capacity: usize,
+    aging: Duration,
+}
+
+impl Fdb {
+    pub fn new(capacity: usize, aging: Duration) -> Fdb {
+        Fdb { table: HashMap::with_capacity_and_hasher(capacity, Default::default()), capacity, aging }
+    }
+
+    /// A static entry towards `ports` (bit i: port i; several bits: an ECMP group).
+    pub fn add_static(&mut self, mac: EthernetAddress, ports: u64) {
+        self.table.insert(mac, Slot { ports, last_seen: Instant::ZERO, is_static: true });
+    }
+
+    /// Records that `mac` sent a frame on `port` at `now`.
+    pub fn learn(&mut self, now: Instant, mac: EthernetAddress, port: usize) {
+        if !mac.is_unicast() {
+            return;
+        }
+        if let Some(slot) = self.table.get_mut(&mac) {
+            if !slot.is_static {
+                *slot = Slot { ports: 1 << port, last_seen: now, is_static: false };
+            }
+            return;
+        }
+        if self.table.len() >= self.capacity {
+            self.purge_expired(now);
+            if self.table.len() >= self.capacity {
+                return;
+            }
+        }
+        self.table.insert(mac, Slot { ports: 1 << port, last_seen: now, is_static: false });
+    }
+
+    /// The ports towards `mac` (bit i: port i), unless unknown or aged out.
+    pub fn lookup(&self, now: Instant, mac: EthernetAddress) -> Option<u64> {
+        let slot = self.table.get(&mac)?;
+        (!self.expired(now, slot)).then_some(slot.ports)
+    }
+
+    fn expired(&self, now: Instant, slot: &Slot) -> bool {
+        !slot.is_static && now - slot.last_seen > self.aging
+    }
+
+    fn purge_expired(&mut self, now: Instant) {
+        let aging = self.aging;
+        self.table.retain(|_, slot| slot.is_static || now - slot.last_seen <= aging);
+    }
+
+    /// Live entries sorted by (first) port then address, for the control plane.
+    pub fn entries(&self, now: Instant) -> Vec<FdbEntry> {
+        let mut entries: Vec<FdbEntry> = self
+            .table
+            .iter()
+            .filter(|(_, slot)| !self.expired(now, slot))
+            .map(|(&mac, slot)| FdbEntry {
+                mac,
+                ports: slot.ports,
+                is_static: slot.is_static,
+                age: if slot.is_static { Duration::ZERO } else { now - slot.last_seen },
+            })
+            .collect();
+        entries.sort_by_key(|e| (e.ports.trailing_zeros(), e.ports, e.mac));
+        entries
+    }
+
+    /// Replaces the aging time and the static entries (a configuration reload).
+    pub fn reconfigure(&mut self, aging: Duration, statics: &[(EthernetAddress, u64)]) {
+        self.aging = aging;
+        self.table.retain(|_, slot| !slot.is_static);
+        for &(mac, ports) in statics {
+            self.add_static(mac, ports);
+        }
+    }
+
+    /// Forgets every learned (non-static) address.
+    pub fn flush(&mut self) {
+        self.table.retain(|_, slot| slot.is_static);
+    }
+}
+
+/// The port of `ports` (bit i: port i, at least one bit) that carries the flow with hash
+/// `flow`: always the same one for the same flow and set, so a flow is never reordered;
+/// flows spread evenly over the group.
+pub fn pick(ports: u64, flow: u32) -> usize {
+    let count = ports.count_ones();
+    debug_assert!(count > 0, "an empty port set");
+    // Multiply-shift maps the hash onto 0..count without the bias of the low bits a modulo keeps.
+    let mut rank = ((u64::from(flow) * u64::from(count)) >> 32) as u32;
+    let mut rest = ports;
+    while rank > 0 {
+        rest &= rest - 1;
+        rank -= 1;
+    }
+    rest.trailing_zeros() as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: EthernetAddress = EthernetAddress([2, 0, 0, 0, 0, 0xA]);
+    const B: EthernetAddress = EthernetAddress([2, 0, 0, 0, 0, 0xB]);
+
+    fn at(secs: u64) -> Instant {
+        Instant::from_nanos(secs * 1_000_000_000)
+    }
+
+    #[test]
+    fn learns_moves_and_ages() {
+        let mut fdb = Fdb::new(16, Duration::from_secs(300));
+        fdb.learn(at(0), A, 1);
+        assert_eq!(fdb.lookup(at(1), A), Some(1 << 1));
+        fdb.learn(at(2), A, 3);
+        assert_eq!(fdb.lookup(at(2), A), Some(1 << 3), "a station move follows the newest frame");
+        assert_eq!(fdb.lookup(at(302), A), Some(1 << 3));
+        assert_eq!(fdb.lookup(at(303), A), None, "aged out after 300 s of silence");
+        fdb.learn(at(0), EthernetAddress::BROADCAST, 2);
+        assert_eq!(fdb.lookup(at(0), EthernetAddress::BROADCAST), None, "group addresses are never learned");
+    }
+
+    #[test]
+    fn static_entries_win_and_never_age() {
+        let mut fdb = Fdb::new(16, Duration::from_secs(1));
+        fdb.add_static(A, 0b101);
+        fdb.learn(at(5), A, 2);
+        assert_eq!(fdb.lookup(at(1000), A), Some(0b101), "an ECMP group stays as configured");
+        fdb.flush();
+        assert_eq!(
+            fdb.entries(at(1000)),
+            vec![FdbEntry { mac: A, ports: 0b101, is_static: true, age: Duration::ZERO }]
+        );
+    }
+
+    #[test]
+    fn a_full_table_stops_learning_until_entries_expire() {
+        let mut fdb = Fdb::new(1, Duration::from_secs(10));
+        fdb.learn(at(0), A, 0);
+        fdb.learn(at(1), B, 1);
+        assert_eq!(fdb.lookup(at(1), B), None, "no room: B is flooded");
+        fdb.learn(at(20), B, 1);
+        assert_eq!(fdb.lookup(at(20), B), Some(1 << 1), "A expired and made room");
+    }
+
+    #[test]
+    fn a_flow_keeps_its_port_and_flows_spread_over_the_group() {
+        let group = 0b1011_0000;
+        let mut per_port = [0u32; 8];
+        for flow in 0..30_000u32 {
+            let hash = flow.wrapping_mul(0x9E37_79B9);
+            let port = pick(group, hash);
+            assert_eq!(pick(group, hash), port, "the same flow, the same port");
+            assert!(group & (1 << port) != 0, "a port of the group");
+            per_port[port] += 1;
+        }
+        for port in [4, 5, 7] {
+            assert!((9_000..11_000).contains(&per_port[port]), "even spread: {per_port:?}");
+        }
+        assert_eq!(pick(1 << 6, 12345), 6, "a single port is itself");
+    }
+}

@@ -1,0 +1,265 @@
+//! Algorithms 1 and 2 line by line, on the engine alone (Algorithm 3 is tested in `nested`).
+
+use super::*;
+use crate::policy::XoffTransmitter;
+use pfcswitch_link::units::BitRate;
+use pfcswitch_wire::EthernetAddress;
+
+const P3: Pcp = Pcp::from_low_bits(3);
+const KB: u64 = 1000;
+/// X_OFF 30 KB, X_ON 20 KB, α = 0.9: X^c_OFF = 27 KB.
+const THRESHOLDS: OfcThresholds = OfcThresholds { xoff: 30 * KB, xon: 20 * KB, xoff_c: 27 * KB };
+const QUANTA: u16 = 1000;
+
+fn flow(src: u8, dst: u8) -> FlowKey {
+    FlowKey { src: EthernetAddress([2, 0, 0, 0, 0, src]), dst: EthernetAddress([2, 0, 0, 0, 0, dst]) }
+}
+
+struct Harness {
+    ofc: Ofc,
+    xoff: XoffTransmitter,
+    now: Instant,
+}
+
+impl Harness {
+    fn new(mtu: u32, capacity: usize) -> Harness {
+        Harness {
+            ofc: Ofc::new(&[mtu; 4], P3.mask(), THRESHOLDS, capacity),
+            xoff: XoffTransmitter::new(&[BitRate::gbps(1); 4], QUANTA),
+            now: Instant::from_nanos(1_000),
+        }
+    }
+
+    /// A frame of `flow` from `ingress` joins (or leaves) egress `egress`.
+    fn egress(&mut self, ingress: usize, egress: usize, flow: FlowKey, enqueued: bool) {
+        let event = EgressEvent { ingress, egress, priority: P3, len: 1000, flow, queue_bytes: 0, enqueued };
+        let mut actions = PolicyActions::new(self.now, &mut self.xoff);
+        self.ofc.on_egress(&event, &mut actions);
+    }
+
+    fn arrive(&mut self, ingress: usize, flow: FlowKey, q_in: u64, egress: usize, q_out: u64) {
+        let arrival = Arrival { ingress, priority: P3, flow, q_in, egress, q_out, egress_coarse_paused: false };
+        let mut actions = PolicyActions::new(self.now, &mut self.xoff);
+        self.ofc.on_arrival(&arrival, &mut actions);
+    }
+
+    fn ingress(&mut self, port: usize, bytes: u64) {
+        let mut actions = PolicyActions::new(self.now, &mut self.xoff);
+        self.ofc.on_ingress(port, P3, bytes, &mut actions);
+    }
+
+    /// Every OFC frame `port` sends now: (header, quanta, flows).
+    fn frames(&mut self, port: usize) -> Vec<(OfcHeader, u16, Vec<FlowKey>)> {
+        if let Some(pfc) = self.xoff.poll_frame(self.now, port) {
+            assert_eq!(self.ofc.queue_frames(port, pfc), PfcRepr::default(), "OFC manages every lossless class");
+        }
+        let mut frames = Vec::new();
+        while let Some(frame) = self.ofc.poll_frame(port) {
+            let mut flows = self.ofc.frame_flows(port, &frame).to_vec();
+            flows.sort();
+            frames.push((frame.header, frame.quanta, flows));
+        }
+        frames
+    }
+
+    fn tables(&self, port: usize) -> OfcTables {
+        self.ofc.tables(port, P3).expect("lossless")
+    }
+}
+
+fn pause(coarse: bool) -> OfcHeader {
+    OfcHeader { op: OfcOp::Pause, priority: P3, coarse, more: false }
+}
+
+const RESUME: OfcHeader = OfcHeader { op: OfcOp::Resume, priority: P3, coarse: false, more: false };
+
+/// Port 0 queued flow A at egress 1 and flow C at egress 2; port 2 queued flow B at egress 1.
+fn queued() -> (Harness, FlowKey, FlowKey, FlowKey) {
+    let mut h = Harness::new(1500, 8);
+    let (a, b, c) = (flow(0, 1), flow(2, 1), flow(0, 2));
+    for _ in 0..3 {
+        h.egress(0, 1, a, true);
+        h.egress(2, 1, b, true);
+        h.egress(0, 2, c, true);
+    }
+    (h, a, b, c)
+}
+
+#[test]
+fn original_congestion_pauses_the_flows_this_port_queued_at_the_congested_egress() {
+    // Algorithm 1 lines 3–6: X^c_OFF ≤ q_in < X_OFF, q_out ≥ X^c_OFF, no PAUSE information.
+    let (mut h, a, _, _) = queued();
+    let d = flow(0, 3);
+    h.arrive(0, d, 28 * KB, 1, 27 * KB);
+    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![a, d])], "A and the arriving flow; not B (port 2's), not C");
+    assert_eq!(h.tables(0).pause_frame, [a, d], "line 14: pause_frame_tab records them");
+    assert_eq!(h.tables(0).counters.original, 1);
+    h.arrive(0, a, 29 * KB, 1, 28 * KB);
+    assert!(h.frames(0).is_empty(), "nothing new to pause: no frame");
+}
+
+#[test]
+fn no_pause_while_the_egress_queue_is_below_the_congested_threshold() {
+    // Line 4: q_out < X^c_OFF between X^c_OFF and X_OFF: no flow is congested yet.
+    let (mut h, a, _, _) = queued();
+    h.arrive(0, a, 29 * KB, 1, 26 * KB);
+    h.arrive(0, a, 26 * KB, 1, 40 * KB);
+    assert!(h.frames(0).is_empty());
+    assert_eq!(h.tables(0).counters, OfcCounters::default());
+}
+
+#[test]
+fn local_congestion_pauses_the_flows_learnt_from_downstream() {
+    // Lines 7–8: egress 1 holds PAUSE information from its peer.
+    let (mut h, a, _, _) = queued();
+    let (x, y) = (flow(9, 1), flow(8, 1));
+    assert!(h.ofc.pause_received(1, P3, [x, y], h.now + std::time::Duration::from_millis(1)));
+    h.arrive(0, a, 28 * KB, 1, 27 * KB);
+    let mut expected = vec![x, y];
+    expected.sort();
+    assert_eq!(h.frames(0), [(pause(false), QUANTA, expected)], "the congested flows, not the ones queued here");
+    assert_eq!((h.tables(0).counters.local, h.tables(0).counters.original), (1, 0));
+}
+
+#[test]
+fn every_flow_is_paused_at_xoff_and_resumed_at_xon() {
+    // Lines 10–11 (COARSE), then 16–19: the RESUME names pause_frame_tab's flows.
+    let (mut h, a, _, _) = queued();
+    h.arrive(0, a, 28 * KB, 1, 27 * KB);
+    h.frames(0);
+    h.ingress(0, 30 * KB);
+    assert_eq!(h.frames(0), [(pause(true), QUANTA, vec![a])], "COARSE, with the flows recorded");
+    assert_eq!(h.tables(0).counters.coarse, 1);
+    h.ingress(0, 25 * KB);
+    assert!(h.frames(0).is_empty(), "between X_ON and X_OFF nothing changes");
+    h.ingress(0, 20 * KB);
+    assert_eq!(h.frames(0), [(RESUME, 0, vec![a])]);
+    let tables = h.tables(0);
+    assert!(tables.pause_frame.is_empty() && !tables.coarse, "line 18: removed");
+    assert_eq!(h.xoff.asserted(0), 0);
+}
+
+#[test]
+fn refreshes_repeat_the_whole_list() {
+    let (mut h, a, _, _) = queued();
+    h.arrive(0, a, 28 * KB, 1, 27 * KB);
+    h.frames(0);
+    h.now = h.xoff.next_timeout().expect("refresh scheduled");
+    h.xoff.handle_timeout(h.now);
+    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![a])]);
+}
+
+#[test]
+fn a_long_list_is_split_over_frames_marked_more() {
+    // MTU 200: (200 − 32) / 12 = 14 flows a frame.
+    let mut h = Harness::new(200, 64);
+    let flows: Vec<FlowKey> = (0..30).map(|n| flow(n, 100)).collect();
+    for &f in &flows {
+        h.egress(0, 1, f, true);
+    }
+    h.arrive(0, flows[0], 28 * KB, 1, 27 * KB);
+    let frames = h.frames(0);
+    let sizes: Vec<(usize, bool)> = frames.iter().map(|(header, _, f)| (f.len(), header.more)).collect();
+    assert_eq!(sizes, [(14, true), (14, true), (2, false)]);
+    let mut sent: Vec<FlowKey> = frames.into_iter().flat_map(|(_, _, f)| f).collect();
+    sent.sort();
+    assert_eq!(sent, flows);
+}
+
+#[test]
+fn a_full_pause_frame_table_falls_back_to_a_coarse_pause() {
+    // Room for two flows: port 0 queued two at egress 1, and a third arrives for it.
+    let mut h = Harness::new(1500, 2);
+    h.egress(0, 1, flow(1, 9), true);
+    h.egress(0, 1, flow(2, 9), true);
+    h.arrive(0, flow(3, 9), 28 * KB, 1, 27 * KB);
+    let frames = h.frames(0);
+    assert_eq!(frames.len(), 1);
+    assert!(frames[0].0.coarse, "the list could not be complete");
+    assert_eq!(h.tables(0).counters.table_full[OfcTable::PauseFrame as usize], 1);
+    // With room for every flow, the same arrival stays fine-grained.
+    let mut roomy = Harness::new(1500, 3);
+    roomy.egress(0, 1, flow(1, 9), true);
+    roomy.egress(0, 1, flow(2, 9), true);
+    roomy.arrive(0, flow(3, 9), 28 * KB, 1, 27 * KB);
+    assert!(!roomy.frames(0)[0].0.coarse);
+}
+
+#[test]
+fn frames_a_full_flow_table_could_not_record_make_the_pause_coarse() {
+    let mut h = Harness::new(1500, 2);
+    for n in 0..3 {
+        h.egress(0, 1, flow(n, 9), true);
+    }
+    assert_eq!(h.tables(1).untracked_frames, 1);
+    h.arrive(0, flow(0, 9), 28 * KB, 1, 27 * KB);
+    assert!(h.frames(0)[0].0.coarse);
+    assert_eq!(h.tables(0).counters.table_full[OfcTable::FlowInPort as usize], 1);
+    // Algorithm 3 line 9: leaving frames are counted down, the untracked one too.
+    for n in 0..3 {
+        h.egress(0, 1, flow(n, 9), false);
+    }
+    let tables = h.tables(1);
+    assert_eq!((tables.flow_in_port.len(), tables.untracked_frames), (0, 0));
+}
+
+#[test]
+fn flow_in_port_tab_counts_frames_per_flow() {
+    // Algorithm 2 line 12 and Algorithm 3 lines 9–11.
+    let (mut h, a, b, _) = queued();
+    assert_eq!(h.tables(1).flow_in_port, [(a, 3, 0), (b, 3, 2)]);
+    h.egress(0, 1, a, false);
+    h.egress(0, 1, a, false);
+    assert_eq!(h.tables(1).flow_in_port, [(a, 1, 0), (b, 3, 2)]);
+    h.egress(0, 1, a, false);
+    assert_eq!(h.tables(1).flow_in_port, [(b, 3, 2)], "line 11: removed at zero");
+}
+
+#[test]
+fn a_pause_stores_flows_and_a_resume_removes_them() {
+    // Algorithm 2 lines 3–9.
+    let mut h = Harness::new(1500, 8);
+    let (a, b) = (flow(1, 2), flow(3, 4));
+    let until = h.now + std::time::Duration::from_millis(1);
+    assert!(h.ofc.pause_received(1, P3, [a, b], until));
+    assert!(h.ofc.is_paused(1, P3, &a) && h.ofc.is_paused(1, P3, &b));
+    assert!(!h.ofc.is_paused(2, P3, &a), "per egress port");
+    h.ofc.resume_received(1, P3, Some(&mut [a].into_iter()), false);
+    assert!(!h.ofc.is_paused(1, P3, &a) && h.ofc.is_paused(1, P3, &b));
+    // While a drain is under way the resume waits for it.
+    h.ofc.resume_received(1, P3, None, true);
+    assert!(h.ofc.is_paused(1, P3, &b));
+    assert_eq!(h.tables(1).congested, [(b, true)]);
+    h.ofc.commit_resumes(1, P3);
+    assert!(!h.ofc.is_paused(1, P3, &b));
+    assert_eq!((h.tables(1).counters.pause_rx, h.tables(1).counters.resume_rx), (1, 0));
+}
+
+#[test]
+fn congested_flows_expire_like_a_pfc_pause() {
+    let mut h = Harness::new(1500, 8);
+    let until = h.now + std::time::Duration::from_micros(50);
+    h.ofc.pause_received(1, P3, [flow(1, 2)], until);
+    assert_eq!(h.ofc.next_timeout(), Some(until));
+    assert_eq!(h.ofc.expired(Instant::from_nanos(until.as_nanos() - 1)), None);
+    assert_eq!(h.ofc.expired(until), Some((1, P3)));
+}
+
+#[test]
+fn a_full_congested_table_asks_for_a_coarse_pause() {
+    let mut h = Harness::new(1500, 1);
+    let until = h.now + std::time::Duration::from_millis(1);
+    assert!(!h.ofc.pause_received(1, P3, [flow(1, 2), flow(3, 4)], until));
+    assert_eq!(h.tables(1).counters.table_full[OfcTable::CongestedFlow as usize], 1);
+}
+
+#[test]
+fn lossy_priorities_are_not_ofc_managed() {
+    let mut h = Harness::new(1500, 8);
+    let lossy = Pcp::from_low_bits(0);
+    assert!(h.ofc.tables(0, lossy).is_none());
+    let pfc = PfcRepr::default().with_class(lossy, 5);
+    assert_eq!(h.ofc.queue_frames(0, pfc), pfc, "returned to be sent as plain PFC");
+    assert!(h.ofc.pause_received(0, lossy, [flow(1, 2)], h.now));
+    assert!(!h.ofc.is_paused(0, lossy, &flow(1, 2)));
+}

@@ -1,0 +1,182 @@
+//! The sending side of 802.1Qbb: which (ingress port, priority) pairs assert XOFF towards
+//! their peer, and the PFC frames that say so.
+//!
+//! Policies only decide XOFF or XON per (port, priority); this transmitter turns changes into
+//! frames (one per port, covering every class that changed or is asserted), refreshes an
+//! asserted pause at half its duration so the peer never resumes by timeout, and keeps the
+//! pausing time and XOFF→XON counts.
+
+use pfcswitch_link::time::Instant;
+use pfcswitch_link::units::BitRate;
+use pfcswitch_wire::{Pcp, PfcRepr};
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+struct PortXoff {
+    asserted: u8,
+    /// Classes whose state changed since the last frame (resumes must be announced).
+    changed: u8,
+    refresh_every: Duration,
+    refresh_at: Option<Instant>,
+    since: [Instant; 8],
+    /// When the current assertion began (`since` restarts at a counter reset; this does not).
+    asserted_at: [Instant; 8],
+    pausing: [Duration; 8],
+    xoff_to_xon: [u64; 8],
+}
+
+#[derive(Clone, Debug)]
+pub struct XoffTransmitter {
+    ports: Vec<PortXoff>,
+    quanta: u16,
+}
+
+impl XoffTransmitter {
+    /// `speeds[i]` is port i's speed, which turns `quanta` into a refresh period.
+    pub fn new(speeds: &[BitRate], quanta: u16) -> XoffTransmitter {
+        let ports = speeds
+            .iter()
+            .map(|speed| PortXoff {
+                asserted: 0,
+                changed: 0,
+                refresh_every: speed.pause_duration(quanta) / 2,
+                refresh_at: None,
+                since: [Instant::ZERO; 8],
+                asserted_at: [Instant::ZERO; 8],
+                pausing: [Duration::ZERO; 8],
+                xoff_to_xon: [0; 8],
+            })
+            .collect();
+        XoffTransmitter { ports, quanta }
+    }
+
+    /// Uses a new pause time from now on (a configuration reload); asserted classes are
+    /// refreshed with it right away.
+    pub fn set_quanta(&mut self, speeds: &[pfcswitch_link::units::BitRate], quanta: u16) {
+        self.quanta = quanta;
+        for (state, speed) in self.ports.iter_mut().zip(speeds) {
+            state.refresh_every = speed.pause_duration(quanta) / 2;
+            state.changed |= state.asserted;
+        }
+    }
+
+    /// Asserts (`xoff`) or releases XOFF for (port, priority); a no-op if unchanged.
+    pub fn set(&mut self, now: Instant, port: usize, priority: Pcp, xoff: bool) {
+        let state = &mut self.ports[port];
+        let p = priority.index();
+        if (state.asserted & priority.mask() != 0) == xoff {
+            return;
+        }
+        state.asserted ^= priority.mask();
+        state.changed |= priority.mask();
+        if xoff {
+            state.since[p] = now;
+            state.asserted_at[p] = now;
+        } else {
+            state.pausing[p] += now - state.since[p];
+            state.xoff_to_xon[p] += 1;
+        }
+    }
+
+    /// Sends an asserted class again at the next poll (its OFC flows changed).
+    pub fn announce(&mut self, port: usize, priority: Pcp) {
+        let state = &mut self.ports[port];
+        state.changed |= state.asserted & priority.mask();
+    }
+
+    pub fn is_pending(&self, port: usize) -> bool {
+        self.ports[port].changed != 0
+    }
+
+    /// The PFC frame to send on `port` now, if a class changed: asserted classes carry the
+    /// configured quanta, released ones 0.
+    pub fn poll_frame(&mut self, now: Instant, port: usize) -> Option<PfcRepr> {
+        let state = &mut self.ports[port];
+        if state.changed == 0 {
+            return None;
+        }
+        let enable = state.asserted | state.changed;
+        let quanta = std::array::from_fn(|p| if state.asserted & (1 << p) != 0 { self.quanta } else { 0 });
+        state.changed = 0;
+        state.refresh_at = (state.asserted != 0).then(|| now + state.refresh_every);
+        Some(PfcRepr { enable, quanta })
+    }
+
+    /// The earliest refresh due.
+    pub fn next_timeout(&self) -> Option<Instant> {
+        self.ports.iter().filter_map(|p| p.refresh_at).min()
+    }
+
+    /// Marks ports whose refresh is due as pending.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for state in &mut self.ports {
+            if state.refresh_at.is_some_and(|at| at <= now) {
+                state.changed |= state.asserted;
+                state.refresh_at = None;
+            }
+        }
+    }
+
+    /// Bit p set: `port` asserts XOFF for priority p.
+    pub fn asserted(&self, port: usize) -> u8 {
+        self.ports[port].asserted
+    }
+
+    /// When (port, priority) began asserting its current XOFF, if it does.
+    pub fn asserting_since(&self, port: usize, priority: usize) -> Option<Instant> {
+        let state = &self.ports[port];
+        (state.asserted & (1 << priority) != 0).then(|| state.asserted_at[priority])
+    }
+
+    /// Total time (port, priority) has asserted XOFF up to `now`.
+    pub fn pausing_time(&self, now: Instant, port: usize, priority: Pcp) -> Duration {
+        let state = &self.ports[port];
+        let ongoing =
+            if state.asserted & priority.mask() != 0 { now - state.since[priority.index()] } else { Duration::ZERO };
+        state.pausing[priority.index()] + ongoing
+    }
+
+    pub fn xoff_to_xon(&self, port: usize, priority: Pcp) -> u64 {
+        self.ports[port].xoff_to_xon[priority.index()]
+    }
+
+    /// Zeroes the time and transition counters; assertions stay in force.
+    pub fn reset_counters(&mut self, now: Instant) {
+        for state in &mut self.ports {
+            state.pausing = [Duration::ZERO; 8];
+            state.xoff_to_xon = [0; 8];
+            state.since = [now; 8];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pcp(n: u8) -> Pcp {
+        Pcp::new(n).unwrap()
+    }
+
+    #[test]
+    fn xoff_then_refresh_then_xon() {
+        let mut tx = XoffTransmitter::new(&[BitRate::gbps(1), BitRate::gbps(1)], 1000);
+        let t0 = Instant::from_nanos(0);
+        tx.set(t0, 1, pcp(3), true);
+        tx.set(t0, 1, pcp(3), true);
+        assert!(!tx.is_pending(0) && tx.is_pending(1));
+        assert_eq!(tx.poll_frame(t0, 1), Some(PfcRepr::default().with_class(pcp(3), 1000)));
+        assert_eq!(tx.poll_frame(t0, 1), None);
+        // 1000 quanta at 1 Gbit/s = 512 µs: refreshed at 256 µs.
+        assert_eq!(tx.next_timeout(), Some(Instant::from_nanos(256_000)));
+        tx.handle_timeout(Instant::from_nanos(256_000));
+        let t1 = Instant::from_nanos(256_000);
+        assert_eq!(tx.poll_frame(t1, 1), Some(PfcRepr::default().with_class(pcp(3), 1000)));
+        tx.set(Instant::from_nanos(300_000), 1, pcp(4), true);
+        tx.set(Instant::from_nanos(300_000), 1, pcp(3), false);
+        let frame = tx.poll_frame(Instant::from_nanos(300_000), 1).unwrap();
+        assert_eq!(frame, PfcRepr::default().with_class(pcp(3), 0).with_class(pcp(4), 1000));
+        assert_eq!(tx.pausing_time(Instant::from_nanos(400_000), 1, pcp(3)), Duration::from_nanos(300_000));
+        assert_eq!(tx.xoff_to_xon(1, pcp(3)), 1);
+    }
+}

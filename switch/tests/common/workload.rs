@@ -1,0 +1,231 @@
+//! A steady per-frame workload on one switch, shared by the allocation test and the
+//! criterion benchmark: 8 ports × 8 priorities, PFC on priorities 3 and 4, bursts of 64
+//! frames into one egress port at a time, then everything drained. Each burst holds 32
+//! frames of 1500 B from one ingress on priority 3 (crossing XOFF, so PFC XOFF and XON go
+//! out every burst) and 32 frames of 64–1500 B from the other ports on every priority.
+//! Under OFC the egress port's peer also pauses the elephant flow before each burst and
+//! resumes it after: its frames are parked in the nested queues, then rotated out. With QCN
+//! the elephant's bursts cross Qeq, so its CPs sample, pick culprits and send CNMs. The
+//! elephant's first frame is a FECN probe (60 B): with FECN on priority 3 it is marked as it
+//! leaves, and each 1 ms interval (50 bursts of 20 µs) the rate points measure. Time advances
+//! 20 µs per burst and the switch's timers run when due.
+
+use pfcswitch_link::time::Instant;
+use pfcswitch_link::units::{BitRate, ByteSize};
+use pfcswitch_switch::config::{PolicyKind, SwitchConfig};
+use pfcswitch_switch::qcn::{Placement, Sampling};
+use pfcswitch_switch::{Switch, Tx};
+use pfcswitch_wire::{
+    DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FlowKey, Ipv4Addr, L2Repr, OfcHeader, OfcOp, Pcp,
+    TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame, build_fecn_probe_frame, build_ofc_frame,
+    mark_ecn_ce, mark_fecn_probe,
+};
+use std::time::Duration;
+
+pub const PORTS: usize = 8;
+pub const BURST: usize = 64;
+
+pub struct Workload {
+    pub switch: Switch,
+    /// (ingress port, frame bytes), cycled through.
+    frames: Vec<(usize, Vec<u8>)>,
+    next: usize,
+    now: Instant,
+    control: [u8; 2048],
+    /// Where a FECN probe is marked.
+    scratch: [u8; 2048],
+    /// OFC: per burst, the egress port and its peer's PAUSE and RESUME of the elephant flow.
+    ofc_frames: Vec<(usize, Vec<u8>, Vec<u8>)>,
+}
+
+/// The PAUSE and RESUME the peer of `egress` sends for the flow `ingress` → `egress`.
+fn ofc_pause_resume(ingress: usize, egress: usize) -> (Vec<u8>, Vec<u8>) {
+    let flow = FlowKey { src: mac(ingress), dst: mac(egress) };
+    let frame = |op| {
+        let mut bytes = vec![0u8; 60];
+        let header = OfcHeader { op, priority: Pcp::new(3).unwrap(), coarse: false, more: false };
+        let len = build_ofc_frame(&mut bytes, mac(egress), header, u16::MAX, [flow]);
+        bytes.truncate(len);
+        bytes
+    };
+    (frame(OfcOp::Pause), frame(OfcOp::Resume))
+}
+
+/// Writes a FECN probe with `spec`'s addresses and tag into `bytes`; returns its length.
+fn probe(bytes: &mut [u8], spec: &DataFrameSpec) -> usize {
+    let l2 = L2Repr {
+        dst: spec.dst_mac,
+        src: spec.src_mac,
+        vlan: spec.vlan,
+        cn_tag: None,
+        ethertype: pfcswitch_wire::ethertype::LOCAL_EXPERIMENTAL_1,
+    };
+    let probe = FecnProbeRepr {
+        subtype: FecnSubtype::Probe,
+        hops: 0,
+        flow_id: 0,
+        sequence: 0,
+        rate_kbps: u32::MAX,
+        bottleneck: EthernetAddress::default(),
+        timestamp_ns: 0,
+    };
+    build_fecn_probe_frame(bytes, &l2, &probe)
+}
+
+fn mac(port: usize) -> EthernetAddress {
+    EthernetAddress([2, 0, 0, 0, 0, port as u8 + 1])
+}
+
+impl Workload {
+    /// With QCN congestion points on priority 3 at `qcn`'s placement and sampling, the MIB's
+    /// sample base and a Qeq of 10 KB, which each burst's elephant crosses: CNMs every burst
+    /// or two.
+    pub fn with_qcn(policy: PolicyKind, qcn: Option<(Placement, Sampling)>) -> Workload {
+        Workload::new(policy, |config| {
+            if let Some((placement, sampling)) = qcn {
+                config.qcn.priorities = vec![3];
+                config.qcn.cp = placement;
+                config.qcn.sampling = sampling;
+                config.qcn.qeq = ByteSize(10_000);
+            }
+        })
+    }
+
+    /// With FECN rate points on priority 3 (T = 1 ms, the paper's constants).
+    pub fn with_fecn(policy: PolicyKind) -> Workload {
+        Workload::new(policy, |config| config.fecn.priorities = vec![3])
+    }
+
+    /// With ECN marking on priority 3 above 10 KB, which each burst's elephant crosses (its
+    /// frames, as every frame here, are ECT(0)).
+    pub fn with_ecn(policy: PolicyKind) -> Workload {
+        Workload::new(policy, |config| {
+            config.ecn.priorities = vec![3];
+            (config.ecn.min, config.ecn.max) = (ByteSize(10_000), ByteSize(10_000));
+        })
+    }
+
+    fn new(policy: PolicyKind, edit: impl FnOnce(&mut SwitchConfig)) -> Workload {
+        let mut config = SwitchConfig::with_ports("bench", PORTS, BitRate::gbps(100));
+        edit(&mut config);
+        config.policy.kind = policy;
+        config.pfc.lossless = vec![3, 4];
+        config.pfc.xoff = ByteSize(20_000);
+        config.pfc.xon = ByteSize(10_000);
+        config.buffer.egress_max = Some(ByteSize(1_000_000));
+        let (mut switch, _) = Switch::new(&config).expect("valid");
+        // Each poll may catch up: time advances in steps, not per frame.
+        switch.set_shaper_burst(Duration::from_secs(1));
+        let mut frames = Vec::new();
+        let mut ofc_frames = Vec::new();
+        for egress in 0..PORTS {
+            if policy == PolicyKind::Ofc {
+                let (pause, resume) = ofc_pause_resume((egress + 1) % PORTS, egress);
+                ofc_frames.push((egress, pause, resume));
+            }
+            for k in 0..BURST {
+                let elephant = k < BURST / 2;
+                let ingress = if elephant { (egress + 1) % PORTS } else { (egress + 1 + k % (PORTS - 1)) % PORTS };
+                let priority = if elephant { Pcp::new(3).unwrap() } else { Pcp::from_low_bits(k as u8) };
+                let spec = DataFrameSpec {
+                    src_mac: mac(ingress),
+                    dst_mac: mac(egress),
+                    vlan: Some(VlanRepr { pcp: priority, dei: false, vid: 1 }),
+                    cn_tag: None,
+                    src_ip: Ipv4Addr::new(10, 0, 0, ingress as u8 + 1),
+                    dst_ip: Ipv4Addr::new(10, 0, 0, egress as u8 + 1),
+                    dscp: 0,
+                    ecn: 2,
+                    src_port: TRAFFIC_UDP_PORT,
+                    dst_port: TRAFFIC_UDP_PORT,
+                    traffic: TrafficRepr {
+                        kind: TrafficKind::Data,
+                        flow_id: k as u32,
+                        sequence: 0,
+                        message_id: 0,
+                        message_len: 0,
+                        offset: 0,
+                        timestamp_ns: 0,
+                    },
+                    frame_len: if elephant { 1500 } else { 64 + (k * 97) % 1437 },
+                };
+                let mut bytes = vec![0u8; spec.len()];
+                if k == 0 {
+                    let len = probe(&mut bytes, &spec);
+                    bytes.truncate(len);
+                } else {
+                    build_data_frame(&mut bytes, &spec);
+                }
+                frames.push((ingress, bytes));
+            }
+        }
+        let mut workload = Workload {
+            switch,
+            frames,
+            next: 0,
+            now: Instant::ZERO,
+            control: [0; 2048],
+            scratch: [0; 2048],
+            ofc_frames,
+        };
+        // Teach the switch every address, so that the steady state forwards without flooding.
+        for port in 0..PORTS {
+            let (_, announce) = workload.frames.iter().find(|(ingress, _)| *ingress == port).expect("each port sends");
+            let announce = announce.clone();
+            workload.switch.handle_rx(workload.now, port, u64::MAX, &announce);
+            workload.drain();
+        }
+        workload
+    }
+
+    /// Receives one burst of 64 frames and sends everything; returns frames sent.
+    pub fn burst(&mut self) -> usize {
+        let ofc = self.ofc_frames.get(self.next / BURST);
+        if let Some((port, pause, _)) = ofc {
+            self.switch.handle_rx(self.now, *port, u64::MAX, pause);
+        }
+        for _ in 0..BURST {
+            let (port, bytes) = &self.frames[self.next];
+            self.switch.handle_rx(self.now, *port, self.next as u64, bytes);
+            self.next = (self.next + 1) % self.frames.len();
+        }
+        if let Some((port, _, resume)) = ofc {
+            self.switch.handle_rx(self.now, *port, u64::MAX, resume);
+        }
+        self.drain()
+    }
+
+    fn drain(&mut self) -> usize {
+        self.now += Duration::from_micros(20);
+        if self.switch.poll_timeout().is_some_and(|at| at <= self.now) {
+            self.switch.handle_timeout(self.now);
+        }
+        let mut sent = 0;
+        for port in 0..PORTS {
+            while let Some(tx) = self.switch.poll_tx(self.now, port) {
+                match tx {
+                    Tx::Control(control) => {
+                        self.switch.emit_control(port, &control, &mut self.control);
+                    }
+                    // The datapath rewrites probes and CE marks in its buffer; ours are reused,
+                    // so a copy. (The frames that taught the switch its addresses have no index.)
+                    Tx::Data { handle, len, mark, ce, .. } => {
+                        if let Some((_, bytes)) = self.frames.get(handle as usize).filter(|_| mark.is_some() || ce) {
+                            let frame = &mut self.scratch[..len as usize];
+                            frame.copy_from_slice(bytes);
+                            if let Some(mark) = mark {
+                                mark_fecn_probe(frame, mark.rate_kbps, mark.port);
+                            }
+                            if ce {
+                                mark_ecn_ce(frame);
+                            }
+                        }
+                    }
+                }
+                sent += 1;
+            }
+        }
+        while self.switch.poll_free().is_some() {}
+        sent
+    }
+}

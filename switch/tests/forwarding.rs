@@ -1,0 +1,260 @@
+//! Forwarding decisions of the switch, driven directly: learning, flooding, filtering,
+//! link-local and malformed frames, classification, and the handle protocol.
+
+use pfcswitch_link::time::Instant;
+use pfcswitch_link::units::{BitRate, ByteSize};
+use pfcswitch_switch::config::{StaticEntry, StaticPorts, SwitchConfig, Trust};
+use pfcswitch_switch::counters::DropReason;
+use pfcswitch_switch::{RxVerdict, Switch, Tx};
+use pfcswitch_wire::{
+    DataFrameSpec, Error, ErrorKind, EthernetAddress, Layer, MacControlRepr, PAUSE_MULTICAST, Pcp, PfcRepr, VlanRepr,
+    build_mac_control_frame,
+};
+
+fn mac(n: u8) -> EthernetAddress {
+    EthernetAddress([2, 0, 0, 0, 0, n])
+}
+
+fn frame(src: EthernetAddress, dst: EthernetAddress, pcp: Option<u8>, dscp: u8) -> Vec<u8> {
+    let vlan = pcp.map(|p| VlanRepr { pcp: Pcp::new(p).unwrap(), dei: false, vid: 1 });
+    DataFrameSpec { dscp, ..DataFrameSpec::between(src, dst, vlan, 100) }.to_bytes()
+}
+
+fn switch(ports: usize) -> Switch {
+    Switch::new(&SwitchConfig::with_ports("fwd", ports, BitRate::gbps(1))).unwrap().0
+}
+
+/// Everything the switch sends at `now`: (port, handle, last) for data frames.
+fn drain(switch: &mut Switch, now: Instant) -> Vec<(usize, u64, bool)> {
+    let mut sent = Vec::new();
+    for port in 0..switch.port_count() {
+        while let Some(tx) = switch.poll_tx(now, port) {
+            if let Tx::Data { handle, last, .. } = tx {
+                sent.push((port, handle, last));
+            }
+        }
+    }
+    sent
+}
+
+const T0: Instant = Instant::ZERO;
+
+#[test]
+fn unknown_unicast_floods_then_learned_addresses_go_to_one_port() {
+    let mut sw = switch(4);
+    assert_eq!(sw.handle_rx(T0, 0, 100, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted);
+    let flooded = drain(&mut sw, T0);
+    assert_eq!(flooded.iter().map(|s| s.0).collect::<Vec<_>>(), vec![1, 2, 3], "flooded to every other port");
+    assert_eq!(flooded.iter().filter(|s| s.2).count(), 1, "only the last copy frees the buffer");
+    assert!(flooded.iter().all(|s| s.1 == 100), "the same handle: no copy of the payload");
+
+    sw.handle_rx(T0, 2, 101, &frame(mac(2), mac(1), Some(0), 0));
+    assert_eq!(drain(&mut sw, Instant::from_nanos(1_000_000)), vec![(0, 101, true)], "mac(1) was learned on port 0");
+    assert_eq!(sw.fdb_entries(Instant::from_nanos(1_000_000)).len(), 2);
+}
+
+/// A leaf: hosts on p0 and p1, uplinks p2 and p3 to two spines. Remote host mac(9) is
+/// behind both uplinks (an ECMP group); the uplinks learn nothing and only p2 floods.
+fn leaf() -> Switch {
+    let mut config = SwitchConfig::with_ports("leaf", 4, BitRate::gbps(1));
+    config
+        .fdb
+        .static_entries
+        .push(StaticEntry { mac: mac(9).to_string(), port: StaticPorts::Group(vec!["p2".into(), "p3".into()]) });
+    config.ports[2].learning = false;
+    config.ports[3].learning = false;
+    config.ports[3].flooding = false;
+    Switch::new(&config).unwrap().0
+}
+
+#[test]
+fn ecmp_keeps_each_flow_on_one_uplink_and_spreads_flows_over_both() {
+    let mut sw = leaf();
+    let mut uplink_of_flow = Vec::new();
+    for round in 0..3u64 {
+        for flow in 0..32u16 {
+            let bytes = DataFrameSpec { src_port: 40_000 + flow, ..DataFrameSpec::between(mac(1), mac(9), None, 100) };
+            let handle = round * 100 + u64::from(flow);
+            // 10 µs apart: each uplink's shaper has sent the previous frame.
+            let now = Instant::from_nanos(10_000 * (round * 32 + u64::from(flow)));
+            sw.handle_rx(now, 0, handle, &bytes.to_bytes());
+            let sent = drain(&mut sw, now);
+            assert_eq!(sent.len(), 1, "one copy, on one uplink: {sent:?}");
+            if round == 0 {
+                uplink_of_flow.push(sent[0].0);
+            } else {
+                assert_eq!(sent[0].0, uplink_of_flow[usize::from(flow)], "flow {flow} never changes path");
+            }
+        }
+    }
+    let on_p2 = uplink_of_flow.iter().filter(|&&port| port == 2).count();
+    assert!(uplink_of_flow.iter().all(|&port| port == 2 || port == 3));
+    assert!((8..=24).contains(&on_p2), "32 flows spread over both uplinks: {on_p2} on p2");
+}
+
+#[test]
+fn uplinks_without_learning_and_flooding_learn_nothing_and_get_no_floods() {
+    let mut sw = leaf();
+    sw.handle_rx(T0, 2, 1, &frame(mac(7), mac(1), None, 0));
+    assert_eq!(drain(&mut sw, T0).iter().map(|s| s.0).collect::<Vec<_>>(), vec![0, 1], "flooded to the hosts only");
+    assert!(sw.fdb_entries(T0).iter().all(|entry| entry.mac != mac(7)), "an address seen on an uplink is not learned");
+    let later = Instant::from_nanos(10_000);
+    sw.handle_rx(later, 0, 2, &frame(mac(1), mac(8), None, 0));
+    assert_eq!(drain(&mut sw, later).iter().map(|s| s.0).collect::<Vec<_>>(), vec![1, 2], "p3 floods nothing");
+    let later = Instant::from_nanos(20_000);
+    sw.handle_rx(later, 1, 3, &frame(mac(2), mac(1), None, 0));
+    assert_eq!(drain(&mut sw, later), vec![(0, 3, true)], "hosts' ports still learn");
+}
+
+#[test]
+fn frames_back_to_their_own_port_and_link_local_frames_are_dropped() {
+    let mut sw = switch(3);
+    sw.handle_rx(T0, 0, 1, &frame(mac(1), mac(9), Some(0), 0));
+    drain(&mut sw, T0);
+    let verdict = sw.handle_rx(T0, 0, 2, &frame(mac(2), mac(1), Some(0), 0));
+    assert_eq!(verdict, RxVerdict::Consumed);
+    assert_eq!(sw.counters(0).priority[0].drops(DropReason::Filtered), 1);
+    let lldp = frame(mac(3), EthernetAddress([0x01, 0x80, 0xC2, 0, 0, 0x0E]), None, 0);
+    assert_eq!(sw.handle_rx(T0, 1, 3, &lldp), RxVerdict::Consumed);
+    assert_eq!(sw.counters(1).priority[0].drops(DropReason::LinkLocal), 1);
+    assert!(drain(&mut sw, Instant::from_nanos(1_000_000)).is_empty(), "nothing forwarded");
+}
+
+#[test]
+fn malformed_frames_are_counted_by_reason_and_forwarding_goes_on() {
+    let mut sw = switch(2);
+    let mut pfc = vec![0u8; 60];
+    build_mac_control_frame(
+        &mut pfc,
+        mac(1),
+        PAUSE_MULTICAST,
+        &MacControlRepr::Pfc(PfcRepr::default().with_class(Pcp::new(3).unwrap(), 5)),
+    );
+    let mut truncated_pfc = pfc.clone();
+    truncated_pfc.truncate(24);
+    let mut unknown_opcode = pfc.clone();
+    unknown_opcode[15] = 0x02;
+    let mut reserved = pfc.clone();
+    reserved[16] = 0x80;
+    let mut truncated_tag = frame(mac(1), mac(2), Some(3), 0);
+    truncated_tag.truncate(16);
+    for bad in [&pfc[..10], &truncated_pfc, &unknown_opcode, &reserved, &truncated_tag] {
+        assert_eq!(sw.handle_rx(T0, 0, 7, bad), RxVerdict::Consumed);
+    }
+    let counters = sw.counters(0);
+    for (layer, kind) in [
+        (Layer::Ethernet, ErrorKind::Truncated),
+        (Layer::MacControl, ErrorKind::Truncated),
+        (Layer::MacControl, ErrorKind::UnknownOpcode),
+        (Layer::MacControl, ErrorKind::ReservedBits),
+        (Layer::Vlan, ErrorKind::Truncated),
+    ] {
+        assert_eq!(counters.malformed(Error::new(layer, kind)), 1, "{layer:?} {kind:?}");
+    }
+    assert_eq!(counters.total_malformed(), 5);
+    assert!(drain(&mut sw, T0).is_empty(), "never forwarded");
+    sw.handle_rx(T0, 0, 8, &frame(mac(1), mac(2), Some(3), 0));
+    assert_eq!(drain(&mut sw, T0), vec![(1, 8, true)], "forwarding goes on");
+}
+
+#[test]
+fn classification_by_pcp_default_priority_and_dscp() {
+    let mut config = SwitchConfig::with_ports("cls", 3, BitRate::gbps(1));
+    config.ports[0].default_priority = 2;
+    config.ports[1].trust = Trust::Dscp;
+    let (mut sw, _) = Switch::new(&config).unwrap();
+    sw.handle_rx(T0, 0, 1, &frame(mac(1), mac(9), Some(5), 46));
+    sw.handle_rx(T0, 0, 2, &frame(mac(1), mac(9), None, 46));
+    sw.handle_rx(T0, 1, 3, &frame(mac(2), mac(9), None, 46));
+    sw.handle_rx(T0, 1, 4, &frame(mac(2), mac(9), Some(1), 46));
+    let rx = |port: usize, p: usize| sw.counters(port).priority[p].rx_frames;
+    assert_eq!((rx(0, 5), rx(0, 2)), (1, 1), "PCP, then the port default");
+    assert_eq!((rx(1, 5), rx(1, 1)), (1, 1), "DSCP 46 → class selector 5; the tag wins");
+}
+
+#[test]
+fn a_full_egress_in_drop_mode_hands_the_buffer_back() {
+    let mut config = SwitchConfig::with_ports("full", 2, BitRate::gbps(1));
+    config.pfc.lossless = vec![];
+    config.buffer.egress_max = Some(ByteSize(250));
+    let (mut sw, _) = Switch::new(&config).unwrap();
+    sw.handle_rx(T0, 1, 0, &frame(mac(2), mac(1), Some(0), 0));
+    drain(&mut sw, T0);
+    assert_eq!(sw.handle_rx(T0, 0, 10, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted);
+    assert_eq!(sw.handle_rx(T0, 0, 11, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted);
+    assert_eq!(sw.handle_rx(T0, 0, 12, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted);
+    assert_eq!(sw.poll_free(), Some(12), "the third 100-byte frame did not fit in 250 bytes");
+    assert_eq!(sw.poll_free(), None);
+    assert_eq!(sw.counters(1).priority[0].drops(DropReason::EgressFull), 1);
+    assert_eq!(sw.frames_held(), 2);
+}
+
+#[test]
+fn shared_buffer_mode_lends_the_pool_within_queue_caps() {
+    use pfcswitch_switch::config::BufferMode;
+    let mut config = SwitchConfig::with_ports("shared", 3, BitRate::gbps(1));
+    config.pfc.lossless = vec![];
+    config.buffer.mode = BufferMode::Shared;
+    config.buffer.reserve = Some(ByteSize(200));
+    config.buffer.queue_cap = Some(ByteSize(300));
+    config.buffer.port_cap = Some(ByteSize(1000));
+    config.buffer.pool = Some(ByteSize(1000));
+    let (mut sw, _) = Switch::new(&config).unwrap();
+    sw.handle_rx(T0, 1, 0, &frame(mac(2), mac(1), Some(0), 0));
+    sw.handle_rx(T0, 2, 0, &frame(mac(3), mac(1), Some(0), 0));
+    drain(&mut sw, T0);
+    // Queue (port 1, priority 0) holds 200 reserved + 300 shared bytes: five 100-byte frames.
+    for handle in 1..=6 {
+        sw.handle_rx(T0, 0, handle, &frame(mac(1), mac(2), Some(0), 0));
+    }
+    assert_eq!(sw.queue_state(T0, 1, Pcp::new(0).unwrap()).egress.bytes, 500);
+    assert_eq!(sw.poll_free(), Some(6), "the sixth exceeds reserve + queue cap");
+    // Another queue still borrows from the pool.
+    sw.handle_rx(T0, 0, 7, &frame(mac(1), mac(3), Some(1), 0));
+    assert_eq!(sw.queue_state(T0, 2, Pcp::new(1).unwrap()).egress.bytes, 100);
+}
+
+#[test]
+fn reconfigure_applies_thresholds_at_once_and_keeps_every_frame() {
+    let mut config = SwitchConfig::with_ports("reload", 2, BitRate::gbps(1));
+    config.buffer.egress_max = Some(ByteSize(100_000));
+    let (mut sw, _) = Switch::new(&config).unwrap();
+    sw.handle_rx(T0, 1, 0, &frame(mac(2), mac(1), Some(3), 0));
+    drain(&mut sw, T0);
+    // 30 frames of 100 B wait on port 1's paused class 3: 3000 B at ingress 0, below XOFF.
+    sw.handle_rx(T0, 1, 1, &{
+        let mut pfc = vec![0u8; 60];
+        build_mac_control_frame(
+            &mut pfc,
+            mac(2),
+            PAUSE_MULTICAST,
+            &MacControlRepr::Pfc(PfcRepr::default().with_class(Pcp::new(3).unwrap(), 65535)),
+        );
+        pfc
+    });
+    for handle in 10..40 {
+        sw.handle_rx(T0, 0, handle, &frame(mac(1), mac(2), Some(3), 0));
+    }
+    let p3 = Pcp::new(3).unwrap();
+    assert!(!sw.queue_state(T0, 0, p3).pausing_peer);
+
+    let mut lower = config.clone();
+    lower.pfc.xoff = ByteSize(2_000);
+    lower.pfc.xon = ByteSize(1_000);
+    lower.pfc.max = ByteSize(10_000);
+    sw.reconfigure(T0, &config, &lower).unwrap();
+    assert!(sw.queue_state(T0, 0, p3).pausing_peer, "3000 B now exceeds the new XOFF");
+    let later = Instant::from_nanos(1_000_000);
+    assert!(matches!(sw.poll_tx(later, 0), Some(Tx::Control(_))), "the XOFF goes out first");
+    assert_eq!(sw.frames_held(), 30, "no frame lost");
+
+    let mut lossy = lower.clone();
+    lossy.pfc.lossless = vec![];
+    sw.reconfigure(T0, &lower, &lossy).unwrap();
+    assert!(!sw.queue_state(T0, 0, p3).pausing_peer, "no longer lossless: released");
+
+    let mut other_ports = lossy.clone();
+    other_ports.ports[1].speed = BitRate::gbps(10);
+    let error = sw.reconfigure(T0, &lossy, &other_ports).unwrap_err();
+    assert_eq!(error.key, "port");
+}
