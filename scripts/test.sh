@@ -8,9 +8,13 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 command -v cargo >/dev/null 2>&1 || . "$HOME/.cargo/env"
 
+echo "== layout (crates by concern, no import circle; docs/architecture.md)"
+python3 scripts/check-layout.py
+
 echo "== format and lints"
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --workspace --no-deps --quiet
 
 echo "== fuzz targets compile"
 cargo check --locked --manifest-path wire/fuzz/Cargo.toml --quiet

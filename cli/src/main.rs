@@ -9,10 +9,12 @@ mod ofc;
 mod pfcwd;
 mod policy;
 mod qcn;
+mod scenario;
 
 use clap::{Parser, Subcommand};
 use pfcswitch_lab::control as client;
-use pfcswitch_lab::{endpoint, scenario, traffic};
+use pfcswitch_lab::scenario::endpoint;
+use pfcswitch_lab::traffic;
 use pfcswitch_switch::report::{ControlRequest, Snapshot};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -117,11 +119,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Traffic(TrafficCommand::Recv(args)) => traffic::recv(&args, json),
         Command::Traffic(TrafficCommand::Storm(args)) => traffic::storm(&args, json),
         Command::Traffic(TrafficCommand::Endpoint(args)) => endpoint::run(&args),
-        Command::Scenario(scenario::ScenarioCommand::List) => scenario::list(),
-        Command::Scenario(scenario::ScenarioCommand::Run(args)) => scenario::run(&args).map(drop),
-        Command::Scenario(scenario::ScenarioCommand::Simulate(args)) => scenario::simulate(&args).map(drop),
-        Command::Scenario(scenario::ScenarioCommand::Compare(args)) => scenario::compare(&args),
-        Command::Scenario(scenario::ScenarioCommand::Deadlock(args)) => scenario::deadlock(&args),
+        Command::Scenario(command) => scenario::run(command),
         Command::Status => view(control::status),
         Command::Ports => view(control::ports),
         Command::Pfc { command: PfcCommand::Show { port } } => {

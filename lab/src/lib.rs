@@ -4,16 +4,16 @@
 //! host) or on the simulator (`pfcswitch-sim`), and what happened becomes `results.json`, a
 //! report and plots. The direction is one way: plan → run → results → report.
 //!
-//! - [`scenario`]: scenario files, the runner on either engine, results, reports, sweeps of
-//!   policies and seeds, the deadlock experiment;
+//! - [`scenario`]: scenario files, the runner on either engine and its hosts' AF_XDP
+//!   process ([`scenario::endpoint`]), results, reports, sweeps of policies and seeds, the
+//!   deadlock experiment;
 //! - [`workload`]: traffic classes turned into connections and messages from a seed;
-//! - [`endpoint`] and [`traffic`]: the hosts' processes (AF_XDP and AF_PACKET);
+//! - [`traffic`]: AF_PACKET endpoints for a host (send, receive, storm);
 //! - [`plot`], [`table`]: figures and text tables; [`control`]: the daemon's control client.
 //!
 //! It holds no switch, host or simulator logic of its own: it plans, runs and reports.
 
 pub mod control;
-pub mod endpoint;
 pub mod plot;
 pub mod scenario;
 pub mod table;

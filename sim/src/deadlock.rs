@@ -29,7 +29,8 @@ use super::{Network, Node, SimHost};
 use pfcswitch_hosts::FlowSpec;
 use pfcswitch_link::rng::Rng;
 use pfcswitch_link::time::Instant;
-use pfcswitch_switch::config::{ConfigError, L2_HEADER_MAX, StaticPorts, SwitchConfig};
+use pfcswitch_switch::config::{L2_HEADER_MAX, StaticPorts, SwitchConfig};
+use pfcswitch_switch::config_error::ConfigError;
 use pfcswitch_wire::{EthernetAddress, Ipv4Addr, Pcp};
 use std::time::Duration;
 

@@ -13,7 +13,8 @@
 
 use super::{Endpoint, Network, SimHost};
 use pfcswitch_link::units::BitRate;
-use pfcswitch_switch::config::{ConfigError, PortConfig, StaticEntry, StaticPorts, SwitchConfig};
+use pfcswitch_switch::config::{PortConfig, StaticEntry, StaticPorts, SwitchConfig};
+use pfcswitch_switch::config_error::ConfigError;
 use pfcswitch_switch::switch::Switch;
 use pfcswitch_wire::EthernetAddress;
 use std::collections::VecDeque;

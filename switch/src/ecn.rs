@@ -10,7 +10,7 @@
 //! here: what happens to them stays the pause policy's (SONiC's lossless queues run the
 //! same way, ECN without WRED drops).
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use pfcswitch_link::rng::Rng;
 use pfcswitch_link::units::ByteSize;
 use pfcswitch_wire::Pcp;

@@ -12,6 +12,7 @@
 
 pub mod buffer;
 pub mod config;
+pub mod config_error;
 pub mod counters;
 pub mod ecn;
 pub mod fdb;

@@ -1,7 +1,8 @@
 //! 802.1Qau CN-TAG (EtherType 0x22E9, placed after the 802.1Q tag). The view starts after
 //! the EtherType: flow identifier (RPID, 0–1), then the encapsulated EtherType (2–3).
 
-use super::{Layer, Result, check_len, read_u16, write_u16};
+use super::{Layer, Result};
+use crate::field::{check_len, read_u16, write_u16};
 
 pub const CN_TAG_HEADER_LEN: usize = 4;
 

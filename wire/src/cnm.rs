@@ -17,7 +17,8 @@
 //! its first 64 bytes travel; the number of encapsulated bytes is therefore
 //! min(length, 64), and the frame is padded to 60 bytes.
 
-use super::{Error, ErrorKind, EthernetAddress, Layer, Pcp, Result, check_len, read_u16, write_u16};
+use super::{Error, ErrorKind, EthernetAddress, Layer, Pcp, Result};
+use crate::field::{check_len, read_u16, write_u16};
 
 /// At most this many bytes of the sampled frame's MSDU travel in a CNM.
 pub const CNM_MAX_ENCAPSULATED: usize = 64;

@@ -1,10 +1,13 @@
 //! Ethernet II header: destination (0–5), source (6–11), EtherType (12–13).
 
-use super::{Error, ErrorKind, Layer, Result, check_len, read_u16, write_u16};
+use super::{Error, ErrorKind, Layer, Result};
+use crate::field::{check_len, read_u16, write_u16};
 use std::fmt;
 use std::str::FromStr;
 
 pub const ETHERNET_HEADER_LEN: usize = 14;
+/// Minimum Ethernet frame without FCS; shorter frames are padded with zeros.
+pub const MIN_FRAME_LEN: usize = 60;
 
 /// A 48-bit MAC address.
 #[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

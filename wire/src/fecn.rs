@@ -18,7 +18,8 @@
 //! The frame is padded to 60 bytes. A reflected probe keeps every field but the subtype, so
 //! the source reads the path's rate, its bottleneck and the round trip.
 
-use super::{Error, ErrorKind, EthernetAddress, Layer, Result, check_len, read_u16, write_u16};
+use super::{Error, ErrorKind, EthernetAddress, Layer, Result};
+use crate::field::{check_len, read_u16, write_u16};
 
 pub const FECN_PROBE_LEN: usize = 26;
 const VERSION: u8 = 1;

@@ -8,13 +8,11 @@ use super::udp::UDP_HEADER_LEN;
 use super::vlan::VLAN_HEADER_LEN;
 use super::{
     CnTagHeader, CnTagRepr, CnmPacket, CnmRepr, ETHERNET_HEADER_LEN, Error, ErrorKind, EthernetAddress, EthernetFrame,
-    EthernetRepr, FecnProbe, FecnProbeRepr, FlowKey, Ipv4Addr, Ipv4Packet, Ipv4Repr, Layer, MacControlPacket,
-    MacControlRepr, OFC_ENTRY_LEN, OFC_HEADER_LEN, OFC_TLV_OFFSET, OfcHeader, OfcOp, OfcRepr, OfcTlv, PAUSE_MULTICAST,
-    Pcp, PfcRepr, Result, TrafficHeader, TrafficRepr, UdpPacket, UdpRepr, VlanHeader, VlanRepr, ethertype, has_ofc_tlv,
+    EthernetRepr, FecnProbe, FecnProbeRepr, FlowKey, Ipv4Addr, Ipv4Packet, Ipv4Repr, Layer, MIN_FRAME_LEN,
+    MacControlPacket, MacControlRepr, OFC_ENTRY_LEN, OFC_HEADER_LEN, OFC_TLV_OFFSET, OfcHeader, OfcOp, OfcRepr, OfcTlv,
+    PAUSE_MULTICAST, Pcp, PfcRepr, Result, TrafficHeader, TrafficRepr, UdpPacket, UdpRepr, VlanHeader, VlanRepr,
+    ethertype, has_ofc_tlv,
 };
-
-/// Minimum Ethernet frame without FCS; shorter frames are padded with zeros.
-pub const MIN_FRAME_LEN: usize = 60;
 
 /// The layer-2 headers of a frame as values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -342,7 +340,7 @@ pub fn mark_ecn_ce(frame: &mut [u8]) -> bool {
         }
         ip[1] |= 0x03;
         ip[10..12].fill(0);
-        let checksum = super::internet_checksum(&[&ip[..header_len]]);
+        let checksum = crate::field::internet_checksum(&[&ip[..header_len]]);
         ip[10..12].copy_from_slice(&checksum.to_be_bytes());
     } else {
         ip[1] |= 0x30;

@@ -1,7 +1,8 @@
 //! IPv4 header, as far as a switch and the traffic endpoints need it: DSCP for trust mode
 //! `dscp`, addresses and protocol for the endpoints' UDP frames. Options are skipped.
 
-use super::{Error, ErrorKind, Layer, Result, check_len, internet_checksum, read_u16, write_u16};
+use super::{Error, ErrorKind, Layer, Result};
+use crate::field::{check_len, internet_checksum, read_u16, write_u16};
 pub use std::net::Ipv4Addr;
 
 pub const IPV4_HEADER_LEN: usize = 20;

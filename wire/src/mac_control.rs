@@ -5,7 +5,8 @@
 //! (4–19, big-endian quanta). MAC control frames are padded to the 60-byte minimum, so the
 //! payload is at least 46 bytes; anything after the fixed fields (OFC's TLV) is left alone.
 
-use super::{Error, ErrorKind, EthernetAddress, Layer, Pcp, Result, check_len, read_u16, write_u16};
+use super::{Error, ErrorKind, EthernetAddress, Layer, Pcp, Result};
+use crate::field::{check_len, read_u16, write_u16};
 
 /// The reserved multicast destination of PAUSE and PFC frames.
 pub const PAUSE_MULTICAST: EthernetAddress = EthernetAddress([0x01, 0x80, 0xC2, 0x00, 0x00, 0x01]);

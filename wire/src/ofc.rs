@@ -12,7 +12,8 @@
 //!
 //! [`MacControlPacket::trailer`]: super::MacControlPacket::trailer
 
-use super::{Error, ErrorKind, EthernetAddress, Layer, Pcp, PfcRepr, Result, check_len, read_u16, write_u16};
+use super::{Error, ErrorKind, EthernetAddress, Layer, Pcp, PfcRepr, Result};
+use crate::field::{check_len, read_u16, write_u16};
 use std::fmt;
 
 /// A flow as OFC's tables key it (§III: the (source, destination) pair): the frame's source

@@ -15,7 +15,8 @@
 //! A receiver knows a message is complete when it holds `[0, length)`, so FCTs need no
 //! extra signalling; the timestamp lets it measure one-way delay on a shared clock.
 
-use super::{Error, ErrorKind, Layer, Result, check_len, read_u16, write_u16};
+use super::{Error, ErrorKind, Layer, Result};
+use crate::field::{check_len, read_u16, write_u16};
 
 pub const TRAFFIC_HEADER_LEN: usize = 32;
 pub const TRAFFIC_MAGIC: u16 = 0x5046;

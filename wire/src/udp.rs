@@ -1,7 +1,8 @@
 //! UDP header: source port (0–1), destination port (2–3), length (4–5), checksum (6–7).
 
 use super::ipv4::PROTOCOL_UDP;
-use super::{Error, ErrorKind, Ipv4Addr, Layer, Result, check_len, internet_checksum, read_u16, write_u16};
+use super::{Error, ErrorKind, Ipv4Addr, Layer, Result};
+use crate::field::{check_len, internet_checksum, read_u16, write_u16};
 
 pub const UDP_HEADER_LEN: usize = 8;
 

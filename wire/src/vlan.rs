@@ -1,7 +1,8 @@
 //! 802.1Q tag. The view starts after the TPID (0x8100): TCI (0–1: PCP 3 bits, DEI 1 bit,
 //! VID 12 bits), then the encapsulated EtherType (2–3).
 
-use super::{Layer, Result, check_len, read_u16, write_u16};
+use super::{Layer, Result};
+use crate::field::{check_len, read_u16, write_u16};
 use std::fmt;
 
 pub const VLAN_HEADER_LEN: usize = 4;

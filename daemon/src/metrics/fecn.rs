@@ -2,7 +2,7 @@
 //! advertised rate, the last interval's load factor, arrival rate and f(q), and the probes
 //! seen and marked.
 
-use super::{counter, family, gauge, port_priority};
+use super::family::{counter, family, gauge, port_priority};
 use pfcswitch_switch::report::{FecnReport, RateReport};
 use prometheus_client::encoding::DescriptorEncoder;
 use std::fmt;

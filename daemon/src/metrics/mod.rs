@@ -7,7 +7,7 @@
 //! built for that scrape, so the per-frame path never touches a shared counter.
 //!
 //! `prometheus-client` writes OpenMetrics only; [`text_004`] derives the 0.0.4 form from it.
-//! It has no summary type either: the one summary family is written by [`write_summary`].
+//! It has no summary type either: the one summary family is written by `write_summary`.
 //!
 //! HTTP is `hyper` (HTTP/1 only) on a single-threaded tokio runtime. `tiny_http`, the smaller
 //! candidate, has no per-connection read timeout and gives each connection a thread from an
@@ -20,11 +20,13 @@
 //! - one request per connection (`Connection: close`); garbage gets `400` and is closed;
 //! - two threads in all: the runtime and one blocking thread that asks the datapath.
 
+mod family;
 mod fecn;
 mod ofc;
 mod qcn;
 
 use crate::control::DatapathHandle;
+use family::{Labels, counter, family, flag, gauge, port_priority, single};
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::header::{ACCEPT, ALLOW, CONTENT_TYPE, HeaderValue};
@@ -33,9 +35,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use pfcswitch_switch::report::{CapfcReport, ControlRequest, ControlResponse, PriorityReport, Snapshot};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
-use prometheus_client::metrics::counter::ConstCounter;
-use prometheus_client::metrics::gauge::ConstGauge;
-use prometheus_client::metrics::{MetricType, TypedMetric};
+use prometheus_client::metrics::TypedMetric;
 use prometheus_client::registry::Registry;
 use std::convert::Infallible;
 use std::fmt::{self, Write as _};
@@ -93,57 +93,6 @@ impl Format {
             Format::Text004 => TEXT_CONTENT_TYPE,
         }
     }
-}
-
-pub(crate) type Labels = Vec<(&'static str, String)>;
-
-/// A family of constant metrics. Counter names are given with `_total`, as scrapers see them;
-/// OpenMetrics names the family without it and the encoder appends it to the samples.
-pub(crate) fn family<M: EncodeMetric + TypedMetric>(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    samples: impl IntoIterator<Item = (Labels, M)>,
-) -> fmt::Result {
-    let name = match M::TYPE {
-        MetricType::Counter => name.strip_suffix("_total").expect("counter names end in _total"),
-        _ => name,
-    };
-    let mut family = encoder.encode_descriptor(name, help, None, M::TYPE)?;
-    for (labels, metric) in samples {
-        metric.encode(family.encode_family(&labels)?)?;
-    }
-    Ok(())
-}
-
-/// A family of one sample without labels.
-fn single<M: EncodeMetric + TypedMetric>(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    metric: M,
-) -> fmt::Result {
-    let name = match M::TYPE {
-        MetricType::Counter => name.strip_suffix("_total").expect("counter names end in _total"),
-        _ => name,
-    };
-    metric.encode(encoder.encode_descriptor(name, help, None, M::TYPE)?)
-}
-
-pub(crate) fn counter<N>(value: N) -> ConstCounter<N> {
-    ConstCounter::new(value)
-}
-
-pub(crate) fn gauge<N>(value: N) -> ConstGauge<N> {
-    ConstGauge::new(value)
-}
-
-pub(crate) fn flag(value: bool) -> ConstGauge<i64> {
-    ConstGauge::new(i64::from(value))
-}
-
-pub(crate) fn port_priority(port: &str, priority: u8) -> Labels {
-    vec![("port", port.to_string()), ("priority", priority.to_string())]
 }
 
 /// One snapshot as prometheus-client families, encoded when the registry is.

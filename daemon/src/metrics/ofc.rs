@@ -2,7 +2,7 @@
 //! (flows and bytes, Table II), the nested queues, the PAUSE/RESUME frames with flow
 //! information, Algorithm 1's decisions and the coarse fallbacks of full tables.
 
-use super::{Labels, counter, family, gauge, port_priority};
+use super::family::{Labels, counter, family, gauge, port_priority};
 use pfcswitch_switch::policy::OfcTable;
 use pfcswitch_switch::report::{OfcQueueReport, OfcReport};
 use prometheus_client::encoding::DescriptorEncoder;

@@ -2,7 +2,7 @@
 //! the queue it watches, its samples, the CNMs it sent and dropped, and the distribution of
 //! the QntzFb they carried.
 
-use super::{Labels, counter, family, gauge, port_priority};
+use super::family::{Labels, counter, family, gauge, port_priority};
 use pfcswitch_switch::report::{CpReport, QcnReport};
 use prometheus_client::encoding::DescriptorEncoder;
 use std::fmt;

@@ -3,7 +3,11 @@
 //! to the minimum and the maximum (not 1.5 IQR: the paper's whiskers are the extremes, and the
 //! maximum FCT is the figure a lossless fabric is judged by).
 
-use super::{Axis, Figure, Layout, Line, Result, Scale, corner_preference, series_style, write, y_range};
+use super::axis::{Axis, Scale, y_range};
+use super::layout::{Figure, Layout, Line, corner_preference};
+use super::render::write;
+use super::style::series_style;
+use anyhow::Result;
 use std::path::{Path, PathBuf};
 
 /// The five numbers one box shows.
@@ -39,7 +43,7 @@ const GROUP_WIDTH: f64 = 0.8;
 /// Of each series' slot, the share its box takes.
 const BOX_WIDTH: f64 = 0.7;
 
-/// Writes `<stem>.svg` and `<stem>.png` as [`super::draw`] does.
+/// Writes `<stem>.svg` and `<stem>.png` as [`draw`](super::chart::draw) does.
 pub fn draw_boxes(chart: &BoxChart, stem: &Path) -> Result<[PathBuf; 2]> {
     let values: Vec<Vec<(f64, f64)>> = chart
         .series
@@ -102,6 +106,7 @@ fn outlines(figure: &Figure, chart: &BoxChart) -> Vec<Line> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plot::test_support::check_outputs;
 
     fn stats(min: f64, median: f64, max: f64) -> BoxStats {
         BoxStats { min, p25: (min + median) / 2.0, median, p75: (median + max) / 2.0, max }
@@ -123,7 +128,7 @@ mod tests {
             series: &series,
         };
         let paths = draw_boxes(&chart, &dir.path().join("box")).unwrap();
-        let svg = super::super::tests::check_outputs(&paths, &["uncongested", "congested", "pfc", "ofc", "FCT (ms)"]);
+        let svg = check_outputs(&paths, &["uncongested", "congested", "pfc", "ofc", "FCT (ms)"]);
         // Three boxes, six lines each, plus the legend's two samples: each box is drawn.
         let lines = svg.matches("<polyline").count();
         assert!(lines >= 3 * 6 + 2, "{lines} polylines");
@@ -137,6 +142,6 @@ mod tests {
         let chart =
             BoxChart { title: "", x_label: "flows", y_label: "FCT (ms)", categories: &categories, series: &series };
         let paths = draw_boxes(&chart, &dir.path().join("box")).unwrap();
-        super::super::tests::check_outputs(&paths, &["no data", "all"]);
+        check_outputs(&paths, &["no data", "all"]);
     }
 }

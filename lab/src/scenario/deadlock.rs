@@ -3,46 +3,19 @@
 //! `pfcswitch_sim::deadlock` with M frames split at random over its four flows, many
 //! times, and counts the runs that deadlock.
 
-use super::runner::merge_section;
-use super::{RunPolicy, parse_policy, root};
+use super::args::DeadlockArgs;
+use super::configs::merge_section;
+use super::plan::root;
+use super::policy::{RunPolicy, parse_policy};
 use crate::plot::{self, Chart, Scale, Series};
 use crate::table::Table;
 use anyhow::{Context, Result};
-use clap::Args;
 use pfcswitch_link::rng::Rng;
-use pfcswitch_link::units::parse_duration;
 use pfcswitch_sim::deadlock::{CbdScenario, Draw};
 use pfcswitch_switch::config::PolicyKind;
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
-
-#[derive(Debug, Args, Clone)]
-pub struct DeadlockArgs {
-    /// Comma-separated policies.
-    #[arg(long, value_delimiter = ',', default_value = "pfc,capfc-max,ofc")]
-    pub policies: Vec<String>,
-    /// Comma-separated totals M: frames over the four flows.
-    #[arg(long, value_delimiter = ',', default_value = "240,400,640")]
-    pub totals: Vec<u64>,
-    /// Random splits per policy and M.
-    #[arg(long, default_value_t = 1000)]
-    pub iterations: u32,
-    /// Seeds the splits: every policy runs the same ones.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Every switch's config (its first port is the template of every port; its policy is
-    /// replaced by each of --policies).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// One-way delay of every cable (default: the config's `pfc.cable_delay`, which its
-    /// PFC headroom covers).
-    #[arg(long, value_parser = parse_duration)]
-    pub cable: Option<Duration>,
-    /// Output directory (default: results/ofc-deadlock).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-}
 
 pub fn deadlock(args: &DeadlockArgs) -> Result<()> {
     let config = args.config.clone().unwrap_or_else(|| root().join("configs/ofc-paper.toml"));

@@ -5,7 +5,7 @@
 //! fabric's ports, ECMP routes and flooding tree (`pfcswitch_sim::fabric`); switches
 //! are `sw1`, `sw2`, … and hosts `h1`, `h2`, … in the generator's order.
 
-use super::runner::{TopologyDescription, host_addresses};
+use super::topology::{TopologyDescription, host_addresses};
 use anyhow::{Context, Result, bail};
 use pfcswitch_link::units::BitRate;
 use pfcswitch_sim::fabric::{Fabric, Peer};

@@ -6,8 +6,8 @@
 //! end of the run (the learnt entries the datapath really used), so multi-path topologies
 //! report the path taken, not one the runner guesses.
 
-use super::report::QueueSample;
-use super::runner::host_addresses;
+use super::record::QueueSample;
+use super::topology::host_addresses;
 use pfcswitch_switch::report::Snapshot;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap, HashSet};

@@ -3,8 +3,8 @@
 //! flow's goodput, the CNMs it received, and Jain's fairness index of the flows that share a
 //! receiver (whose access link is a fan-in's bottleneck).
 
-use super::Scenario;
-use crate::endpoint::{ReceiverResult, SenderResult};
+use super::endpoint::{ReceiverResult, SenderResult};
+use super::plan::Scenario;
 use crate::workload::PlannedConnection;
 use serde::Serialize;
 use std::time::Duration;

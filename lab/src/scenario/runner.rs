@@ -1,23 +1,24 @@
-//! Runs one scenario: topology up, endpoints started at one agreed instant, queues sampled,
-//! everything torn down by guards whatever happens (error, panic, Ctrl-C).
+//! Runs one scenario on the datapath: topology up, endpoints started at one agreed instant,
+//! queues sampled, everything torn down by guards whatever happens (error, panic, Ctrl-C).
 
-use super::fabric::FABRIC;
-use super::report::{self, Outcome, QueueSample, RunRecord, StormRun};
-use super::schemes::InForce;
-use super::{Modes, RunArgs, RunPolicy, Scenario, load, parse_policy, root};
+use super::args::RunArgs;
+use super::configs::InForce;
+use super::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
+use super::namespaces::Topology;
+use super::plan::{Scenario, load};
+use super::prepare::{Prepared, create_dirs, prepare};
+use super::record::{QueueSample, RunRecord, StormRun};
+use super::report;
+use super::summary::Outcome;
+use super::topology::{TopologyDescription, connection_spec, host_addresses};
 use crate::control::Connection;
-use crate::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
 use crate::workload::{self, PlannedConnection, Storm};
 use anyhow::{Context, Result, bail};
-use pfcswitch_hosts::ConnectionSpec;
 use pfcswitch_link::time::Instant;
-use pfcswitch_sim::fabric::Fabric;
-use pfcswitch_switch::config::SwitchConfig;
 use pfcswitch_switch::report::Snapshot;
-use pfcswitch_wire::{EthernetAddress, Ipv4Addr, Pcp};
 use pfcswitchd::timer::Clock;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
@@ -43,97 +44,6 @@ fn check_interrupt() -> Result<()> {
         bail!("interrupted; the topology was torn down");
     }
     Ok(())
-}
-
-/// A topology brought up by topology.sh; `down` on drop.
-struct Topology {
-    name: String,
-    prefix: String,
-    switches: Vec<String>,
-    /// Where the daemons' logs go when the topology comes down (the run's directory).
-    logs: PathBuf,
-}
-
-fn topology_script() -> PathBuf {
-    root().join("netns-scripts/topology.sh")
-}
-
-impl Topology {
-    fn up(name: &str, prefix: &str, switches: &[String], out: &Path, mtu: u32) -> Result<Topology> {
-        let topology =
-            Topology { name: name.into(), prefix: prefix.into(), switches: switches.to_vec(), logs: out.join("logs") };
-        let configs = out.join("configs");
-        let output = Command::new(topology_script())
-            .args(["up", name, "--prefix", prefix, "--mtu", &mtu.to_string(), "--config-dir"])
-            .arg(&configs)
-            .output()
-            .context("cannot run topology.sh")?;
-        if !output.status.success() {
-            bail!("topology.sh up {name} failed: {}", String::from_utf8_lossy(&output.stderr).trim());
-        }
-        Ok(topology)
-    }
-
-    fn namespace(&self, node: &str) -> String {
-        format!("{}{node}", self.prefix)
-    }
-
-    fn socket(&self, switch: &str) -> PathBuf {
-        pfcswitchd::control::default_socket_path(&self.namespace(switch))
-    }
-}
-
-impl Drop for Topology {
-    fn drop(&mut self) {
-        let status = Command::new(topology_script()).args(["down", &self.name, "--prefix", &self.prefix]).status();
-        if !status.is_ok_and(|s| s.success()) {
-            eprintln!("warning: topology.sh down {} --prefix {} failed", self.name, self.prefix);
-        }
-        // The daemons' logs belong with the run's results, not in /run.
-        let _ = std::fs::create_dir_all(&self.logs);
-        for switch in &self.switches {
-            let log = PathBuf::from(format!("/run/pfcswitch/{}.log", self.namespace(switch)));
-            if std::fs::copy(&log, self.logs.join(format!("{switch}.log"))).is_ok() {
-                let _ = std::fs::remove_file(&log);
-            }
-        }
-    }
-}
-
-/// A topology's nodes and links, from `topology.sh describe`.
-pub(super) struct TopologyDescription {
-    pub switches: Vec<String>,
-    pub hosts: Vec<String>,
-    /// `sw1:p1-h1` (a host link) or `sw1:p6-sw3:p1` (a trunk).
-    pub links: Vec<String>,
-}
-
-pub(super) fn describe(name: &str) -> Result<TopologyDescription> {
-    let output = Command::new(topology_script()).args(["describe", name]).output().context("cannot run topology.sh")?;
-    if !output.status.success() {
-        bail!("{}", String::from_utf8_lossy(&output.stderr).trim());
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
-    let nodes = |kind: &str| -> Vec<String> {
-        text.lines()
-            .find_map(|line| line.strip_prefix(kind))
-            .map(|rest| rest.split_whitespace().map(String::from).collect())
-            .unwrap_or_default()
-    };
-    Ok(TopologyDescription { switches: nodes("switches "), hosts: nodes("hosts "), links: nodes("links ") })
-}
-
-/// Host `hN`'s addresses, as topology.sh assigns them.
-pub(super) fn host_addresses(host: &str) -> Result<(EthernetAddress, Ipv4Addr)> {
-    let n: u8 = host.strip_prefix('h').and_then(|n| n.parse().ok()).with_context(|| format!("host name `{host}`"))?;
-    Ok((EthernetAddress([0x02, 0, 0, 0, 0, n]), Ipv4Addr::new(10, 0, 0, n)))
-}
-
-/// The sender's view of a planned connection: its receiver's addresses, on VLAN 1.
-pub(super) fn connection_spec(c: &PlannedConnection, hosts: &[String]) -> Result<ConnectionSpec> {
-    let (dst, dst_ip) = host_addresses(&hosts[c.receiver])?;
-    let priority = Pcp::new(c.priority).with_context(|| format!("priority {} is not a PCP", c.priority))?;
-    Ok(ConnectionSpec { id: c.id, dst, dst_ip, priority, vid: 1, rate: c.rate, arrivals: c.arrivals, until: c.until })
 }
 
 /// Processes in the hosts (endpoints, storms); killed on drop if still running.
@@ -166,65 +76,6 @@ impl Drop for Children {
             let _ = child.wait();
         }
     }
-}
-
-/// Merges `overrides` into `table`, table by table.
-fn merge(table: &mut toml::Table, overrides: &toml::Table) {
-    for (key, value) in overrides {
-        match (table.get_mut(key), value) {
-            (Some(toml::Value::Table(inner)), toml::Value::Table(more)) => merge(inner, more),
-            _ => {
-                table.insert(key.clone(), value.clone());
-            }
-        }
-    }
-}
-
-/// Merges `keys` into `table`'s `[section]`.
-pub(super) fn merge_section(table: &mut toml::Table, section: &str, keys: toml::Table) {
-    merge(table, &toml::Table::from_iter([(section.to_string(), toml::Value::Table(keys))]));
-}
-
-/// A switch config file with the scenario's overrides, port speed and MTU, the run's policy
-/// and, if given, its PFC watchdog, QCN and FECN modes.
-fn merged_config(scenario: &Scenario, path: &Path, policy: &RunPolicy, modes: &Modes) -> Result<toml::Table> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut table: toml::Table = text.parse().with_context(|| format!("{}", path.display()))?;
-    merge(&mut table, &scenario.overrides);
-    merge_section(&mut table, "policy", policy.config_keys());
-    for (section, keys) in modes.config_keys(scenario) {
-        merge_section(&mut table, section, keys);
-    }
-    if let Some(ports) = table.get_mut("port").and_then(toml::Value::as_array_mut) {
-        for port in ports.iter_mut().filter_map(toml::Value::as_table_mut) {
-            port.insert("speed".into(), toml::Value::String(scenario.speed.to_string()));
-            port.insert("mtu".into(), toml::Value::Integer(scenario.mtu.into()));
-        }
-    }
-    Ok(table)
-}
-
-/// Writes each switch's config (see [`merged_config`]) into `dir`; a fabric's are generated
-/// from its one `switch` config.
-fn write_configs(
-    scenario: &Scenario,
-    file: &Path,
-    policy: &RunPolicy,
-    modes: &Modes,
-    fabric: Option<&Fabric>,
-    dir: &Path,
-) -> Result<()> {
-    let base = file.parent().unwrap_or(Path::new("."));
-    if let (Some(fabric), Some(spec)) = (fabric, &scenario.fabric) {
-        let table = merged_config(scenario, &base.join(&spec.switch), policy, modes)?;
-        return super::fabric::write_configs(fabric, &table, dir);
-    }
-    for (switch, config) in &scenario.switches {
-        let table =
-            merged_config(scenario, &base.join(config), policy, modes).with_context(|| format!("switch {switch}"))?;
-        std::fs::write(dir.join(format!("{switch}.toml")), toml::to_string(&table)?)?;
-    }
-    Ok(())
 }
 
 fn endpoint_plan(
@@ -302,76 +153,6 @@ fn sample_queues(
         }
         samples
     })
-}
-
-/// A scenario ready to run: its policy, output directory (with the switch configs written
-/// into `configs/`), the switches' configs, topology and storming hosts.
-pub(super) struct Prepared {
-    pub scenario: Scenario,
-    pub policy: RunPolicy,
-    /// The schemes the switches run, and what they ask of the hosts.
-    pub in_force: InForce,
-    pub out: PathBuf,
-    pub configs: Vec<SwitchConfig>,
-    pub topology: TopologyDescription,
-    /// The generated fabric of a `topology = "fabric"` scenario.
-    pub fabric: Option<Fabric>,
-    /// Each of the scenario's storms: its host (index into the hosts) and what its NIC sends.
-    pub storms: Vec<(usize, Storm)>,
-}
-
-/// Loads the scenario, checks it against its topology and writes the switch configs;
-/// `suffix` tells a simulated run's directory from a real one's.
-fn create_dirs(out: &Path, dirs: &[&str]) -> Result<()> {
-    for dir in dirs {
-        std::fs::create_dir_all(out.join(dir)).with_context(|| format!("cannot create {}", out.join(dir).display()))?;
-    }
-    Ok(())
-}
-
-pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
-    let (scenario, file) = load(&args.scenario)?;
-    let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
-    let out = args.out.clone().unwrap_or_else(|| {
-        let parent = PathBuf::from("results").join(&scenario.name);
-        super::run_dir(&parent, &policy, &args.modes, args.seed, suffix)
-    });
-    create_dirs(&out, &["configs"])?;
-    let (topology, fabric) = match (&scenario.fabric, scenario.topology == FABRIC) {
-        (Some(spec), true) => {
-            let fabric = spec.build(scenario.speed).with_context(|| format!("{}", file.display()))?;
-            if !scenario.switches.is_empty() {
-                bail!("{}: a fabric's switches are generated; drop `[switches]`", file.display());
-            }
-            (super::fabric::describe(&fabric), Some(fabric))
-        }
-        (None, false) => (describe(&scenario.topology)?, None),
-        (Some(_), false) => bail!("{}: `[fabric]` needs topology = \"{FABRIC}\"", file.display()),
-        (None, true) => bail!("{}: topology = \"{FABRIC}\" needs a `[fabric]` table", file.display()),
-    };
-    if topology.hosts.is_empty() {
-        bail!("topology {} has no hosts", scenario.topology);
-    }
-    let configured: Vec<_> = scenario.switches.keys().cloned().collect();
-    if fabric.is_none() && configured != topology.switches {
-        let known = &topology.switches;
-        bail!("{}: `switches` names {configured:?}, topology {} has {known:?}", file.display(), scenario.topology);
-    }
-    let storms = (scenario.storms.iter())
-        .map(|storm| storm.resolve(&topology.hosts, scenario.speed))
-        .collect::<Result<Vec<_>, _>>()
-        .with_context(|| format!("{}", file.display()))?;
-    if let Some(spec) = &scenario.qcn {
-        spec.reaction.validate().map_err(|e| anyhow::anyhow!("{}: qcn.reaction: {e}", file.display()))?;
-    }
-    write_configs(&scenario, &file, &policy, &args.modes, fabric.as_ref(), &out.join("configs"))?;
-    let mut configs = Vec::new();
-    for switch in &topology.switches {
-        let (config, _) = pfcswitchd::config::load(&out.join("configs").join(format!("{switch}.toml")))?;
-        configs.push(config);
-    }
-    let in_force = InForce::of(&scenario, &configs);
-    Ok(Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms })
 }
 
 /// Starts each storm of the scenario in its host's namespace, on the host's interface: the

@@ -1,138 +1,58 @@
 //! The schemes a run switches on beside its policy, in every switch and host at once: the
 //! PFC watchdog (`--pfcwd`), QCN (`--qcn`, a scenario's `[qcn]`) and FECN (`--fecn`, a
-//! scenario's `[fecn]`). Each overlays its section of every switch config; QCN and FECN
-//! also set up the hosts' side (reaction points, FECN sources) when a switch runs them.
+//! scenario's `[fecn]`): the scenario tables, the modes the options name, and the name of the
+//! mode a switch config runs. The sections they overlay on switch configs, and what they ask
+//! of the hosts, are `configs.rs`'s.
 
-use super::{PfcwdMode, Scenario, parse_pfcwd};
 use anyhow::{Result, bail};
-use clap::Args;
-use pfcswitch_hosts::{FecnReaction, QcnReaction, RpParams};
+use pfcswitch_hosts::RpParams;
 use pfcswitch_link::units::duration;
-use pfcswitch_switch::config::SwitchConfig;
+use pfcswitch_switch::config::{PfcwdAction, PfcwdConfig};
 use pfcswitch_switch::fecn::{ControlKind, FecnConfig};
 use pfcswitch_switch::qcn::{Placement, QcnConfig, Sampling};
 use serde::Deserialize;
 use std::time::Duration;
 
-/// The modes of one run; `None` leaves the scenario's (or the switch configs') own.
-#[derive(Clone, Copy, Debug, Default, Args)]
-pub struct Modes {
-    /// PFC watchdog of every switch: off, alert, drop, forward (default: the switch configs').
-    #[arg(long, value_parser = parse_pfcwd)]
-    pub pfcwd: Option<PfcwdMode>,
-    /// QCN of every switch and host: off, output, input, or either with a sampling, e.g.
-    /// input-occupancy-random (default: the scenario's `[qcn]`, else the switch configs').
-    #[arg(long, value_parser = parse_qcn)]
-    pub qcn: Option<QcnMode>,
-    /// FECN of every switch and host: off, hyperbolic or multistage, optionally with
-    /// -nSTAGES (multistage) and -gGAMMA, e.g. multistage-n3-g0.98 (default: the scenario's
-    /// `[fecn]`, else the switch configs').
-    #[arg(long, value_parser = parse_fecn)]
-    pub fecn: Option<FecnMode>,
+/// What `--pfcwd` sets in every switch's `[pfcwd]`: `off` disables the watchdog, the others
+/// enable it with that action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PfcwdMode {
+    Off,
+    On(PfcwdAction),
 }
 
-impl Modes {
-    /// `-pfcwd-MODE-qcn-MODE-fecn-MODE` for the modes given, for the run's directory.
-    pub fn suffix(&self) -> String {
-        self.labels().iter().map(|(scheme, mode)| format!("-{scheme}-{mode}")).collect()
-    }
-
-    /// (scheme, mode) of each mode given.
-    pub fn labels(&self) -> Vec<(&'static str, String)> {
-        let mut labels = Vec::new();
-        labels.extend(self.pfcwd.map(|m| ("pfcwd", m.name().to_string())));
-        labels.extend(self.qcn.map(|m| ("qcn", m.name())));
-        labels.extend(self.fecn.map(|m| ("fecn", m.name())));
-        labels
-    }
-
-    /// The sections this run overlays on every switch config (name, keys).
-    pub fn config_keys(&self, scenario: &Scenario) -> Vec<(&'static str, toml::Table)> {
-        let mut sections = Vec::new();
-        sections.extend(self.pfcwd.map(|mode| ("pfcwd", mode.config_keys())));
-        let qcn_spec = scenario.qcn.as_ref().map(|s| &s.switch);
-        let qcn_mode = self.qcn.map(|mode| match mode {
-            QcnMode::Off => None,
-            QcnMode::On { cp, sampling } => {
-                let mut keys = toml::Table::from_iter([("cp".into(), toml::Value::String(cp.name().into()))]);
-                if let Some(sampling) = sampling {
-                    keys.insert("sampling".into(), toml::Value::String(sampling.name().into()));
-                }
-                Some(keys)
-            }
-        });
-        sections.extend(scheme_keys(scenario, qcn_mode, qcn_spec).map(|keys| ("qcn", keys)));
-        let fecn_spec = scenario.fecn.as_ref().map(|s| &s.switch);
-        let fecn_mode = self.fecn.or(scenario.fecn.as_ref().and_then(|s| s.mode)).map(|mode| match mode {
-            FecnMode::Off => None,
-            FecnMode::On { control, stages, gamma } => {
-                let mut keys = toml::Table::from_iter([("control".into(), toml::Value::String(control.name().into()))]);
-                keys.extend(stages.map(|n| ("stages".into(), toml::Value::Integer(n.into()))));
-                keys.extend(gamma.map(|g| ("gamma".into(), toml::Value::Float(g))));
-                Some(keys)
-            }
-        });
-        sections.extend(scheme_keys(scenario, fecn_mode, fecn_spec).map(|keys| ("fecn", keys)));
-        sections
-    }
-}
-
-/// A scheme's section for every switch: `mode` is `Some(None)` for off (no priorities),
-/// `Some(Some(keys))` for on with `keys`, `None` for the scenario's `spec` as written (or
-/// nothing without one). `priorities` defaults to the classes' priorities.
-fn scheme_keys(
-    scenario: &Scenario,
-    mode: Option<Option<toml::Table>>,
-    spec: Option<&toml::Table>,
-) -> Option<toml::Table> {
-    let mut keys = match (&mode, spec) {
-        (Some(None), _) => {
-            return Some(toml::Table::from_iter([("priorities".to_string(), toml::Value::Array(Vec::new()))]));
-        }
-        (None, None) => return None,
-        (_, spec) => spec.cloned().unwrap_or_default(),
-    };
-    if !keys.contains_key("priorities") {
-        let priorities = scenario.priorities().into_iter().map(|p| toml::Value::Integer(p.into())).collect();
-        keys.insert("priorities".into(), toml::Value::Array(priorities));
-    }
-    keys.extend(mode.flatten().unwrap_or_default());
-    Some(keys)
-}
-
-/// What the switches of a run, once configured, ask of its hosts.
-#[derive(Clone, Debug)]
-pub struct InForce {
-    /// `off`, a mode, or `mixed` when switches differ.
-    pub pfcwd: &'static str,
-    pub qcn: String,
-    pub fecn: String,
-    pub qcn_reaction: Option<QcnReaction>,
-    pub fecn_reaction: Option<FecnReaction>,
-}
-
-impl InForce {
-    pub fn of(scenario: &Scenario, configs: &[SwitchConfig]) -> InForce {
-        fn common<T: Ord + Clone + From<&'static str>>(names: impl Iterator<Item = T>) -> T {
-            let set: std::collections::BTreeSet<T> = names.collect();
-            if set.len() == 1 { set.into_iter().next().expect("one") } else { T::from("mixed") }
-        }
-        let any = |on: fn(&SwitchConfig) -> bool| configs.iter().any(on);
-        InForce {
-            pfcwd: common(configs.iter().map(|c| PfcwdMode::of(&c.pfcwd).name())),
-            qcn: common(configs.iter().map(|c| QcnMode::of(&c.qcn))),
-            fecn: common(configs.iter().map(|c| FecnMode::of(&c.fecn))),
-            // Hosts react when any switch may send them feedback.
-            qcn_reaction: any(|c| !c.qcn.priorities.is_empty()).then(|| QcnReaction {
-                params: scenario.qcn.as_ref().map(|q| q.reaction).unwrap_or_default(),
-                line_rate: scenario.speed,
-            }),
-            fecn_reaction: any(|c| !c.fecn.priorities.is_empty()).then(|| FecnReaction {
-                probe_interval: scenario.fecn.as_ref().map_or(DEFAULT_PROBE_INTERVAL, |f| f.probe_interval),
-                line_rate: scenario.speed,
-            }),
+impl PfcwdMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            PfcwdMode::Off => "off",
+            PfcwdMode::On(action) => action.name(),
         }
     }
+
+    /// The mode a switch's `[pfcwd]` runs in.
+    pub fn of(config: &PfcwdConfig) -> PfcwdMode {
+        if config.enabled { PfcwdMode::On(config.action) } else { PfcwdMode::Off }
+    }
+
+    /// The `[pfcwd]` keys a switch config gets for this mode.
+    pub fn config_keys(self) -> toml::Table {
+        let mut table = toml::Table::new();
+        table.insert("enabled".into(), toml::Value::Boolean(self != PfcwdMode::Off));
+        if let PfcwdMode::On(action) = self {
+            table.insert("action".into(), toml::Value::String(action.name().into()));
+        }
+        table
+    }
+}
+
+pub fn parse_pfcwd(name: &str) -> Result<PfcwdMode> {
+    Ok(match name {
+        "off" => PfcwdMode::Off,
+        "alert" => PfcwdMode::On(PfcwdAction::Alert),
+        "drop" => PfcwdMode::On(PfcwdAction::Drop),
+        "forward" => PfcwdMode::On(PfcwdAction::Forward),
+        other => bail!("unknown PFC watchdog mode `{other}` (known: off, alert, drop, forward)"),
+    })
 }
 
 /// `[qcn]`: congestion points in every switch and reaction points in every host.
@@ -168,7 +88,8 @@ fn fecn_mode<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option
     parse_fecn(&name).map(Some).map_err(serde::de::Error::custom)
 }
 
-const DEFAULT_PROBE_INTERVAL: Duration = Duration::from_millis(1);
+/// How often FECN sources probe when a scenario's `[fecn]` does not say (the paper's T).
+pub(super) const DEFAULT_PROBE_INTERVAL: Duration = Duration::from_millis(1);
 
 fn default_probe_interval() -> Duration {
     DEFAULT_PROBE_INTERVAL

@@ -4,11 +4,14 @@
 //! (the scenario's `cable` delay, 1 µs by default; exact line rate; no scheduling delays). The plan (every message and its
 //! start) is the real run's for the same seed, so the two can be compared directly.
 
-use super::RunArgs;
-use super::report::{self, Outcome, QueueSample, RunRecord, SimulatorSpeed, StormRun};
-use super::runner::{Prepared, TopologyDescription, connection_spec, host_addresses, prepare};
-use super::schemes::InForce;
-use crate::endpoint::EndpointResult;
+use super::args::RunArgs;
+use super::configs::InForce;
+use super::endpoint::EndpointResult;
+use super::prepare::{Prepared, prepare};
+use super::record::{QueueSample, RunRecord, SimulatorSpeed, StormRun};
+use super::report;
+use super::summary::Outcome;
+use super::topology::{TopologyDescription, connection_spec, host_addresses};
 use crate::workload;
 use anyhow::{Context, Result};
 use pfcswitch_hosts::{Transport, TransportConfig};

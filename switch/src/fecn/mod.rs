@@ -23,7 +23,7 @@ pub mod control;
 
 pub use control::{ControlKind, QueueControl};
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, ByteSize, duration};
 use pfcswitch_wire::{EthernetAddress, Pcp};

@@ -14,8 +14,8 @@
 //! Ties go to the lowest input port, so runs are deterministic. Counters, signals and states
 //! are dense arrays sized ports² × lossless priorities, allocated once.
 
-use super::{EgressEvent, Policy, PolicyActions, hysteresis};
 use crate::config::CapfcAlgorithm;
+use crate::policy::interface::{EgressEvent, Policy, PolicyActions, hysteresis};
 use pfcswitch_wire::Pcp;
 
 /// Thresholds in bytes: ingress XOFF/XON (PFC's) and the egress queues' XOFF/XON/WARN.

@@ -1,7 +1,7 @@
 //! IEEE 802.1Qbb PFC as a policy: XOFF/XON hysteresis on ingress accounting, per (ingress
 //! port, lossless priority). The classic scheme: egress queues play no part.
 
-use super::{Policy, PolicyActions, hysteresis};
+use crate::policy::interface::{Policy, PolicyActions, hysteresis};
 use pfcswitch_wire::Pcp;
 
 #[derive(Clone, Debug)]

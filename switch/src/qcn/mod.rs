@@ -19,7 +19,7 @@
 pub mod cp;
 pub mod culprit;
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use cp::{CongestionPoint, CpParams, Feedback};
 use culprit::{Culprit, most_bytes, random_byte};
 use pfcswitch_link::rng::Rng;

@@ -46,7 +46,7 @@ mod nested;
 pub use flow_table::{FlowTable, TableFull};
 pub use nested::NestedQueue;
 
-use super::{EgressEvent, Policy, PolicyActions};
+use crate::policy::interface::{EgressEvent, Policy, PolicyActions};
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{FlowKey, OfcHeader, OfcOp, Pcp, PfcRepr};
 use std::collections::VecDeque;

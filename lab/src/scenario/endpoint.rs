@@ -8,7 +8,7 @@
 //! workload starts); `done` once the workload's time is over and every sized message this
 //! host sends is acknowledged. The host keeps receiving and acknowledging until stopped.
 
-use crate::scenario::TransportSpec;
+use super::plan::TransportSpec;
 use anyhow::{Context, Result};
 use clap::Args;
 use pfcswitch_hosts::{

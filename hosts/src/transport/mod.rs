@@ -1,0 +1,325 @@
+//! Messages over go-back-N connections: the transport of a RoCE NIC's reliable connection,
+//! reduced to what flow-control experiments measure.
+//!
+//! A connection carries messages one after another as numbered segments (one frame each).
+//! The receiver accepts only the next expected segment: on a gap it sends one NAK for the
+//! missing sequence number and the sender goes back to it, as an InfiniBand RC requester
+//! does on a PSN sequence error NAK (InfiniBand Architecture Specification vol. 1, reliable
+//! connection service); a retransmission timer
+//! (local ACK timeout) covers a lost tail or a lost NAK. ACKs are cumulative and coalesced.
+//! On a lossless fabric none of this triggers; on a lossy one (PFC off, PFC_wdrop) every
+//! message still completes and its FCT includes the recovery, as in the CaPFC paper §IV.
+//!
+//! With `dctcp`, a connection's window is DCTCP's ([`Dctcp`](crate::Dctcp)): data goes out ECT(0), the
+//! receiver acknowledges each such segment at once with the count of CE marks it carried,
+//! and the sender's congestion window follows them.
+//!
+//! The FCT of a message runs from its arrival at the sender (the workload's start time, so
+//! queueing behind earlier messages of the connection counts) to the acknowledgement of its
+//! last byte, all on the sender's clock. Sequence numbers are 32-bit and do not wrap in an
+//! experiment (6 TB per connection at 1422-byte segments).
+//!
+//! The transport (this file) owns the connections and chooses what goes out next; a
+//! connection's sending side is in `sender`, its receiving side in `receiver`, QCN's and
+//! FECN's per-host state in `reactions`.
+
+mod config;
+mod reactions;
+mod receiver;
+mod records;
+mod sender;
+#[cfg(test)]
+mod tests;
+
+pub use config::{QcnReaction, SEGMENT_OVERHEAD, TransportConfig};
+pub use records::{ConnectionSpec, MessageRecord, MessageSpec, ReceiverStats, SenderStats};
+
+use crate::{Arrivals, FecnSource, HostNic, Pacer, RateTrace, ReactionPoint};
+use pfcswitch_link::time::Instant;
+use pfcswitch_link::units::BitRate;
+use pfcswitch_wire::{
+    CN_TAG_HEADER_LEN, EthernetAddress, FecnProbeRepr, FecnSubtype, FrameView, Ipv4Addr, Pcp, TrafficKind, TrafficRepr,
+    VlanRepr,
+};
+use reactions::{MAX_REFLECTIONS, Reflection, probe_frame};
+use receiver::Inbound;
+use sender::Connection;
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// A host's transport: sending connections and receiving state per peer connection. It sends
+/// through the host's [`HostNic`] (line rate, PFC obedience), which the caller owns and
+/// hands in, so that other senders on the host share the same wire.
+#[derive(Clone, Debug)]
+pub struct Transport {
+    config: TransportConfig,
+    connections: Vec<Connection>,
+    next_connection: usize,
+    /// Receiver state by connection id (dense: the runner numbers connections from 0).
+    inbound: Vec<Option<Inbound>>,
+    /// Connection ids with an ACK or NAK to send, in order.
+    control: VecDeque<u32>,
+    /// FECN probes to send back to their sources, in order (at most `MAX_REFLECTIONS`).
+    reflections: VecDeque<Reflection>,
+    /// Probes not reflected because that queue was full.
+    reflections_dropped: u64,
+}
+
+impl Transport {
+    pub fn new(config: TransportConfig) -> Transport {
+        assert!(config.frame_len > SEGMENT_OVERHEAD + CN_TAG_HEADER_LEN, "segments carry payload");
+        Transport {
+            config,
+            connections: Vec::new(),
+            next_connection: 0,
+            inbound: Vec::new(),
+            control: VecDeque::new(),
+            reflections: VecDeque::with_capacity(MAX_REFLECTIONS),
+            reflections_dropped: 0,
+        }
+    }
+
+    pub fn config(&self) -> &TransportConfig {
+        &self.config
+    }
+
+    /// Adds a connection with its messages (sent in start order).
+    pub fn add_connection(&mut self, spec: ConnectionSpec, messages: Vec<MessageSpec>) {
+        let pacer = spec.rate.map(|rate| self.pacer(rate, spec.arrivals, self.frame_time(rate)));
+        self.connections.push(Connection::new(spec, messages, pacer, &self.config));
+    }
+
+    /// Lets pacers and the QCN and FECN rate limiters send up to `burst` early after a late
+    /// wake-up (userspace timer jitter), so that a late timer does not cost a flow its rate.
+    pub fn set_pacer_burst(&mut self, burst: Duration) {
+        for i in 0..self.connections.len() {
+            let spec = self.connections[i].spec;
+            if let Some(rate) = spec.rate {
+                self.connections[i].pacer = Some(self.pacer(rate, spec.arrivals, burst.max(self.frame_time(rate))));
+            }
+            let connection = &mut self.connections[i];
+            if let Some(qcn) = &mut connection.qcn {
+                qcn.limiter.set_burst(burst);
+            }
+            if let Some(source) = &mut connection.fecn {
+                source.set_burst(burst);
+            }
+        }
+    }
+
+    fn pacer(&self, rate: BitRate, arrivals: Arrivals, credit: Duration) -> Pacer {
+        Pacer::new(rate, arrivals, self.config.line_rate, credit)
+    }
+
+    /// A full segment's time at `rate`: the least credit a pacer keeps, as a NIC's token
+    /// bucket holds at least one frame, so that waiting behind another connection's frame on
+    /// the same wire does not cost a paced flow its rate.
+    fn frame_time(&self, rate: BitRate) -> Duration {
+        rate.bits_duration(self.config.frame_len as u64 * 8)
+    }
+
+    /// Whether every sized message is acknowledged (long-lived flows never are).
+    pub fn is_done(&self) -> bool {
+        self.connections.iter().all(Connection::is_done)
+    }
+
+    pub fn messages(&self) -> impl Iterator<Item = MessageRecord> + '_ {
+        self.connections.iter().flat_map(Connection::records)
+    }
+
+    pub fn sender_stats(&self) -> impl Iterator<Item = (ConnectionSpec, SenderStats)> + '_ {
+        self.connections.iter().map(|c| (c.spec, c.stats))
+    }
+
+    /// Receiver state per connection id that sent here.
+    pub fn receiver_stats(&self) -> impl Iterator<Item = (u32, &ReceiverStats)> + '_ {
+        self.inbound.iter().enumerate().filter_map(|(id, inbound)| inbound.as_ref().map(|i| (id as u32, &i.stats)))
+    }
+
+    /// Each connection's FECN source, if FECN is on.
+    pub fn fecn_sources(&self) -> impl Iterator<Item = (u32, &FecnSource)> + '_ {
+        self.connections.iter().filter_map(|c| c.fecn.as_ref().map(|f| (c.spec.id, f)))
+    }
+
+    /// Probes this host could not reflect (its reflection queue was full).
+    pub fn reflections_dropped(&self) -> u64 {
+        self.reflections_dropped
+    }
+
+    /// Each connection's QCN reaction point and its rate over time, if QCN is on.
+    pub fn reaction_points(&self) -> impl Iterator<Item = (u32, &ReactionPoint, &RateTrace)> + '_ {
+        self.connections.iter().filter_map(|c| c.qcn.as_ref().map(|q| (c.spec.id, &q.rp, q.limiter.trace())))
+    }
+
+    /// Consumes a received data, ACK or NAK frame (the NIC takes PAUSE/PFC first). Returns
+    /// whether it was ours: foreign and malformed frames are for the caller to count.
+    pub fn handle_rx(&mut self, now: Instant, frame: &[u8]) -> bool {
+        let Ok(view) = FrameView::parse(frame) else { return false };
+        if view.l2.dst != self.config.mac {
+            return false;
+        }
+        if let Ok(cnm) = view.cnm() {
+            return self.receive_cnm(now, view.l2.cn_tag.map(|t| t.flow_id), cnm.quantized_feedback);
+        }
+        if let Ok(probe) = view.fecn_probe() {
+            return self.receive_probe(now, &view, probe);
+        }
+        let Ok((ip, _, traffic)) = view.traffic() else { return false };
+        match traffic.kind {
+            TrafficKind::Data => self.receive_segment(now, &view, frame.len(), (ip.src, ip.ecn), &traffic),
+            TrafficKind::Ack | TrafficKind::Nak => self.receive_acknowledgement(now, &traffic),
+        }
+        true
+    }
+
+    fn receive_segment(
+        &mut self,
+        now: Instant,
+        view: &FrameView<'_>,
+        frame_len: usize,
+        (src_ip, ecn): (Ipv4Addr, u8),
+        traffic: &TrafficRepr,
+    ) {
+        let id = traffic.flow_id as usize;
+        if id >= self.inbound.len() {
+            self.inbound.resize(id + 1, None);
+        }
+        let inbound = self.inbound[id].get_or_insert_with(|| Inbound::new(view.l2.src, src_ip, view.l2.vlan));
+        if inbound.receive(now, frame_len, ecn, traffic, &self.config) {
+            self.control.push_back(traffic.flow_id);
+        }
+    }
+
+    fn receive_acknowledgement(&mut self, now: Instant, traffic: &TrafficRepr) {
+        let payload = self.config.payload_len();
+        let rto = self.config.rto;
+        let Some(connection) = self.connections.iter_mut().find(|c| c.spec.id == traffic.flow_id) else { return };
+        connection.on_acknowledgement(now, traffic, payload, rto);
+    }
+
+    /// A CNM for the connection its CN-TAG names feeds that connection's reaction point.
+    /// Without QCN, or for a flow this host does not send, it is not ours.
+    fn receive_cnm(&mut self, now: Instant, flow: Option<u16>, quantized: u8) -> bool {
+        let Some(connection) = self.connections.iter_mut().find(|c| Some(c.spec.id) == flow.map(u32::from)) else {
+            return false;
+        };
+        let Some(qcn) = &mut connection.qcn else { return false };
+        qcn.rp.on_cnm(now, quantized);
+        qcn.limiter.trace_mut().cnm_received(now);
+        qcn.follow_rate(now);
+        true
+    }
+
+    /// A probe for this host: reflect it to its source; a reflected probe of one of our
+    /// flows: its rate becomes the flow's.
+    fn receive_probe(&mut self, now: Instant, view: &FrameView<'_>, probe: FecnProbeRepr) -> bool {
+        match probe.subtype {
+            FecnSubtype::Probe => {
+                if self.reflections.len() == MAX_REFLECTIONS {
+                    self.reflections_dropped += 1;
+                } else {
+                    let probe = FecnProbeRepr { subtype: FecnSubtype::Reflected, ..probe };
+                    self.reflections.push_back(Reflection { dst: view.l2.src, vlan: view.l2.vlan, probe });
+                }
+                true
+            }
+            FecnSubtype::Reflected => {
+                let flow = u32::from(probe.flow_id);
+                let Some(source) =
+                    self.connections.iter_mut().find(|c| c.spec.id == flow).and_then(|c| c.fecn.as_mut())
+                else {
+                    return false;
+                };
+                source.on_reflected(now, &probe);
+                true
+            }
+        }
+    }
+
+    /// Writes the next frame to send at `now` into `buffer` (at least `frame_len` bytes) and
+    /// returns its length: an ACK or NAK first, then data from the connections in turn.
+    pub fn poll_transmit(&mut self, now: Instant, nic: &mut HostNic, buffer: &mut [u8]) -> Option<usize> {
+        let len = (self.next_control(now, nic, buffer))
+            .or_else(|| self.next_reflection(now, nic, buffer))
+            .or_else(|| self.next_probe(now, nic, buffer))
+            .or_else(|| self.next_segment(now, nic, buffer))?;
+        nic.sent(now, len);
+        Some(len)
+    }
+
+    fn next_control(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
+        // The first ACK or NAK whose priority is not paused: a paused priority's ACKs must not
+        // hold up another's (a NIC keeps them per priority).
+        let position = self
+            .control
+            .iter()
+            .position(|&id| nic.can_send_to(now, self.control_priority(id), self.control_dst(id)))?;
+        let id = self.control.remove(position).expect("found");
+        let inbound = self.inbound[id as usize].as_mut().expect("queued by its receiver");
+        Some(inbound.acknowledgement(id, now, &self.config, buffer))
+    }
+
+    /// Where connection `id`'s ACKs and NAKs go: its sender.
+    fn control_dst(&self, id: u32) -> EthernetAddress {
+        self.inbound[id as usize].as_ref().expect("queued by its receiver").sender()
+    }
+
+    /// The priority of connection `id`'s ACKs and NAKs: its data's.
+    fn control_priority(&self, id: u32) -> Pcp {
+        self.inbound[id as usize].as_ref().expect("queued by its receiver").priority()
+    }
+
+    /// The first reflection whose priority may go, back to its source.
+    fn next_reflection(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
+        let position = self.reflections.iter().position(|r| nic.can_send_to(now, r.priority(), r.dst))?;
+        let reflection = self.reflections.remove(position).expect("found");
+        Some(probe_frame(buffer, self.config.mac, reflection.dst, reflection.vlan, &reflection.probe))
+    }
+
+    /// The probe of the first connection due one, on the connection's priority and VLAN.
+    fn next_probe(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
+        let (payload, until) = (self.config.payload_len(), self.config.long_lived_until);
+        let connection = self.connections.iter_mut().find(|c| {
+            c.probe_at(payload, until).is_some_and(|at| at <= now) && nic.can_send_to(now, c.spec.priority, c.spec.dst)
+        })?;
+        let spec = connection.spec;
+        let probe = connection.fecn.as_mut().expect("probing").probe(now, spec.id as u16);
+        let vlan = Some(VlanRepr { pcp: spec.priority, dei: false, vid: spec.vid });
+        Some(probe_frame(buffer, self.config.mac, spec.dst, vlan, &probe))
+    }
+
+    fn next_segment(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
+        let (payload, window, until) = (self.config.payload_len(), self.config.window, self.config.long_lived_until);
+        let n = self.connections.len();
+        let chosen = (0..n).map(|i| (self.next_connection + i) % n).find(|&i| {
+            let c = &self.connections[i];
+            c.send_at(payload, window, c.until(until), now) == Some(now)
+                && nic.can_send_to(now, c.spec.priority, c.spec.dst)
+        })?;
+        self.next_connection = (chosen + 1) % n;
+        Some(self.connections[chosen].send_segment(now, &self.config, buffer))
+    }
+
+    /// When this transport next needs `poll_transmit` or `handle_timeout`, if ever. A
+    /// connection with a full window waits for an ACK, not a time.
+    pub fn poll_timeout(&self, nic: &HostNic) -> Option<Instant> {
+        let (payload, window, until) = (self.config.payload_len(), self.config.window, self.config.long_lived_until);
+        let control =
+            self.control.iter().map(|&id| nic.ready_at_to(self.control_priority(id), self.control_dst(id))).min();
+        let segments = (self.connections.iter())
+            .filter_map(|c| c.send_at(payload, window, c.until(until), nic.ready_at_to(c.spec.priority, c.spec.dst)));
+        let timers = self.connections.iter().filter_map(|c| c.rto_deadline);
+        let rate_timers = self.connections.iter().filter_map(|c| c.qcn.as_ref()?.rp.poll_timeout());
+        let reflections = self.reflections.iter().map(|r| nic.ready_at_to(r.priority(), r.dst)).min();
+        let probes = (self.connections.iter())
+            .filter_map(|c| Some(c.probe_at(payload, until)?.max(nic.ready_at_to(c.spec.priority, c.spec.dst))));
+        (control.into_iter().chain(reflections).chain(segments).chain(timers).chain(rate_timers).chain(probes)).min()
+    }
+
+    /// Fires retransmission timers: a connection with unacknowledged segments goes back.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for connection in &mut self.connections {
+            connection.handle_timeout(now);
+        }
+    }
+}

@@ -1,0 +1,266 @@
+//! The sending side of a connection: its messages and their sequence numbers, the go-back-N
+//! window (DCTCP's when on), pacing and the QCN/FECN rate limits, data segment frames, and
+//! what ACKs, NAKs and the retransmission timer do to it. Which connection sends next is
+//! the transport's choice (`mod.rs`).
+
+use super::config::{SEGMENT_OVERHEAD, TransportConfig};
+use super::reactions::QcnLimiter;
+use super::records::{ConnectionSpec, MessageRecord, MessageSpec, SenderStats};
+use crate::{Dctcp, FecnSource, Pacer, RpPhase};
+use pfcswitch_link::time::Instant;
+use pfcswitch_wire::{
+    CN_TAG_HEADER_LEN, CnTagRepr, DataFrameSpec, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame,
+};
+use std::time::Duration;
+
+/// A message of a connection, as its sender tracks it.
+#[derive(Clone, Debug)]
+struct Message {
+    spec: MessageSpec,
+    /// The connection's sequence number of its first segment, once it is being sent.
+    first_seq: Option<u32>,
+    finish: Option<Instant>,
+}
+
+impl Message {
+    fn segments(&self, payload: usize) -> u32 {
+        self.spec.size.map_or(u32::MAX, |size| (size as usize).div_ceil(payload).max(1) as u32)
+    }
+
+    fn end_seq(&self, payload: usize) -> Option<u32> {
+        self.first_seq.map(|first| first.saturating_add(self.segments(payload)))
+    }
+}
+
+/// One sending connection's state.
+#[derive(Clone, Debug)]
+pub(super) struct Connection {
+    pub(super) spec: ConnectionSpec,
+    pub(super) pacer: Option<Pacer>,
+    /// In start order.
+    messages: Vec<Message>,
+    /// Messages before this index are acknowledged.
+    first_unacked: usize,
+    /// Messages before this index have a first sequence number.
+    assigned: usize,
+    base: u32,
+    next: u32,
+    /// Highest sequence number ever sent, plus one: below it, a send is a retransmission.
+    sent_through: u32,
+    pub(super) rto_deadline: Option<Instant>,
+    pub(super) stats: SenderStats,
+    /// QCN: the reaction point and the rate limiter it sets.
+    pub(super) qcn: Option<QcnLimiter>,
+    /// FECN: the probes and the rate limiter they set.
+    pub(super) fecn: Option<FecnSource>,
+    /// DCTCP: the congestion window.
+    dctcp: Option<Dctcp>,
+}
+
+impl Connection {
+    /// A connection that sends `messages` in start order, paced by `pacer` if it has a rate.
+    pub(super) fn new(
+        spec: ConnectionSpec,
+        mut messages: Vec<MessageSpec>,
+        pacer: Option<Pacer>,
+        config: &TransportConfig,
+    ) -> Connection {
+        messages.sort_by_key(|m| (m.start, m.id));
+        Connection {
+            spec,
+            pacer,
+            messages: messages.into_iter().map(|spec| Message { spec, first_seq: None, finish: None }).collect(),
+            first_unacked: 0,
+            assigned: 0,
+            base: 0,
+            next: 0,
+            sent_through: 0,
+            rto_deadline: None,
+            stats: SenderStats::default(),
+            qcn: config.qcn.map(|q| QcnLimiter::new(q, config)),
+            fecn: config.fecn.map(|f| FecnSource::new(f, config.epoch, config.bin)),
+            dctcp: config.dctcp.map(|params| Dctcp::new(params, config.window)),
+        }
+    }
+
+    /// Whether every sized message is acknowledged (long-lived flows never are).
+    pub(super) fn is_done(&self) -> bool {
+        self.messages.iter().all(|m| m.spec.size.is_none() || m.finish.is_some())
+    }
+
+    pub(super) fn records(&self) -> impl Iterator<Item = MessageRecord> + '_ {
+        self.messages.iter().map(|m| MessageRecord { connection: self.spec.id, spec: m.spec, finish: m.finish })
+    }
+
+    /// When the QCN and FECN rate limiters let the next frame go (now, while released).
+    fn limited_until(&self) -> Instant {
+        let qcn = match &self.qcn {
+            Some(qcn) if qcn.rp.phase() != RpPhase::Idle => qcn.limiter.ready_at(),
+            _ => Instant::ZERO,
+        };
+        qcn.max(self.fecn.as_ref().map_or(Instant::ZERO, FecnSource::ready_at))
+    }
+
+    /// When its FECN source sends the next probe: while a started message is unfinished,
+    /// and a long-lived one only until it stops.
+    pub(super) fn probe_at(&self, payload: usize, until: Instant) -> Option<Instant> {
+        let source = self.fecn.as_ref()?;
+        let message = self.messages.get(self.first_unacked)?;
+        let at = source.next_probe_at().max(message.spec.start);
+        (message.spec.size.is_some() || (at < self.until(until) && self.sends_long_lived(payload))).then_some(at)
+    }
+
+    /// When its long-lived flow stops, given the transport's `long_lived_until`.
+    pub(super) fn until(&self, long_lived_until: Instant) -> Instant {
+        self.spec.until.map_or(long_lived_until, |until| until.min(long_lived_until))
+    }
+
+    fn end_of_assigned(&self, payload: usize) -> u32 {
+        self.assigned.checked_sub(1).and_then(|last| self.messages[last].end_seq(payload)).unwrap_or(0)
+    }
+
+    /// The message that segment `seq` belongs to, and the segment's offset in it.
+    fn locate(&self, seq: u32, payload: usize) -> (usize, u32) {
+        let index = self.messages[..self.assigned].partition_point(|m| m.first_seq.is_some_and(|f| f <= seq)) - 1;
+        let first = self.messages[index].first_seq.expect("assigned");
+        // Offsets of an unbounded message wrap; only sized messages (< 4 GiB) use them.
+        (index, ((seq - first) as usize * payload) as u32)
+    }
+
+    /// When the connection may send its next segment, at `not_before` or later: never while
+    /// `window` segments are unacknowledged, and never a long-lived flow's segment at or after
+    /// `until` (the end of the workload).
+    pub(super) fn send_at(&self, payload: usize, window: u32, until: Instant, not_before: Instant) -> Option<Instant> {
+        let window = self.dctcp.as_ref().map_or(window, |dctcp| dctcp.window().min(window));
+        if self.next - self.base >= window {
+            return None;
+        }
+        let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Pacer::ready_at).max(self.limited_until());
+        let at = if self.next < self.end_of_assigned(payload) {
+            pacer
+        } else {
+            self.messages.get(self.assigned)?.spec.start.max(pacer)
+        };
+        let at = at.max(not_before);
+        (at < until || !self.sends_long_lived(payload)).then_some(at)
+    }
+
+    /// Whether the segment at `next` belongs (or would belong) to a long-lived flow.
+    fn sends_long_lived(&self, payload: usize) -> bool {
+        let index = if self.next < self.end_of_assigned(payload) { self.assigned - 1 } else { self.assigned };
+        self.messages.get(index).is_some_and(|m| m.spec.size.is_none())
+    }
+
+    /// An ACK or NAK up to `ack`; `marked`: of the segments it newly covers, those that
+    /// arrived CE (DCTCP's echo).
+    fn acknowledge(&mut self, now: Instant, ack: u32, marked: u32, payload: usize, rto: Duration) {
+        if ack <= self.base {
+            return;
+        }
+        let ack = ack.min(self.sent_through);
+        if let Some(dctcp) = &mut self.dctcp {
+            dctcp.on_ack(ack - self.base, marked, ack, self.next.max(ack));
+        }
+        self.stats.bytes_acked += u64::from(ack - self.base) * payload as u64;
+        self.base = ack;
+        self.next = self.next.max(ack);
+        while let Some(message) = self.messages.get_mut(self.first_unacked)
+            && message.end_seq(payload).is_some_and(|end| end <= ack)
+        {
+            message.finish = Some(now);
+            self.first_unacked += 1;
+        }
+        self.rto_deadline = (self.base < self.next).then_some(now + rto);
+    }
+    /// An ACK or NAK for this connection: a NAK below `next` sends it back to the sequence
+    /// number it names.
+    pub(super) fn on_acknowledgement(&mut self, now: Instant, traffic: &TrafficRepr, payload: usize, rto: Duration) {
+        self.acknowledge(now, traffic.sequence, traffic.offset, payload, rto);
+        if traffic.kind == TrafficKind::Nak && traffic.sequence < self.next {
+            self.stats.naks += 1;
+            self.next = traffic.sequence.max(self.base);
+            if let Some(dctcp) = &mut self.dctcp {
+                dctcp.on_nak();
+            }
+        }
+    }
+
+    /// Writes the segment at `next` into `buffer`, as the transport chose this connection to
+    /// send now, and returns its length.
+    pub(super) fn send_segment(&mut self, now: Instant, config: &TransportConfig, buffer: &mut [u8]) -> usize {
+        let payload = config.payload_len();
+        if self.next == self.end_of_assigned(payload) {
+            let seq = self.next;
+            self.messages[self.assigned].first_seq = Some(seq);
+            self.assigned += 1;
+        }
+        let seq = self.next;
+        let (index, offset) = self.locate(seq, payload);
+        let message = &self.messages[index].spec;
+        // A long-lived flow's message is unbounded (length u32::MAX): full segments forever.
+        let message_len = message.size.unwrap_or(u32::MAX);
+        let segment_payload = message.size.map_or(payload, |size| (size - offset).min(payload as u32) as usize);
+        let cn_tag = self.qcn.is_some().then_some(CnTagRepr { flow_id: self.spec.id as u16 });
+        let spec = DataFrameSpec {
+            src_mac: config.mac,
+            dst_mac: self.spec.dst,
+            vlan: Some(VlanRepr { pcp: self.spec.priority, dei: false, vid: self.spec.vid }),
+            cn_tag,
+            src_ip: config.ip,
+            dst_ip: self.spec.dst_ip,
+            dscp: 0,
+            ecn: if self.dctcp.is_some() { 2 } else { 0 },
+            src_port: TRAFFIC_UDP_PORT,
+            dst_port: TRAFFIC_UDP_PORT,
+            traffic: TrafficRepr {
+                kind: TrafficKind::Data,
+                flow_id: self.spec.id,
+                sequence: seq,
+                message_id: message.id,
+                message_len,
+                offset,
+                timestamp_ns: now.as_nanos(),
+            },
+            frame_len: SEGMENT_OVERHEAD + segment_payload + if cn_tag.is_some() { CN_TAG_HEADER_LEN } else { 0 },
+        };
+        let len = build_data_frame(buffer, &spec);
+        self.stats.segments += 1;
+        self.stats.retransmitted += u64::from(seq < self.sent_through);
+        self.next += 1;
+        self.sent_through = self.sent_through.max(self.next);
+        self.rto_deadline.get_or_insert(now + config.rto);
+        if let Some(pacer) = &mut self.pacer {
+            pacer.send(now, len);
+        }
+        if let Some(qcn) = &mut self.qcn {
+            if qcn.rp.phase() != RpPhase::Idle {
+                qcn.limiter.send(now, len);
+            }
+            qcn.rp.on_sent(len as u64);
+            qcn.follow_rate(now);
+        }
+        if let Some(source) = &mut self.fecn {
+            source.sent(now, len);
+        }
+        len
+    }
+
+    /// Fires the QCN reaction point's timer and the retransmission timer: with segments
+    /// unacknowledged, the connection goes back to the first of them.
+    pub(super) fn handle_timeout(&mut self, now: Instant) {
+        if let Some(qcn) = &mut self.qcn {
+            qcn.rp.handle_timeout(now);
+            qcn.follow_rate(now);
+        }
+        if self.rto_deadline.is_some_and(|at| at <= now) {
+            self.rto_deadline = None;
+            if self.base < self.next {
+                self.stats.timeouts += 1;
+                self.next = self.base;
+                if let Some(dctcp) = &mut self.dctcp {
+                    dctcp.on_timeout();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The `pfcswitch scenario` commands' options: clap `Args` kept in the lab so that `--help` and the API stay one definition.
+
+use super::policy::RunPolicy;
+use super::schemes::{FecnMode, PfcwdMode, QcnMode, parse_fecn, parse_pfcwd, parse_qcn};
+use clap::Args;
+use pfcswitch_link::units::parse_duration;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// A built-in scenario (`pfcswitch scenario list`) or a scenario file.
+    pub scenario: String,
+    /// Flow-control policy of every switch: pfc, pfc-wdrop, pfc-wstop, capfc-max, capfc-cal, ofc, none
+    /// (default: the scenario's).
+    #[arg(long)]
+    pub policy: Option<String>,
+    #[command(flatten)]
+    pub modes: Modes,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output directory (default: results/NAME/POLICY[-pfcwd-MODE][-qcn-MODE][-fecn-MODE]-seedN).
+    // The text is also `--help`'s, where brackets mean optional, not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    pub scenario: String,
+    /// Comma-separated policies (default: pfc-wdrop,pfc-wstop,capfc-max,capfc-cal; with
+    /// --pfcwd, the scenario's).
+    #[arg(long, value_delimiter = ',')]
+    pub policies: Option<Vec<String>>,
+    /// Comma-separated PFC watchdog modes (off, alert, drop, forward), each run under every policy.
+    #[arg(long, value_delimiter = ',', value_parser = parse_pfcwd)]
+    pub pfcwd: Vec<PfcwdMode>,
+    /// Comma-separated QCN modes (see `run --qcn`), each run under every policy.
+    #[arg(long, value_delimiter = ',', value_parser = parse_qcn)]
+    pub qcn: Vec<QcnMode>,
+    /// Comma-separated FECN modes (see `run --fecn`), each run under every policy.
+    #[arg(long, value_delimiter = ',', value_parser = parse_fecn)]
+    pub fecn: Vec<FecnMode>,
+    #[arg(long, default_value_t = 1, conflicts_with = "seeds")]
+    pub seed: u64,
+    /// Comma-separated seeds, each compared in turn, then summarised together (max FCT per
+    /// class and policy over the seeds, written to seeds-SEEDS.json).
+    #[arg(long, value_delimiter = ',')]
+    pub seeds: Vec<u64>,
+    /// Parent of each policy's output directory (default: results/NAME).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Compare in the virtual-time harness instead of namespaces.
+    #[arg(long)]
+    pub sim: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DeadlockArgs {
+    /// Comma-separated policies.
+    #[arg(long, value_delimiter = ',', default_value = "pfc,capfc-max,ofc")]
+    pub policies: Vec<String>,
+    /// Comma-separated totals M: frames over the four flows.
+    #[arg(long, value_delimiter = ',', default_value = "240,400,640")]
+    pub totals: Vec<u64>,
+    /// Random splits per policy and M.
+    #[arg(long, default_value_t = 1000)]
+    pub iterations: u32,
+    /// Seeds the splits: every policy runs the same ones.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Every switch's config (its first port is the template of every port; its policy is
+    /// replaced by each of --policies).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// One-way delay of every cable (default: the config's `pfc.cable_delay`, which its
+    /// PFC headroom covers).
+    #[arg(long, value_parser = parse_duration)]
+    pub cable: Option<Duration>,
+    /// Output directory (default: results/ofc-deadlock).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// The modes of one run; `None` leaves the scenario's (or the switch configs') own.
+#[derive(Clone, Copy, Debug, Default, Args)]
+pub struct Modes {
+    /// PFC watchdog of every switch: off, alert, drop, forward (default: the switch configs').
+    #[arg(long, value_parser = parse_pfcwd)]
+    pub pfcwd: Option<PfcwdMode>,
+    /// QCN of every switch and host: off, output, input, or either with a sampling, e.g.
+    /// input-occupancy-random (default: the scenario's `[qcn]`, else the switch configs').
+    #[arg(long, value_parser = parse_qcn)]
+    pub qcn: Option<QcnMode>,
+    /// FECN of every switch and host: off, hyperbolic or multistage, optionally with
+    /// -nSTAGES (multistage) and -gGAMMA, e.g. multistage-n3-g0.98 (default: the scenario's
+    /// `[fecn]`, else the switch configs').
+    #[arg(long, value_parser = parse_fecn)]
+    pub fecn: Option<FecnMode>,
+}
+
+impl Modes {
+    /// `-pfcwd-MODE-qcn-MODE-fecn-MODE` for the modes given, for the run's directory.
+    pub fn suffix(&self) -> String {
+        self.labels().iter().map(|(scheme, mode)| format!("-{scheme}-{mode}")).collect()
+    }
+
+    /// (scheme, mode) of each mode given.
+    pub fn labels(&self) -> Vec<(&'static str, String)> {
+        let mut labels = Vec::new();
+        labels.extend(self.pfcwd.map(|m| ("pfcwd", m.name().to_string())));
+        labels.extend(self.qcn.map(|m| ("qcn", m.name())));
+        labels.extend(self.fecn.map(|m| ("fecn", m.name())));
+        labels
+    }
+}
+
+/// Where one run writes, under `parent`: `POLICY[-pfcwd-MODE][-qcn-MODE][-fecn-MODE]-seedN[-sim]`.
+pub fn run_dir(parent: &Path, policy: &RunPolicy, modes: &Modes, seed: u64, suffix: &str) -> PathBuf {
+    parent.join(format!("{}{}-seed{seed}{suffix}", policy.name(), modes.suffix()))
+}

@@ -1,0 +1,87 @@
+//! What both engines do before a run: load the scenario, check it against its topology (or
+//! generate its fabric), resolve its storms and write the switch configs into the run's
+//! directory.
+
+use super::args::{RunArgs, run_dir};
+use super::configs::{InForce, write_configs};
+use super::fabric::FABRIC;
+use super::namespaces::describe;
+use super::plan::{Scenario, load};
+use super::policy::{RunPolicy, parse_policy};
+use super::topology::TopologyDescription;
+use crate::workload::Storm;
+use anyhow::{Context, Result, bail};
+use pfcswitch_sim::fabric::Fabric;
+use pfcswitch_switch::config::SwitchConfig;
+use std::path::{Path, PathBuf};
+
+/// A scenario ready to run: its policy, output directory (with the switch configs written
+/// into `configs/`), the switches' configs, topology and storming hosts.
+pub(super) struct Prepared {
+    pub scenario: Scenario,
+    pub policy: RunPolicy,
+    /// The schemes the switches run, and what they ask of the hosts.
+    pub in_force: InForce,
+    pub out: PathBuf,
+    pub configs: Vec<SwitchConfig>,
+    pub topology: TopologyDescription,
+    /// The generated fabric of a `topology = "fabric"` scenario.
+    pub fabric: Option<Fabric>,
+    /// Each of the scenario's storms: its host (index into the hosts) and what its NIC sends.
+    pub storms: Vec<(usize, Storm)>,
+}
+
+/// Creates `dirs` under the run's directory `out`.
+pub(super) fn create_dirs(out: &Path, dirs: &[&str]) -> Result<()> {
+    for dir in dirs {
+        std::fs::create_dir_all(out.join(dir)).with_context(|| format!("cannot create {}", out.join(dir).display()))?;
+    }
+    Ok(())
+}
+
+/// Loads the scenario, checks it against its topology and writes the switch configs;
+/// `suffix` tells a simulated run's directory from a real one's.
+pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
+    let (scenario, file) = load(&args.scenario)?;
+    let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
+    let out = args.out.clone().unwrap_or_else(|| {
+        let parent = PathBuf::from("results").join(&scenario.name);
+        run_dir(&parent, &policy, &args.modes, args.seed, suffix)
+    });
+    create_dirs(&out, &["configs"])?;
+    let (topology, fabric) = match (&scenario.fabric, scenario.topology == FABRIC) {
+        (Some(spec), true) => {
+            let fabric = spec.build(scenario.speed).with_context(|| format!("{}", file.display()))?;
+            if !scenario.switches.is_empty() {
+                bail!("{}: a fabric's switches are generated; drop `[switches]`", file.display());
+            }
+            (super::fabric::describe(&fabric), Some(fabric))
+        }
+        (None, false) => (describe(&scenario.topology)?, None),
+        (Some(_), false) => bail!("{}: `[fabric]` needs topology = \"{FABRIC}\"", file.display()),
+        (None, true) => bail!("{}: topology = \"{FABRIC}\" needs a `[fabric]` table", file.display()),
+    };
+    if topology.hosts.is_empty() {
+        bail!("topology {} has no hosts", scenario.topology);
+    }
+    let configured: Vec<_> = scenario.switches.keys().cloned().collect();
+    if fabric.is_none() && configured != topology.switches {
+        let known = &topology.switches;
+        bail!("{}: `switches` names {configured:?}, topology {} has {known:?}", file.display(), scenario.topology);
+    }
+    let storms = (scenario.storms.iter())
+        .map(|storm| storm.resolve(&topology.hosts, scenario.speed))
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("{}", file.display()))?;
+    if let Some(spec) = &scenario.qcn {
+        spec.reaction.validate().map_err(|e| anyhow::anyhow!("{}: qcn.reaction: {e}", file.display()))?;
+    }
+    write_configs(&scenario, &file, &policy, &args.modes, fabric.as_ref(), &out.join("configs"))?;
+    let mut configs = Vec::new();
+    for switch in &topology.switches {
+        let (config, _) = pfcswitchd::config::load(&out.join("configs").join(format!("{switch}.toml")))?;
+        configs.push(config);
+    }
+    let in_force = InForce::of(&scenario, &configs);
+    Ok(Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms })
+}

@@ -1,0 +1,85 @@
+//! The configured policy, built from the switch configuration and dispatched statically.
+
+use crate::config::{PolicyKind, SwitchConfig};
+use crate::policy::capfc::{Capfc, CapfcThresholds};
+use crate::policy::interface::{EgressEvent, Policy, PolicyActions};
+use crate::policy::ofc::{Ofc, OfcThresholds};
+use crate::policy::pfc::Pfc;
+use pfcswitch_wire::Pcp;
+
+/// OFC's X_OFF, X_ON (PFC's) and X^c_OFF = alpha × X_OFF.
+pub fn ofc_thresholds(config: &SwitchConfig) -> OfcThresholds {
+    OfcThresholds { xoff: config.pfc.xoff.bytes(), xon: config.pfc.xon.bytes(), xoff_c: config.ofc_xoff_c() }
+}
+
+/// The configured policy, dispatched statically.
+#[derive(Clone, Debug)]
+pub enum PolicyEngine {
+    /// No pause at all.
+    None,
+    Pfc(Pfc),
+    Capfc(Box<Capfc>),
+    Ofc(Box<Ofc>),
+}
+
+impl PolicyEngine {
+    pub fn from_config(config: &SwitchConfig) -> PolicyEngine {
+        match config.policy.kind {
+            PolicyKind::None => PolicyEngine::None,
+            PolicyKind::Pfc | PolicyKind::PfcWdrop | PolicyKind::PfcWstop => {
+                PolicyEngine::Pfc(Pfc::new(config.lossless_mask(), config.pfc.xoff.bytes(), config.pfc.xon.bytes()))
+            }
+            PolicyKind::Capfc => {
+                let policy = &config.policy;
+                let thresholds = CapfcThresholds {
+                    ingress_xoff: config.pfc.xoff.bytes(),
+                    ingress_xon: config.pfc.xon.bytes(),
+                    egress_xoff: policy.egress_xoff.bytes(),
+                    egress_xon: policy.egress_xon.bytes(),
+                    egress_warn: policy.egress_warn.bytes(),
+                };
+                let lossless = config.lossless_mask();
+                PolicyEngine::Capfc(Box::new(Capfc::new(
+                    config.ports.len(),
+                    lossless,
+                    policy.algorithm,
+                    policy.cut,
+                    thresholds,
+                )))
+            }
+            PolicyKind::Ofc => PolicyEngine::Ofc(Box::new(Ofc::new(
+                &config.ports.iter().map(|p| p.mtu).collect::<Vec<_>>(),
+                config.lossless_mask(),
+                ofc_thresholds(config),
+                config.policy.flow_table_capacity as usize,
+            ))),
+        }
+    }
+
+    fn engine(&mut self) -> Option<&mut dyn Policy> {
+        match self {
+            PolicyEngine::None => None,
+            PolicyEngine::Pfc(pfc) => Some(pfc),
+            PolicyEngine::Capfc(capfc) => Some(capfc.as_mut()),
+            PolicyEngine::Ofc(ofc) => Some(ofc.as_mut()),
+        }
+    }
+
+    pub fn on_ingress(&mut self, port: usize, priority: Pcp, bytes: u64, actions: &mut PolicyActions<'_>) {
+        if let Some(engine) = self.engine() {
+            engine.on_ingress(port, priority, bytes, actions);
+        }
+    }
+
+    pub fn adopt(&mut self, port: usize, priority: Pcp, asserted: bool) {
+        if let Some(engine) = self.engine() {
+            engine.adopt(port, priority, asserted);
+        }
+    }
+
+    pub fn on_egress(&mut self, event: &EgressEvent, actions: &mut PolicyActions<'_>) {
+        if let Some(engine) = self.engine() {
+            engine.on_egress(event, actions);
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! The pipeline between ingress and egress: frames leave the ingress FIFOs round robin at
+//! the pipeline's rate onto their egress queues, where ECN, FECN, QCN and the policy see
+//! them; a frame's hold on its ingress bytes ends with its last copy.
+
+use super::Switch;
+use crate::config::EgressFull;
+use crate::counters::DropReason;
+use crate::policy::{EgressEvent, PolicyActions};
+use crate::qcn::Placement;
+use pfcswitch_link::time::Instant;
+use pfcswitch_wire::Pcp;
+
+impl Switch {
+    /// Moves frames from the ingress FIFOs to egress queues, as far as the rate and (in stop
+    /// mode) egress room allow.
+    pub(super) fn run_pipeline(&mut self, now: Instant) {
+        while self.pipeline.waiting > 0 {
+            if self.pipeline.interval.is_some() && now < self.pipeline.next_slot {
+                return;
+            }
+            let port = match self.pipeline.blocked {
+                Some(port) => port,
+                None => {
+                    let n = self.ports.len();
+                    let start = self.pipeline.next_port;
+                    (0..n).map(|i| (start + i) % n).find(|&p| !self.pipeline.fifos[p].is_empty()).expect("waiting > 0")
+                }
+            };
+            let index = *self.pipeline.fifos[port].front().expect("non-empty FIFO");
+            if !self.forward(now, index) {
+                self.pipeline.blocked = Some(port);
+                return;
+            }
+            self.pipeline.blocked = None;
+            self.pipeline.fifos[port].pop_front();
+            self.pipeline.waiting -= 1;
+            self.pipeline.next_port = (port + 1) % self.ports.len();
+            if let Some(interval) = self.pipeline.interval {
+                self.pipeline.next_slot = self.pipeline.next_slot.max(now) + interval;
+            }
+        }
+    }
+
+    /// Queues a processed frame on its egress ports. Returns false, having changed nothing,
+    /// when the pipeline must stall (stop mode and some queue lacks room).
+    pub(super) fn forward(&mut self, now: Instant, index: u32) -> bool {
+        let frame = *self.arena.get(index);
+        let (p, len) = (usize::from(frame.priority), frame.len);
+        let targets = (0..self.ports.len()).filter(|&o| frame.egress & (1u64 << o) != 0);
+        if self.pipeline.egress_full == EgressFull::Stop && !targets.clone().all(|o| self.buffers.fits(o, p, len)) {
+            return false;
+        }
+        let mut copies = 0u8;
+        for egress in targets {
+            if self.pfcwd.drops(egress, p) {
+                self.pfcwd.count_tx_drop(egress, p);
+                self.counters[egress].priority[p].drops[DropReason::Pfcwd as usize] += 1;
+                continue;
+            }
+            if !self.buffers.fits(egress, p, len) {
+                self.counters[egress].priority[p].drops[DropReason::EgressFull as usize] += 1;
+                continue;
+            }
+            let queue_bytes = self.buffers.enqueue(egress, p, index, len);
+            copies += 1;
+            // Only a frame with one egress: the bytes of a flooded frame are every copy's.
+            if frame.ecn_capable
+                && frame.egress.count_ones() == 1
+                && self.ecn.as_mut().is_some_and(|ecn| ecn.marks(queue_bytes))
+            {
+                self.arena.get_mut(index).ce = true;
+                self.counters[egress].priority[p].ecn_marked += 1;
+            }
+            if let Some(fecn) = &mut self.fecn {
+                fecn.arrival(egress, Pcp::from_low_bits(frame.priority), len);
+            }
+            self.qcn_arrival(
+                now,
+                Placement::Output,
+                (egress, Pcp::from_low_bits(frame.priority)),
+                len,
+                queue_bytes,
+                index,
+            );
+            let event = EgressEvent {
+                ingress: usize::from(frame.ingress),
+                egress,
+                priority: Pcp::from_low_bits(frame.priority),
+                len,
+                flow: frame.flow,
+                queue_bytes,
+                enqueued: true,
+            };
+            self.policy.on_egress(&event, &mut PolicyActions::new(now, &mut self.xoff));
+            self.settle(egress, p);
+            self.watch_queue(now, egress, p);
+        }
+        if copies == 0 {
+            self.release(now, index);
+            self.freed.push_back(frame.handle);
+        } else {
+            self.arena.get_mut(index).copies = copies;
+        }
+        true
+    }
+
+    /// Ends the switch's hold on a frame: its ingress bytes are released.
+    pub(super) fn release(&mut self, now: Instant, index: u32) {
+        let frame = *self.arena.get(index);
+        let (ingress, priority) = (usize::from(frame.ingress), Pcp::from_low_bits(frame.priority));
+        let bytes = self.buffers.sub_ingress(ingress, priority.index(), frame.len);
+        self.policy.on_ingress(ingress, priority, bytes, &mut PolicyActions::new(now, &mut self.xoff));
+        self.arena.release(index);
+        self.lossless_held -= u32::from(frame.lossless);
+    }
+}

@@ -1,0 +1,103 @@
+//! PFC at the switch: obeying a peer's PAUSE and PFC frames, the pause frames we send, and
+//! the watchdog's view of paused queues and its actions on a storm. OFC's flow-level
+//! pauses are in `ofc`.
+
+use super::{PauseFrame, Switch};
+use crate::config::PfcwdAction;
+use crate::counters::DropReason;
+use crate::policy::PolicyEngine;
+use pfcswitch_link::time::Instant;
+use pfcswitch_wire::{MacControlRepr, OfcRepr, PAUSE_MULTICAST, Pcp, PfcRepr};
+
+impl Switch {
+    /// A received PAUSE pauses every priority; a PFC frame its enabled classes that are
+    /// PFC-enabled on this switch (802.1Qbb: the enable vector of a port governs both
+    /// directions). The watchdog sees every pause and resume of a lossless class, and classes
+    /// it holds as stormed under `drop` or `forward` are not obeyed. Under OFC a PAUSE with
+    /// flows pauses only those (unless COARSE); see [`Switch::obey_ofc`].
+    pub(super) fn obey(&mut self, now: Instant, port: usize, repr: &MacControlRepr, ofc: Option<OfcRepr<'_>>) {
+        let counters = &mut self.counters[port];
+        let (enable, quanta) = match repr {
+            MacControlRepr::Pause { quanta } => {
+                counters.pause_rx += 1;
+                (0xFF, [*quanta; 8])
+            }
+            MacControlRepr::Pfc(pfc) => {
+                for (class, _) in pfc.classes() {
+                    counters.priority[class.index()].pfc_rx += 1;
+                }
+                (pfc.enable & self.lossless, pfc.quanta)
+            }
+        };
+        let mut obeyed = PfcRepr { enable, quanta };
+        for p in (0..8).filter(|&p| enable & self.lossless & (1 << p) != 0) {
+            self.pfcwd.pfc_received(now, port, p, quanta[p] > 0);
+            if self.pfcwd.ignores_pfc(port, p) {
+                obeyed.enable &= !(1 << p);
+            }
+        }
+        if matches!(self.policy, PolicyEngine::Ofc(_)) {
+            obeyed = self.obey_ofc(now, port, obeyed, ofc);
+        }
+        self.ports[port].peer_pause.apply(now, &MacControlRepr::Pfc(obeyed));
+        let watched = obeyed.enable & self.lossless;
+        for p in (0..8).filter(|&p| watched & (1 << p) != 0) {
+            self.watch_queue(now, port, p);
+        }
+    }
+
+    /// Tells the watchdog whether egress queue (port, p) is stuck: frames held, peer pausing.
+    pub(super) fn watch_queue(&mut self, now: Instant, port: usize, p: usize) {
+        let stuck = self.is_stuck(now, port, p);
+        self.pfcwd.queue_state(now, port, p, stuck);
+    }
+
+    pub(super) fn is_stuck(&self, now: Instant, port: usize, p: usize) -> bool {
+        self.buffers.queue_len(port, p) > 0 && self.ports[port].peer_pause.is_paused(now, Pcp::from_low_bits(p as u8))
+    }
+
+    /// The PFC frame the transmitter has for `port`, or under OFC the next OFC frame.
+    pub(super) fn poll_pause(&mut self, now: Instant, port: usize) -> Option<PauseFrame> {
+        let src = self.ports[port].mac;
+        let plain = |pfc| PauseFrame { src, dst: PAUSE_MULTICAST, repr: MacControlRepr::Pfc(pfc), ofc: None };
+        let PolicyEngine::Ofc(ofc) = &mut self.policy else {
+            return self.xoff.poll_frame(now, port).map(plain);
+        };
+        if !ofc.has_frames(port) {
+            let rest = ofc.queue_frames(port, self.xoff.poll_frame(now, port)?);
+            if rest.enable != 0 {
+                return Some(plain(rest));
+            }
+        }
+        let frame = ofc.poll_frame(port)?;
+        let pfc = PfcRepr::default().with_class(frame.header.priority, frame.quanta);
+        Some(PauseFrame { ofc: Some(frame), ..plain(pfc) })
+    }
+
+    /// Carries out the watchdog's action on a stormed queue: `drop` discards what it holds,
+    /// and `drop` and `forward` end the peer's pause (its further PFC is ignored).
+    pub(super) fn contain_storm(&mut self, now: Instant, port: usize, p: usize, action: PfcwdAction) {
+        let priority = Pcp::from_low_bits(p as u8);
+        if action == PfcwdAction::Alert {
+            return;
+        }
+        let resume = PfcRepr::default().with_class(priority, 0);
+        self.ports[port].peer_pause.apply(now, &MacControlRepr::Pfc(resume));
+        if action != PfcwdAction::Drop {
+            return;
+        }
+        // Paused OFC flows too: the queue drains whole, so flatten it (order no longer matters).
+        self.buffers.nested_mut(port, p).flatten();
+        if let PolicyEngine::Ofc(ofc) = &mut self.policy {
+            ofc.commit_resumes(port, priority);
+        }
+        while self.buffers.queue_len(port, p) > 0 {
+            let (frame, last) = self.take_head(now, port, p);
+            self.pfcwd.count_tx_drop(port, p);
+            self.counters[port].priority[p].drops[DropReason::Pfcwd as usize] += 1;
+            if last {
+                self.freed.push_back(frame.handle);
+            }
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! The receive path: parsing, classification, learning, the egress decision and the
+//! admission checks of a received frame; MAC control frames go on to `pause`.
+
+use super::{RxVerdict, Switch};
+use crate::buffer::{Buffers, Descriptor};
+use crate::counters::DropReason;
+use crate::fdb;
+use crate::policy::{PolicyActions, PolicyEngine};
+use crate::qcn::Placement;
+use crate::qcn::culprit::Culprit;
+use pfcswitch_link::time::Instant;
+use pfcswitch_wire::{FecnSubtype, FlowKey, FrameView, Pcp};
+
+impl Switch {
+    /// Processes a frame received on `port` at `now`.
+    pub fn handle_rx(&mut self, now: Instant, port: usize, handle: u64, frame: &[u8]) -> RxVerdict {
+        let view = match FrameView::parse(frame) {
+            Ok(view) => view,
+            Err(error) => return self.malformed(port, error),
+        };
+        if view.is_mac_control() {
+            return match view.mac_control() {
+                Ok(repr) => {
+                    let ofc = match (&self.policy, view.ofc()) {
+                        (PolicyEngine::Ofc(_), Ok(ofc)) => ofc,
+                        (PolicyEngine::Ofc(_), Err(error)) => {
+                            // The PFC part stands on its own: obey it, count the bad TLV.
+                            self.malformed(port, error);
+                            None
+                        }
+                        _ => None,
+                    };
+                    self.obey(now, port, &repr, ofc);
+                    RxVerdict::Consumed
+                }
+                Err(error) => self.malformed(port, error),
+            };
+        }
+        let priority = self.classify(port, &view);
+        let p = priority.index();
+        let len = frame.len() as u32;
+        let counters = &mut self.counters[port].priority[p];
+        counters.rx_frames += 1;
+        counters.rx_bytes += u64::from(len);
+        if self.pfcwd.drops(port, p) {
+            self.pfcwd.count_rx_drop(port, p);
+            return self.drop_rx(port, p, DropReason::Pfcwd);
+        }
+        if view.l2.dst.is_link_local() {
+            return self.drop_rx(port, p, DropReason::LinkLocal);
+        }
+        if self.learning & (1 << port) != 0 {
+            self.fdb.learn(now, view.l2.src, port);
+        }
+        let others = self.all_ports() & !(1u64 << port);
+        let egress = match view.l2.dst.is_unicast().then(|| self.fdb.lookup(now, view.l2.dst)).flatten() {
+            Some(ports) => match ports & others {
+                candidates if candidates.count_ones() > 1 => {
+                    1u64 << fdb::pick(candidates, view.flow_hash(self.flow_seed))
+                }
+                candidates => candidates,
+            },
+            None => others & self.flooding,
+        };
+        if egress == 0 {
+            return self.drop_rx(port, p, DropReason::Filtered);
+        }
+        let lossless = self.lossless & priority.mask() != 0;
+        if lossless && self.buffers.ingress(port, p).bytes + Buffers::ingress_charge(len) > self.ingress_max {
+            return self.drop_rx(port, p, DropReason::IngressMax);
+        }
+        let lossy_held = self.arena.in_use() as u32 - self.lossless_held;
+        if !self.buffers.is_unbounded(p) && !self.buffers.pool_has_room()
+            || !lossless && lossy_held >= self.lossy_frame_limit
+        {
+            return self.drop_rx(port, p, DropReason::NoBuffer);
+        }
+        let flow = FlowKey { src: view.l2.src, dst: view.l2.dst };
+        let probe = self.fecn.as_ref().filter(|fecn| fecn.monitors(priority)).and_then(|_| {
+            view.fecn_probe().ok().filter(|probe| probe.subtype == FecnSubtype::Probe).map(|probe| probe.rate_kbps)
+        });
+        let ecn_capable =
+            self.ecn.as_ref().is_some_and(|ecn| ecn.monitors(priority)) && matches!(view.ecn(), Some(1 | 2));
+        let descriptor = Descriptor {
+            handle,
+            len,
+            ecn_capable,
+            ce: false,
+            ingress: port as u16,
+            priority: p as u8,
+            lossless,
+            copies: 0,
+            egress,
+            flow,
+            probe,
+        };
+        let Some(index) = self.arena.alloc(descriptor) else {
+            return self.drop_rx(port, p, DropReason::NoBuffer);
+        };
+        self.lossless_held += u32::from(lossless);
+        if let Some(qcn) = self.qcn.as_mut().filter(|qcn| qcn.monitors(priority)) {
+            qcn.remember(index, Culprit::of(&view, priority));
+        }
+        let bytes = self.buffers.add_ingress(port, p, len);
+        self.policy.on_ingress(port, priority, bytes, &mut PolicyActions::new(now, &mut self.xoff));
+        if lossless {
+            self.ofc_arrival(now, port, priority, flow, bytes, egress);
+        }
+        self.pipeline.fifos[port].push_back(index);
+        self.pipeline.waiting += 1;
+        self.qcn_arrival(now, Placement::Input, (port, priority), len, bytes, index);
+        self.run_pipeline(now);
+        RxVerdict::Accepted
+    }
+
+    pub(super) fn malformed(&mut self, port: usize, error: pfcswitch_wire::Error) -> RxVerdict {
+        self.counters[port].malformed[error.index()] += 1;
+        RxVerdict::Consumed
+    }
+
+    pub(super) fn drop_rx(&mut self, port: usize, priority: usize, reason: DropReason) -> RxVerdict {
+        self.counters[port].priority[priority].drops[reason as usize] += 1;
+        RxVerdict::Consumed
+    }
+
+    pub(super) fn all_ports(&self) -> u64 {
+        u64::MAX >> (64 - self.ports.len())
+    }
+
+    /// PCP if tagged; else the DSCP map (trust dscp, IP) or the port's default.
+    pub(super) fn classify(&self, port: usize, view: &FrameView<'_>) -> Pcp {
+        let config = &self.ports[port];
+        view.pcp()
+            .or_else(|| config.dscp_map.zip(view.dscp()).map(|(map, dscp)| map[usize::from(dscp)]))
+            .unwrap_or(config.default_priority)
+    }
+}

@@ -1,0 +1,103 @@
+//! The transmit path: what the polled port sends next (control frames before data), writing
+//! the control frames out, and the handles the switch gives back.
+
+use super::{ControlFrame, PauseFrame, Switch, Tx};
+use crate::buffer::Descriptor;
+use crate::policy::{EgressEvent, PolicyActions, PolicyEngine};
+use pfcswitch_link::time::Instant;
+use pfcswitch_wire::{MacControlRepr, Pcp, build_mac_control_frame, build_ofc_frame};
+
+impl Switch {
+    /// The next transmission on `port` at `now`, if its wire is free and something may go:
+    /// a pending PFC frame first, then the scheduler's choice among unpaused priorities.
+    pub fn poll_tx(&mut self, now: Instant, port: usize) -> Option<Tx> {
+        if !self.ports[port].shaper.is_ready(now) {
+            return None;
+        }
+        if let Some(control) = self.poll_control(now, port) {
+            self.ports[port].shaper.send(now, control.wire_len());
+            if let ControlFrame::Pause(PauseFrame { repr: MacControlRepr::Pfc(pfc), .. }) = control {
+                for (class, _) in pfc.classes() {
+                    self.counters[port].priority[class.index()].pfc_tx += 1;
+                }
+            }
+            return Some(Tx::Control(control));
+        }
+        let eligible = self.buffers.backlog(port) & !self.ports[port].peer_pause.paused_mask(now);
+        let (buffers, arena) = (&self.buffers, &self.arena);
+        let head_len = |p: usize| arena.get(buffers.head(port, p).expect("eligible queue has a head")).len;
+        let p = self.ports[port].scheduler.pick(eligible, head_len)?;
+        let (frame, last) = self.take_head(now, port, p);
+        self.settle(port, p);
+        self.pfcwd.sent(port, p);
+        let state = &mut self.ports[port];
+        state.scheduler.sent(p, frame.len, self.buffers.queue_len(port, p) == 0);
+        state.shaper.send(now, frame.len as usize);
+        let counters = &mut self.counters[port].priority[p];
+        counters.tx_frames += 1;
+        counters.tx_bytes += u64::from(frame.len);
+        if self.pipeline.waiting > 0 {
+            self.run_pipeline(now);
+        }
+        let mac = self.ports[port].mac;
+        let mark = frame
+            .probe
+            .zip(self.fecn.as_mut())
+            .map(|(rate, fecn)| fecn.mark(port, Pcp::from_low_bits(p as u8), mac, rate));
+        Some(Tx::Data { handle: frame.handle, len: frame.len, last, mark, ce: frame.ce })
+    }
+
+    /// The next frame the switch makes for `port`: pause frames first, then CNMs.
+    pub(super) fn poll_control(&mut self, now: Instant, port: usize) -> Option<ControlFrame> {
+        if let Some(pause) = self.poll_pause(now, port) {
+            return Some(ControlFrame::Pause(pause));
+        }
+        self.qcn.as_mut()?.poll_cnm(port).map(ControlFrame::Cnm)
+    }
+
+    /// Writes `frame`, polled from `port` (before the next poll there), into `buffer`, which
+    /// holds at least [`ControlFrame::wire_len`] bytes; returns the length.
+    pub fn emit_control(&self, port: usize, frame: &ControlFrame, buffer: &mut [u8]) -> usize {
+        let frame = match frame {
+            ControlFrame::Pause(frame) => frame,
+            ControlFrame::Cnm(cnm) => return cnm.emit(buffer),
+        };
+        match (&frame.ofc, &self.policy) {
+            (Some(ofc_frame), PolicyEngine::Ofc(ofc)) => {
+                let flows = ofc.frame_flows(port, ofc_frame);
+                build_ofc_frame(buffer, frame.src, ofc_frame.header, ofc_frame.quanta, flows.iter().copied())
+            }
+            _ => build_mac_control_frame(buffer, frame.src, frame.dst, &frame.repr),
+        }
+    }
+
+    /// Takes the head frame off egress queue (port, p), tells the policy, and releases the
+    /// frame if that was its last copy (returned as `true`).
+    pub(super) fn take_head(&mut self, now: Instant, port: usize, p: usize) -> (Descriptor, bool) {
+        let index = self.buffers.head(port, p).expect("a queue with frames has a head");
+        let frame = *self.arena.get(index);
+        let queue_bytes = self.buffers.dequeue(port, p, frame.len);
+        let event = EgressEvent {
+            ingress: usize::from(frame.ingress),
+            egress: port,
+            priority: Pcp::from_low_bits(frame.priority),
+            len: frame.len,
+            flow: frame.flow,
+            queue_bytes,
+            enqueued: false,
+        };
+        self.policy.on_egress(&event, &mut PolicyActions::new(now, &mut self.xoff));
+        let copies = &mut self.arena.get_mut(index).copies;
+        *copies -= 1;
+        let last = *copies == 0;
+        if last {
+            self.release(now, index);
+        }
+        (frame, last)
+    }
+
+    /// A handle the switch accepted and then dropped (egress full in the pipeline).
+    pub fn poll_free(&mut self) -> Option<u64> {
+        self.freed.pop_front()
+    }
+}
