@@ -1,4 +1,6 @@
-//! `pfcswitch`: the command-line client of the pfcswitch project.
+//! `pfcswitch`: the command-line client of the pfcswitch project. It parses arguments and
+//! calls the crates that do the work (`pfcswitch-lab` for experiments, traffic and the
+//! control client, `pfcswitch-wire` for frames), then prints tables or JSON (`-j`).
 
 mod capture;
 mod control;
