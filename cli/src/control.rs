@@ -50,6 +50,7 @@ pub fn status(snapshot: &Snapshot, json: bool) {
         return print_json(&json!({
             "switch": snapshot.switch, "version": snapshot.version, "policy": snapshot.policy,
             "uptime_seconds": snapshot.uptime_seconds, "ports": snapshot.ports.len(),
+            "links": snapshot.ports.iter().map(|p| (p.name.clone(), p.link.clone())).collect::<std::collections::BTreeMap<_, _>>(),
             "frames_held": snapshot.frames_held, "pfc": snapshot.pfc, "datapath": snapshot.datapath,
         }));
     }
@@ -70,6 +71,12 @@ pub fn status(snapshot: &Snapshot, json: bool) {
         ByteSize(snapshot.pfc.max_bytes),
         snapshot.pfc.quanta
     );
+    let not_up: Vec<String> =
+        snapshot.ports.iter().filter(|p| p.link != "up").map(|p| format!("{} {}", p.name, p.link)).collect();
+    match not_up.is_empty() {
+        true => println!("links: all {} up", snapshot.ports.len()),
+        false => println!("links: {} up; {}", snapshot.ports.len() - not_up.len(), not_up.join(", ")),
+    }
     println!("frames held by the switch: {}", snapshot.frames_held);
     if let Some(d) = &snapshot.datapath {
         println!(
@@ -99,7 +106,8 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
         .iter()
         .map(|p| {
             json!({
-                "port": p.name, "iface": p.iface, "mac": p.mac, "speed_bps": p.speed_bps, "mtu": p.mtu,
+                "port": p.name, "iface": p.iface, "link": p.link, "link_transitions": p.link_transitions,
+                "mac": p.mac, "speed_bps": p.speed_bps, "mtu": p.mtu,
                 "rx_frames": total(p, |q| q.rx_frames), "rx_bytes": total(p, |q| q.rx_bytes),
                 "tx_frames": total(p, |q| q.tx_frames), "tx_bytes": total(p, |q| q.tx_bytes),
                 "drops": p.priorities.iter().map(|q| q.drops.values().sum::<u64>()).sum::<u64>(),
@@ -114,6 +122,7 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
     let mut table = Table::new(&[
         "PORT",
         "IFACE",
+        "LINK",
         "MAC",
         "SPEED",
         "MTU",
@@ -128,6 +137,7 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
         table.row(vec![
             p.name.clone(),
             p.iface.clone(),
+            p.link.clone(),
             p.mac.clone(),
             speed(p.speed_bps),
             p.mtu.to_string(),

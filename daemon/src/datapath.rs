@@ -5,6 +5,7 @@
 use crate::classifier::{Classifier, ClassifierDrop, ClassifierError, META_LEN, META_MAGIC, PortClassification};
 use crate::config;
 use crate::control::Call;
+use crate::link::{Events, LinkEvent, LinkState, LinkWatcher};
 use crate::notify;
 use crate::signals::{EventFd, SignalAction, SignalFd};
 use crate::timer::{self, Clock, Lateness};
@@ -80,7 +81,12 @@ pub struct Datapath {
     calls: Receiver<Call>,
     loops: u64,
     meta_missing: u64,
-    /// The descriptors the idle wait polls: every RX ring, then the signalfd and the eventfd.
+    /// The kernel's link events, and each port's link as they left it.
+    links: LinkWatcher,
+    link_state: Vec<LinkState>,
+    link_transitions: Vec<u64>,
+    /// The descriptors the idle wait polls: every RX ring, then the link events, the
+    /// signalfd and the eventfd.
     poll_fds: Vec<libc::pollfd>,
     classifier: Classifier,
 }
@@ -89,6 +95,12 @@ impl std::fmt::Debug for Datapath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Datapath").field("switch", &self.config.switch.name).finish_non_exhaustive()
     }
+}
+
+/// The interface port `index` is bound to.
+fn iface_of(config: &SwitchConfig, index: usize) -> &str {
+    let port = &config.ports[index];
+    port.iface.as_deref().unwrap_or(&port.name)
 }
 
 fn iface_mac(iface: &str) -> Option<EthernetAddress> {
@@ -116,13 +128,20 @@ impl Datapath {
         wake: Arc<EventFd>,
         calls: Receiver<Call>,
     ) -> Result<Datapath, DatapathError> {
-        let ifaces: Vec<String> =
-            config.ports.iter().map(|p| p.iface.clone().unwrap_or_else(|| p.name.clone())).collect();
+        let ifaces: Vec<String> = (0..config.ports.len()).map(|index| iface_of(&config, index).to_string()).collect();
         for iface in &ifaces {
             crate::classifier::if_index(iface)?;
         }
         let (mut switch, _) = Switch::new(&config).map_err(|e| DatapathError::Config(e.to_string()))?;
         switch.set_shaper_burst(BURST_CREDIT);
+        // Subscribed before the first read of the states, so that no change falls between.
+        let links =
+            LinkWatcher::open().map_err(|source| DatapathError::Io { what: "open the rtnetlink socket", source })?;
+        let link_state: Vec<LinkState> = ifaces.iter().map(|iface| LinkState::read(iface)).collect();
+        for (port, state) in link_state.iter().enumerate().filter(|(_, state)| **state != LinkState::Up) {
+            log::warn!("port {} ({}): link {} at start", config.ports[port].name, ifaces[port], state.name());
+            switch.set_link(Instant::ZERO, port, false);
+        }
         for (port, iface) in ifaces.iter().enumerate() {
             if let Some(mac) = iface_mac(iface) {
                 switch.set_port_mac(port, mac);
@@ -159,6 +178,9 @@ impl Datapath {
             calls,
             loops: 0,
             meta_missing: 0,
+            link_transitions: vec![0; link_state.len()],
+            links,
+            link_state,
             poll_fds: Vec::new(),
             classifier,
         })
@@ -187,6 +209,7 @@ impl Datapath {
                 if self.read_signals() == Some(SignalAction::Stop) {
                     break;
                 }
+                self.follow_links(now);
             }
             self.answer_calls();
             if received || sent {
@@ -195,6 +218,7 @@ impl Datapath {
             let fds = &mut self.poll_fds;
             fds.clear();
             fds.extend(self.sockets.queues.iter().map(|q| timer::readable(q.fd())));
+            fds.push(timer::readable(self.links.fd()));
             fds.push(timer::readable(self.signals.raw()));
             fds.push(timer::readable(self.wake.raw()));
             let queues = &self.sockets.queues;
@@ -202,9 +226,9 @@ impl Datapath {
             let retry = tx_waiting.then(|| now + TX_RETRY);
             let deadline = self.switch.poll_timeout().into_iter().chain(retry).min();
             timer::wait(&self.clock, deadline, self.options.spin, fds, has_rx, &mut self.lateness);
-            // Signals and control calls only when their descriptors woke us: a frame's wake-up
-            // costs no extra reads.
-            if fds[fds.len() - 2..].iter().any(|fd| fd.revents != 0) {
+            // Links, signals and control calls only when their descriptors woke us: a frame's
+            // wake-up costs no extra reads.
+            if fds[fds.len() - 3..].iter().any(|fd| fd.revents != 0) {
                 housekeeping = Instant::ZERO;
             }
         }
@@ -337,6 +361,56 @@ impl Datapath {
         }
     }
 
+    /// Applies the kernel's link changes to the ports.
+    fn follow_links(&mut self, now: Instant) {
+        let events = match self.links.read() {
+            Ok(Events::Changes(events)) => events,
+            Ok(Events::Lost) => {
+                log::warn!("link events were lost (socket overrun): reading every port's link again");
+                let config = &self.config;
+                (0..config.ports.len())
+                    .map(|index| LinkEvent {
+                        iface: iface_of(config, index).to_string(),
+                        state: LinkState::read(iface_of(config, index)),
+                    })
+                    .collect()
+            }
+            Err(error) => {
+                log::error!("cannot read link events: {error}");
+                return;
+            }
+        };
+        for event in events {
+            for port in 0..self.config.ports.len() {
+                if iface_of(&self.config, port) == event.iface {
+                    self.set_link(now, port, event.state);
+                }
+            }
+        }
+    }
+
+    /// One port's link changed: the switch follows (a port down drops and counts what it
+    /// holds and what arrives for it), with one log line.
+    fn set_link(&mut self, now: Instant, port: usize, state: LinkState) {
+        let old = self.link_state[port];
+        if old == state {
+            return;
+        }
+        let (name, iface) = (&self.config.ports[port].name, iface_of(&self.config, port));
+        if old == LinkState::Absent {
+            // The socket and the XDP program went with the old interface.
+            log::warn!(
+                "port {name}: interface {iface} is back ({}), but the port stays absent until pfcswitchd restarts",
+                state.name()
+            );
+            return;
+        }
+        log::info!("port {name} ({iface}): link {} -> {}", old.name(), state.name());
+        self.link_state[port] = state;
+        self.link_transitions[port] += 1;
+        self.switch.set_link(now, port, state == LinkState::Up);
+    }
+
     /// Reads pending signals (and drains the control thread's wake-up). Returns the signal
     /// that asks to stop, if any.
     fn read_signals(&mut self) -> Option<SignalAction> {
@@ -420,6 +494,8 @@ impl Datapath {
         let now = self.clock.now();
         let mut snapshot = Snapshot::of(&self.switch, &self.config, now, self.started.elapsed().as_secs_f64());
         for (index, port) in snapshot.ports.iter_mut().enumerate() {
+            port.link = self.link_state[index].name().to_string();
+            port.link_transitions = self.link_transitions[index];
             let counters = self.classifier.rx_counters(index as u32).unwrap_or_default();
             port.xdp = Some(XdpPortReport {
                 rx_frames: counters.iter().map(|c| c.frames).collect(),

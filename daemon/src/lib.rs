@@ -11,6 +11,7 @@ pub mod config;
 pub mod control;
 pub mod datapath;
 pub mod host_port;
+pub mod link;
 pub mod metrics;
 pub mod notify;
 pub mod packet;

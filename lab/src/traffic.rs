@@ -251,7 +251,14 @@ pub fn recv(args: &RecvArgs, json: bool) -> Result<()> {
     let mut lateness = Lateness::new();
     loop {
         let now = clock.now();
-        while let Some(frame) = socket.try_recv(&mut buffer)? {
+        loop {
+            let frame = match socket.try_recv(&mut buffer) {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break,
+                // The interface went down (a link flap): keep counting once it is back.
+                Err(error) if error.raw_os_error() == Some(libc::ENETDOWN) => break,
+                Err(error) => return Err(error.into()),
+            };
             if let Ok(view) = FrameView::parse(frame)
                 && view.l2.dst == mac
                 && receiver.handle(now, &view, frame.len())

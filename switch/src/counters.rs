@@ -18,16 +18,20 @@ pub enum DropReason {
     /// The PFC watchdog's `drop` action: the frame's egress queue, or its ingress port and
     /// priority, is stormed.
     Pfcwd,
+    /// The egress port's link is down: what it held when it went down, and what arrived for
+    /// it since (counted at that port, lossless priorities included).
+    LinkDown,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::IngressMax,
         DropReason::EgressFull,
         DropReason::NoBuffer,
         DropReason::LinkLocal,
         DropReason::Filtered,
         DropReason::Pfcwd,
+        DropReason::LinkDown,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -38,6 +42,7 @@ impl DropReason {
             DropReason::LinkLocal => "link_local",
             DropReason::Filtered => "filtered",
             DropReason::Pfcwd => "pfcwd",
+            DropReason::LinkDown => "link_down",
         }
     }
 }

@@ -128,6 +128,11 @@ impl Fdb {
         }
     }
 
+    /// Forgets the addresses learned on `port` (its link went down); static entries stay.
+    pub fn flush_port(&mut self, port: usize) {
+        self.table.retain(|_, slot| slot.is_static || slot.ports != 1 << port);
+    }
+
     /// Forgets every learned (non-static) address.
     pub fn flush(&mut self) {
         self.table.retain(|_, slot| slot.is_static);

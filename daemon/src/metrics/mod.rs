@@ -332,6 +332,20 @@ impl Collector for SnapshotCollector {
 
         let per_port = s.ports.iter().map(|p| (vec![("port", p.name.clone())], counter(p.pause_rx)));
         family(e, "pfcswitch_pause_rx_frames_total", "802.3x PAUSE frames received.", per_port.collect::<Vec<_>>())?;
+        let oper_up = s.ports.iter().map(|p| (vec![("port", p.name.clone())], flag(p.link == "up")));
+        family(
+            e,
+            "pfcswitch_port_oper_up",
+            "1 while the port's link is up (carrier), 0 when down or absent.",
+            oper_up.collect::<Vec<_>>(),
+        )?;
+        let transitions = s.ports.iter().map(|p| (vec![("port", p.name.clone())], counter(p.link_transitions)));
+        family(
+            e,
+            "pfcswitch_port_oper_transitions_total",
+            "Changes of the port's link state (up, down, absent) since the daemon started.",
+            transitions.collect::<Vec<_>>(),
+        )?;
         let by_reason = |port: &str, reason: &str| vec![("port", port.to_string()), ("reason", reason.to_string())];
         let malformed =
             s.ports.iter().flat_map(|p| p.malformed.iter().map(|(r, &n)| (by_reason(&p.name, r), counter(n))));

@@ -170,11 +170,21 @@ pub struct PortReport {
     /// Minimum headroom this port needs (see `config::headroom_bound`).
     pub headroom_bound_bytes: u64,
     pub pause_rx: u64,
+    /// The port's link: `up`, `down`, or, on the datapath, `absent` (its interface is gone).
+    #[serde(default = "link_up")]
+    pub link: String,
+    /// Changes of `link` since the daemon started.
+    #[serde(default)]
+    pub link_transitions: u64,
     /// Malformed frames by `layer_reason` label (only non-zero ones).
     pub malformed: BTreeMap<String, u64>,
     pub priorities: Vec<PriorityReport>,
     /// The XDP classifier's own counters, when a datapath runs one.
     pub xdp: Option<XdpPortReport>,
+}
+
+fn link_up() -> String {
+    "up".to_string()
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -349,6 +359,8 @@ impl Snapshot {
                         config.pfc.response_time,
                     ),
                     pause_rx: counters.pause_rx,
+                    link: if switch.link_is_up(index) { "up" } else { "down" }.to_string(),
+                    link_transitions: 0,
                     malformed,
                     priorities,
                     xdp: None,

@@ -52,6 +52,10 @@ impl Switch {
         }
         let mut copies = 0u8;
         for egress in targets {
+            if self.links_down & (1u64 << egress) != 0 {
+                self.counters[egress].priority[p].drops[DropReason::LinkDown as usize] += 1;
+                continue;
+            }
             if self.pfcwd.drops(egress, p) {
                 self.pfcwd.count_tx_drop(egress, p);
                 self.counters[egress].priority[p].drops[DropReason::Pfcwd as usize] += 1;

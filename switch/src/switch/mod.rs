@@ -15,12 +15,13 @@
 //!
 //! The files here split one `impl Switch` by concern: `rx` (the receive path), `forward`
 //! (the pipeline onto egress queues), `tx` (polling the wire), `pause` (PFC obeyed, sent and
-//! watched), `ofc` and `qcn_feedback` (those policies' hooks), `timers`, `reconfigure` and
-//! `inspect` (read-only views). This file holds the public types, the `Switch` struct and its
+//! watched), `link` (a port's link going down and up), `ofc` and `qcn_feedback` (those
+//! policies' hooks), `timers`, `reconfigure` and `inspect` (read-only views). This file holds the public types, the `Switch` struct and its
 //! construction; `state` the per-port and pipeline state the struct holds.
 
 mod forward;
 mod inspect;
+mod link;
 mod ofc;
 mod pause;
 mod qcn_feedback;
@@ -132,6 +133,8 @@ pub struct Switch {
     learning: u64,
     /// Ports that flooded frames leave by.
     flooding: u64,
+    /// Ports whose link is down (bit i: port i); see `link`.
+    links_down: u64,
     /// This switch's ECMP hash seed, from its name: switches of two tiers pick unlike.
     flow_seed: u32,
     counters: Vec<PortCounters>,
@@ -194,6 +197,7 @@ impl Switch {
         let switch = Switch {
             learning: config.port_mask(|port| port.learning),
             flooding: config.port_mask(|port| port.flooding),
+            links_down: 0,
             flow_seed: flow_seed(&config.switch.name),
             counters: vec![PortCounters::default(); ports.len()],
             buffers: Buffers::new(

@@ -86,18 +86,29 @@ impl Switch {
         if action != PfcwdAction::Drop {
             return;
         }
+        for _ in 0..self.drop_queue(now, port, p, DropReason::Pfcwd) {
+            self.pfcwd.count_tx_drop(port, p);
+        }
+    }
+
+    /// Discards every frame egress queue (port, p) holds, counted under `reason`; returns
+    /// how many. Each frame's ingress bytes are released as it goes, so the upstreams that
+    /// sent them are resumed as PFC would resume them.
+    pub(super) fn drop_queue(&mut self, now: Instant, port: usize, p: usize, reason: DropReason) -> u64 {
         // Paused OFC flows too: the queue drains whole, so flatten it (order no longer matters).
         self.buffers.nested_mut(port, p).flatten();
         if let PolicyEngine::Ofc(ofc) = &mut self.policy {
-            ofc.commit_resumes(port, priority);
+            ofc.commit_resumes(port, Pcp::from_low_bits(p as u8));
         }
+        let mut dropped = 0;
         while self.buffers.queue_len(port, p) > 0 {
             let (frame, last) = self.take_head(now, port, p);
-            self.pfcwd.count_tx_drop(port, p);
-            self.counters[port].priority[p].drops[DropReason::Pfcwd as usize] += 1;
+            self.counters[port].priority[p].drops[reason as usize] += 1;
+            dropped += 1;
             if last {
                 self.freed.push_back(frame.handle);
             }
         }
+        dropped
     }
 }

@@ -53,14 +53,23 @@ impl Switch {
             self.fdb.learn(now, view.l2.src, port);
         }
         let others = self.all_ports() & !(1u64 << port);
+        let live = !self.links_down;
         let egress = match view.l2.dst.is_unicast().then(|| self.fdb.lookup(now, view.l2.dst)).flatten() {
-            Some(ports) => match ports & others {
-                candidates if candidates.count_ones() > 1 => {
+            // An ECMP group picks among its live members: flows of a dead one rehash.
+            Some(ports) => match (ports & others, ports & others & live) {
+                (candidates, 0) if candidates != 0 => {
+                    let dead = fdb::pick(candidates, view.flow_hash(self.flow_seed));
+                    return self.drop_rx(dead, p, DropReason::LinkDown);
+                }
+                (_, candidates) if candidates.count_ones() > 1 => {
                     1u64 << fdb::pick(candidates, view.flow_hash(self.flow_seed))
                 }
-                candidates => candidates,
+                (_, candidates) => candidates,
             },
-            None => others & self.flooding,
+            None if others & self.flooding != 0 && others & self.flooding & live == 0 => {
+                return self.drop_rx(port, p, DropReason::LinkDown);
+            }
+            None => others & self.flooding & live,
         };
         if egress == 0 {
             return self.drop_rx(port, p, DropReason::Filtered);

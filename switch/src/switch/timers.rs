@@ -29,7 +29,7 @@ impl Switch {
         if let Some(fecn) = &self.fecn {
             consider(fecn.next_timeout());
         }
-        for (index, port) in self.ports.iter().enumerate() {
+        for (index, port) in self.ports.iter().enumerate().filter(|&(index, _)| self.link_is_up(index)) {
             let ready = port.shaper.ready_at();
             if self.xoff.is_pending(index) || ofc.is_some_and(|ofc| ofc.has_frames(index)) {
                 consider(ready);

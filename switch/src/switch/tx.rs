@@ -10,8 +10,9 @@ use pfcswitch_wire::{MacControlRepr, Pcp, build_mac_control_frame, build_ofc_fra
 impl Switch {
     /// The next transmission on `port` at `now`, if its wire is free and something may go:
     /// a pending PFC frame first, then the scheduler's choice among unpaused priorities.
+    /// Nothing leaves a port whose link is down.
     pub fn poll_tx(&mut self, now: Instant, port: usize) -> Option<Tx> {
-        if !self.ports[port].shaper.is_ready(now) {
+        if !self.link_is_up(port) || !self.ports[port].shaper.is_ready(now) {
             return None;
         }
         if let Some(control) = self.poll_control(now, port) {

@@ -1,4 +1,5 @@
 //! Addresses and priorities shared by the switch's tests, which drive one `Switch` by hand.
+#![allow(dead_code)] // each test binary uses its own subset
 
 use pfcswitch_wire::{EthernetAddress, Pcp};
 
