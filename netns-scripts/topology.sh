@@ -6,6 +6,9 @@
 #   topology.sh down NAME [--prefix P]
 #   topology.sh list
 #   topology.sh describe NAME      (its switches, hosts and links, for programs)
+#   topology.sh relink NAME SW:PORT [--prefix P] [--mtu BYTES]
+#                                  (deletes the veth pair at SW:PORT if it exists and
+#                                   creates it again as `up` did: a replaced cable or NIC)
 #
 # Namespaces are named ${P}sw1.., ${P}h1.. (default prefix "pfc-"). A host's interface is
 # eth0 with MAC 02:00:00:00:00:NN, 10.0.0.N/24 and fd00::N/64, and VLAN, checksum and
@@ -22,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 rundir=/run/pfcswitch
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 # Topology tables: "switch:port host" for host links, "switch:port switch:port" for trunks.
 topology_star3() {
@@ -144,26 +147,7 @@ up() {
     ip netns add "$PREFIX$ns"
     ip -n "$PREFIX$ns" link set lo up
   done
-  for link in $LINKS; do
-    local a=${link%%-*} b=${link#*-}
-    local sw=${a%%:*} port=${a#*:}
-    if [[ $b == *:* ]]; then
-      local sw2=${b%%:*} port2=${b#*:}
-      ip link add "$port" netns "$PREFIX$sw" type veth peer name "$port2" netns "$PREFIX$sw2"
-      for end in "$sw:$port" "$sw2:$port2"; do switch_port "${end%%:*}" "${end#*:}"; done
-    else
-      local n=${b#h}
-      ip link add "$port" netns "$PREFIX$sw" type veth peer name eth0 netns "$PREFIX$b"
-      switch_port "$sw" "$port"
-      ip -n "$PREFIX$b" link set eth0 address "$(printf '02:00:00:00:00:%02x' "$n")"
-      ip -n "$PREFIX$b" addr add "10.0.0.$n/24" dev eth0
-      ip -n "$PREFIX$b" -6 addr add "fd00::$n/64" dev eth0 nodad
-      # Frames must leave the host as they are on a real wire: tags inline, checksums
-      # computed, no TSO super-frames (the switch forwards bytes, it does not finish them).
-      ip netns exec "$PREFIX$b" ethtool -K eth0 txvlan off tx off tso off gso off >/dev/null
-      ip -n "$PREFIX$b" link set eth0 mtu "$MTU" up
-    fi
-  done
+  for link in $LINKS; do add_link "$link"; done
   [ -n "$NO_DAEMON" ] && return 0
   local binary; binary=$(daemon_binary)
   for sw in $SWITCHES; do
@@ -175,6 +159,44 @@ up() {
     echo $! >"$rundir/$name.pid"
   done
   for sw in $SWITCHES; do wait_ready "$PREFIX$sw"; done
+}
+
+add_link() { # switch:port-(host|switch:port), an entry of $LINKS
+  local link=$1
+  local a=${link%%-*} b=${link#*-}
+  local sw=${a%%:*} port=${a#*:}
+  if [[ $b == *:* ]]; then
+    local sw2=${b%%:*} port2=${b#*:}
+    ip link add "$port" netns "$PREFIX$sw" type veth peer name "$port2" netns "$PREFIX$sw2"
+    for end in "$sw:$port" "$sw2:$port2"; do switch_port "${end%%:*}" "${end#*:}"; done
+  else
+    local n=${b#h}
+    ip link add "$port" netns "$PREFIX$sw" type veth peer name eth0 netns "$PREFIX$b"
+    switch_port "$sw" "$port"
+    ip -n "$PREFIX$b" link set eth0 address "$(printf '02:00:00:00:00:%02x' "$n")"
+    ip -n "$PREFIX$b" addr add "10.0.0.$n/24" dev eth0
+    ip -n "$PREFIX$b" -6 addr add "fd00::$n/64" dev eth0 nodad
+    # Frames must leave the host as they are on a real wire: tags inline, checksums
+    # computed, no TSO super-frames (the switch forwards bytes, it does not finish them).
+    ip netns exec "$PREFIX$b" ethtool -K eth0 txvlan off tx off tso off gso off >/dev/null
+    ip -n "$PREFIX$b" link set eth0 mtu "$MTU" up
+  fi
+}
+
+# The entry of $LINKS with SW:PORT at one end.
+link_at() { # switch:port
+  local link
+  for link in $LINKS; do
+    if [ "${link%%-*}" = "$1" ] || [ "${link#*-}" = "$1" ]; then echo "$link"; return 0; fi
+  done
+  echo "topology.sh: no link at $1" >&2; exit 2
+}
+
+relink() { # switch:port
+  local link; link=$(link_at "$1")
+  local a=${link%%-*}
+  ip -n "$PREFIX${a%%:*}" link del "${a#*:}" 2>/dev/null || true
+  add_link "$link"
 }
 
 switch_port() { # switch port
@@ -217,18 +239,20 @@ command=$1; shift
 select_topology "$1"; shift
 # For programs that drive a topology (pfcswitch scenario run): its nodes, one kind per line.
 [ "$command" = describe ] && { echo "switches $SWITCHES"; echo "hosts $HOSTS"; echo "links $LINKS"; exit 0; }
-PREFIX=pfc- CONFIGS=$DEFAULT_CONFIGS NO_DAEMON= MTU=1500
+PREFIX=pfc- CONFIGS=$DEFAULT_CONFIGS NO_DAEMON= MTU=1500 END=
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) PREFIX=$2; shift 2 ;;
     --config-dir|--config) CONFIGS=$2; shift 2 ;;
     --no-daemon) NO_DAEMON=1; shift ;;
     --mtu) MTU=$2; shift 2 ;;
+    *:*) [ "$command" = relink ] && [ -z "$END" ] || usage; END=$1; shift ;;
     *) usage ;;
   esac
 done
 case "$command" in
   up) trap 'echo "topology.sh: setup failed; tearing down" >&2; down' ERR; up; trap - ERR ;;
   down) down ;;
+  relink) [ -n "$END" ] || usage; relink "$END" ;;
   *) usage ;;
 esac

@@ -108,6 +108,8 @@ pub enum ClassifierError {
 #[derive(Debug)]
 pub struct Classifier {
     ebpf: Ebpf,
+    /// Per port index: the interface index it is attached to, and the link.
+    attached: std::collections::BTreeMap<u32, (u32, XdpLinkId)>,
 }
 
 impl Classifier {
@@ -121,7 +123,7 @@ impl Classifier {
             .try_into()
             .map_err(ClassifierError::Program)?;
         program.load().map_err(ClassifierError::Program)?;
-        Ok(Classifier { ebpf })
+        Ok(Classifier { ebpf, attached: Default::default() })
     }
 
     /// Sets how `iface` classifies frames (attached or not: a reload changes it in place).
@@ -171,8 +173,26 @@ impl Classifier {
     /// an occupied slot is retried for up to two seconds before it is an error.
     pub fn attach(&mut self, iface: &str, port: &PortClassification) -> Result<(), ClassifierError> {
         let ifindex = self.configure_port(iface, port)?;
-        let program: &mut Xdp = self.ebpf.program_mut(PROGRAM_NAME).expect("loaded").try_into().expect("is XDP");
-        attach_native(program, iface, ifindex).map(drop)
+        let link = attach_native(self.program(), iface, ifindex)?;
+        self.attached.insert(port.port_index, (ifindex, link));
+        Ok(())
+    }
+
+    /// Forgets port `port_index`, whose interface vanished: its link (which the kernel
+    /// already took off the interface) and its configuration entry.
+    pub fn release(&mut self, port_index: u32) {
+        let Some((ifindex, link)) = self.attached.remove(&port_index) else { return };
+        if let Err(error) = self.program().detach(link) {
+            log::debug!("the XDP link of port index {port_index} was already gone: {error}");
+        }
+        if let Ok(mut config) = self.map_mut::<HashMap<&mut MapData, u32, PortConfigValue>>("port_config") {
+            // An entry already gone is as good as removed.
+            let _ = config.remove(&ifindex);
+        }
+    }
+
+    fn program(&mut self) -> &mut Xdp {
+        self.ebpf.program_mut(PROGRAM_NAME).expect("loaded").try_into().expect("is XDP")
     }
 
     /// Frames and bytes received per priority on `port_index`, summed over CPUs.

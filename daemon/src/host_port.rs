@@ -33,7 +33,7 @@
 
 use crate::classifier::{ClassifierError, attach_native, if_index};
 use crate::umem::{FRAME_SIZE, FramePool, UmemArea};
-use crate::xsk::{RING_SIZE, Sockets, XskError, rx_queue_count, tx_desc};
+use crate::xsk::{Owner, RING_SIZE, Sockets, XskError, rx_queue_count, tx_desc};
 use aya::Ebpf;
 use aya::maps::{MapData, XskMap};
 use aya::programs::Xdp;
@@ -151,13 +151,16 @@ impl HostPort {
         program.load().map_err(setup("load the endpoint XDP program", iface))?;
 
         let area = UmemArea::new(UMEM_FRAMES).map_err(setup("map the UMEM", iface))?;
-        let sockets = Sockets::open_queues(&area, &[iface.to_string()], |_| 1).map_err(|error| match error {
-            XskError::NoSuchInterface(name) => HostPortError::NoSuchInterface(name),
-            XskError::Umem(text) => {
-                HostPortError::Setup { call: "create the UMEM", iface: iface.to_string(), reason: text }
-            }
-            socket => HostPortError::Socket(socket),
-        })?;
+        let sockets =
+            Sockets::open_queues(&area, &[iface.to_string()], |_| 1, Owner::FirstPort).map_err(
+                |error| match error {
+                    XskError::NoSuchInterface(name) => HostPortError::NoSuchInterface(name),
+                    XskError::Umem(text) => {
+                        HostPortError::Setup { call: "create the UMEM", iface: iface.to_string(), reason: text }
+                    }
+                    socket => HostPortError::Socket(socket),
+                },
+            )?;
         {
             let map = ebpf.map_mut("xsks").expect("endpoint.o defines map xsks");
             let mut xsks: XskMap<&mut MapData> = XskMap::try_from(map).map_err(setup("open map xsks", iface))?;
@@ -238,7 +241,7 @@ impl HostPort {
         area.chunk_mut(addr)[..frame.len()].copy_from_slice(frame);
         writer.insert_once(tx_desc(addr, frame.len() as u32));
         writer.commit();
-        pool.submitted(addr);
+        pool.submitted(addr, 0);
         *tx_outstanding += 1;
         Ok(true)
     }
@@ -266,7 +269,7 @@ impl HostPort {
     fn reap(&mut self) {
         let HostPort { sockets, pool, tx_outstanding, .. } = self;
         sockets.queues[0].reap_completions(|addr| {
-            pool.completed(addr);
+            pool.completed(addr, 0);
             *tx_outstanding -= 1;
         });
     }

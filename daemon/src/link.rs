@@ -54,11 +54,44 @@ impl LinkState {
     }
 }
 
-/// `iface` is now `state`.
+/// `iface` (interface index `index`) is now `state`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkEvent {
     pub iface: String,
+    pub index: u32,
     pub state: LinkState,
+}
+
+impl LinkEvent {
+    /// The state of `iface` now, from sysfs (index 0 when absent).
+    pub fn read(iface: &str) -> LinkEvent {
+        let index = std::fs::read_to_string(format!("/sys/class/net/{iface}/ifindex"))
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(0);
+        LinkEvent { iface: iface.to_string(), index, state: LinkState::read(iface) }
+    }
+}
+
+/// One port's link as the datapath last saw it.
+#[derive(Clone, Copy, Debug)]
+pub struct PortLink {
+    pub state: LinkState,
+    pub transitions: u64,
+    /// The index of the interface the port's sockets and XDP program are on; `None` while
+    /// the port is unbound.
+    pub bound: Option<u32>,
+}
+
+impl PortLink {
+    /// A port bound at start to the interface `now` describes.
+    pub fn bound(now: LinkEvent) -> PortLink {
+        PortLink { state: now.state, transitions: 0, bound: Some(now.index) }
+    }
+
+    pub fn is_bound(&self) -> bool {
+        self.bound.is_some()
+    }
 }
 
 /// What a read of the event socket found.
@@ -130,7 +163,7 @@ fn parse(mut bytes: &[u8], events: &mut Vec<LinkEvent>) {
 
 fn event(link: &LinkMessage, state: LinkState) -> Option<LinkEvent> {
     link.attributes.iter().find_map(|attribute| match attribute {
-        LinkAttribute::IfName(name) => Some(LinkEvent { iface: name.clone(), state }),
+        LinkAttribute::IfName(name) => Some(LinkEvent { iface: name.clone(), index: link.header.index, state }),
         _ => None,
     })
 }
@@ -143,7 +176,7 @@ mod tests {
 
     fn message(new: bool, name: &str, flags: LinkFlags) -> Vec<u8> {
         let mut link = LinkMessage::default();
-        link.header = LinkHeader { flags, ..LinkHeader::default() };
+        link.header = LinkHeader { flags, index: 7, ..LinkHeader::default() };
         link.attributes.push(LinkAttribute::IfName(name.into()));
         let inner = if new { RouteNetlinkMessage::NewLink(link) } else { RouteNetlinkMessage::DelLink(link) };
         let mut message = NetlinkMessage::new(NetlinkHeader::default(), NetlinkPayload::InnerMessage(inner));
@@ -160,8 +193,8 @@ mod tests {
         datagram.extend(message(true, "p2", LinkFlags::Up | LinkFlags::LowerUp | LinkFlags::Running));
         let mut events = Vec::new();
         parse(&datagram, &mut events);
-        let states: Vec<_> = events.iter().map(|e| (e.iface.as_str(), e.state)).collect();
-        assert_eq!(states, [("p2", LinkState::Down), ("p2", LinkState::Absent), ("p2", LinkState::Up)]);
+        let states: Vec<_> = events.iter().map(|e| (e.iface.as_str(), e.index, e.state)).collect();
+        assert_eq!(states, [("p2", 7, LinkState::Down), ("p2", 7, LinkState::Absent), ("p2", 7, LinkState::Up)]);
     }
 
     #[test]
@@ -176,7 +209,8 @@ mod tests {
 
     #[test]
     fn loopback_is_up_and_a_missing_interface_absent() {
-        assert_eq!(LinkState::read("lo"), LinkState::Up);
+        assert_eq!(LinkEvent::read("lo"), LinkEvent { iface: "lo".into(), index: 1, state: LinkState::Up });
         assert_eq!(LinkState::read("pfcswitch-no-such-if"), LinkState::Absent);
+        assert_eq!(LinkEvent::read("pfcswitch-no-such-if").index, 0);
     }
 }

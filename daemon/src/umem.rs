@@ -4,6 +4,11 @@
 //! switch core (an accepted frame, by handle = its UMEM address), or one or more TX rings
 //! (a flooded frame is sent on several ports from the same bytes). It returns to the free
 //! list when the core has let go of it and every transmission of it has completed.
+//!
+//! The pool remembers which port's fill ring each frame was given to and on which ports it
+//! is being sent, so that the frames a vanished interface took with it come back
+//! ([`FramePool::forget_port`]): an interface deleted and recreated a hundred times costs
+//! no frame.
 
 use std::io;
 use std::ptr::NonNull;
@@ -118,12 +123,19 @@ fn chunk_index(addr: u64) -> usize {
     (addr / u64::from(FRAME_SIZE)) as usize
 }
 
+/// Ports a pool can tell apart: one bit each in a frame's set of sending ports.
+pub const POOL_PORTS: usize = 64;
+/// `filling` of a frame in no fill ring.
+const NOT_FILLING: u8 = u8::MAX;
+
 /// Ownership of every UMEM frame.
 #[derive(Debug)]
 pub struct FramePool {
     free: Vec<u64>,
-    /// Transmissions submitted and not yet completed, per chunk.
-    in_flight: Vec<u16>,
+    /// Per chunk, the ports whose TX queue holds a transmission of it not yet completed.
+    sending: Vec<u64>,
+    /// Per chunk, the port whose fill ring it was given to, until it is received.
+    filling: Vec<u8>,
     /// The core still holds the frame.
     held: Vec<bool>,
 }
@@ -132,7 +144,8 @@ impl FramePool {
     pub fn new(frames: u32) -> FramePool {
         FramePool {
             free: (0..frames).rev().map(|i| u64::from(i) * u64::from(FRAME_SIZE)).collect(),
-            in_flight: vec![0; frames as usize],
+            sending: vec![0; frames as usize],
+            filling: vec![NOT_FILLING; frames as usize],
             held: vec![false; frames as usize],
         }
     }
@@ -141,23 +154,33 @@ impl FramePool {
         self.free.pop()
     }
 
+    /// A free frame for the fill ring of `port`'s socket.
+    pub fn alloc_for_fill(&mut self, port: usize) -> Option<u64> {
+        let addr = self.free.pop()?;
+        self.filling[chunk_index(addr)] = port as u8;
+        Some(addr)
+    }
+
     pub fn free_count(&self) -> usize {
         self.free.len()
     }
 
     /// Frames the core holds, and frames with transmissions in flight.
     pub fn held_and_in_flight(&self) -> (usize, usize) {
-        (self.held.iter().filter(|&&h| h).count(), self.in_flight.iter().filter(|&&n| n > 0).count())
+        (self.held.iter().filter(|&&h| h).count(), self.sending.iter().filter(|&&ports| ports != 0).count())
     }
 
     /// A received frame that nobody keeps (consumed or dropped at once).
     pub fn release(&mut self, addr: u64) {
+        self.filling[chunk_index(addr)] = NOT_FILLING;
         self.free.push(chunk_base(addr));
     }
 
     /// The core accepted a received frame.
     pub fn hold(&mut self, addr: u64) {
-        self.held[chunk_index(addr)] = true;
+        let index = chunk_index(addr);
+        self.filling[index] = NOT_FILLING;
+        self.held[index] = true;
     }
 
     /// The core let go of a frame (its last copy was handed out, or it was dropped).
@@ -167,18 +190,37 @@ impl FramePool {
         self.free_if_idle(index);
     }
 
-    pub fn submitted(&mut self, addr: u64) {
-        self.in_flight[chunk_index(addr)] += 1;
+    /// A transmission of the frame went into `port`'s TX ring (one at a time per port: the
+    /// frame is not free again before it completes).
+    pub fn submitted(&mut self, addr: u64, port: usize) {
+        self.sending[chunk_index(addr)] |= 1 << port;
     }
 
-    pub fn completed(&mut self, addr: u64) {
+    pub fn completed(&mut self, addr: u64, port: usize) {
         let index = chunk_index(addr);
-        self.in_flight[index] -= 1;
+        self.sending[index] &= !(1 << port);
         self.free_if_idle(index);
     }
 
+    /// `port`'s sockets are closed (its interface vanished): the frames in its fill ring,
+    /// received but never read, or waiting to be sent on it come back. Returns how many.
+    pub fn forget_port(&mut self, port: usize) -> usize {
+        let mut freed = 0;
+        for index in 0..self.held.len() {
+            let before = self.free.len();
+            if self.filling[index] == port as u8 {
+                self.filling[index] = NOT_FILLING;
+                self.free.push(index as u64 * u64::from(FRAME_SIZE));
+            } else if self.sending[index] & (1 << port) != 0 {
+                self.completed(index as u64 * u64::from(FRAME_SIZE), port);
+            }
+            freed += self.free.len() - before;
+        }
+        freed
+    }
+
     fn free_if_idle(&mut self, index: usize) {
-        if !self.held[index] && self.in_flight[index] == 0 {
+        if !self.held[index] && self.sending[index] == 0 {
             self.free.push(index as u64 * u64::from(FRAME_SIZE));
         }
     }
@@ -193,15 +235,40 @@ mod tests {
         let mut pool = FramePool::new(4);
         let frame = pool.alloc().unwrap() + 256; // received data sits after the XDP headroom
         pool.hold(frame);
-        pool.submitted(frame);
-        pool.submitted(frame);
+        pool.submitted(frame, 1);
+        pool.submitted(frame, 2);
         pool.unhold(frame);
         assert_eq!(pool.free_count(), 3);
-        pool.completed(frame);
+        pool.completed(frame, 2);
         assert_eq!(pool.free_count(), 3);
-        pool.completed(frame);
+        pool.completed(frame, 1);
         assert_eq!(pool.free_count(), 4);
         assert_eq!(pool.alloc(), Some(0), "the chunk base comes back");
+    }
+
+    #[test]
+    fn a_vanished_port_gives_back_its_fill_ring_and_its_transmissions_only() {
+        let mut pool = FramePool::new(8);
+        let filled: Vec<u64> = (0..3).map(|_| pool.alloc_for_fill(2).unwrap()).collect();
+        let other_port = pool.alloc_for_fill(1).unwrap();
+        pool.hold(filled[0] + 256); // received and accepted: the core owns it now
+        let control = pool.alloc().unwrap();
+        pool.submitted(control, 2);
+        let flooded = filled[0] + 256;
+        pool.submitted(flooded, 2);
+        pool.submitted(flooded, 3);
+        pool.unhold(flooded);
+        assert_eq!(pool.free_count(), 3);
+
+        // Two frames of p2's fill ring and the control frame; the flooded frame is still
+        // being sent on port 3, and port 1's fill ring keeps its frame.
+        assert_eq!(pool.forget_port(2), 3);
+        assert_eq!(pool.free_count(), 6);
+        pool.completed(flooded, 3);
+        assert_eq!(pool.free_count(), 7);
+        assert_eq!(pool.forget_port(2), 0, "nothing is given back twice");
+        pool.release(other_port + 256);
+        assert_eq!(pool.free_count(), 8);
     }
 
     #[test]

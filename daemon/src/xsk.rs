@@ -5,6 +5,14 @@
 //! else in copy mode (veth never does); every other socket joins with `XDP_SHARED_UMEM` and
 //! no other flag, as the kernel requires, inherits the mode, and brings its own fill and
 //! completion rings for its device queue.
+//!
+//! The kernel lets a socket join a UMEM only while the UMEM's own socket is bound
+//! (`xsk_bind`: `-EBADF` otherwise), and a socket whose interface is deleted is unbound for
+//! good. So in copy mode the UMEM's own socket is an *anchor* bound to `lo` queue 0 with
+//! nothing directed to it: `lo` lives as long as the namespace, and every port's interface
+//! may vanish and come back ([`Sockets::open_port`]). Zero-copy cannot be had on `lo`, so
+//! there the first port owns the UMEM as before, and if its interface is deleted, no port
+//! can be bound again until pfcswitchd restarts (logged when it happens).
 
 use crate::umem::{FRAME_SIZE, FramePool, UmemArea};
 use std::ffi::CString;
@@ -126,14 +134,21 @@ impl QueueSocket {
         // Exactly as many frames as slots: xdpilone's insert zips the iterator first and
         // would drop one frame pulled beyond the last slot.
         let slots = writer.capacity();
-        writer.insert((0..slots).map_while(|_| pool.alloc()));
+        writer.insert((0..slots).map_while(|_| pool.alloc_for_fill(self.port)));
         writer.commit();
     }
+}
+
+/// The UMEM's own socket in copy mode, bound to `lo` so that it outlives any port.
+struct Anchor {
+    _device: DeviceQueue,
+    _user: User,
 }
 
 /// The UMEM and every socket on it.
 pub struct Sockets {
     pub umem: Umem,
+    anchor: Option<Anchor>,
     pub queues: Vec<QueueSocket>,
     /// Whether the sockets run zero-copy (else copy mode).
     pub zero_copy: bool,
@@ -153,17 +168,63 @@ pub fn rx_queue_count(iface: &str) -> u32 {
         .max(1)
 }
 
+/// Who owns the UMEM in copy mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// The first port's first socket: for a process that never rebinds (an endpoint, a bench).
+    FirstPort,
+    /// An anchor socket on `lo`, so that ports can be bound again after their interface
+    /// vanished (the switch). Falls back to the first port if `lo` is taken.
+    Loopback,
+}
+
 impl Sockets {
     /// Opens a socket on every queue of every interface in `ifaces` (port order): zero-copy
     /// if the drivers allow it, else (veth, or any failure) copy mode on a fresh UMEM.
-    pub fn open(area: &UmemArea, ifaces: &[String]) -> Result<Sockets, XskError> {
-        Self::open_queues(area, ifaces, rx_queue_count)
+    pub fn open(area: &UmemArea, ifaces: &[String], owner: Owner) -> Result<Sockets, XskError> {
+        Self::open_queues(area, ifaces, rx_queue_count, owner)
     }
 
     /// Like [`Sockets::open`], on RX queues `0..queue_count(iface)` of each interface.
-    pub fn open_queues(area: &UmemArea, ifaces: &[String], queue_count: fn(&str) -> u32) -> Result<Sockets, XskError> {
-        Self::open_in(area, ifaces, queue_count, SocketConfig::XDP_BIND_ZEROCOPY)
-            .or_else(|_| Self::open_in(area, ifaces, queue_count, SocketConfig::XDP_BIND_COPY))
+    pub fn open_queues(
+        area: &UmemArea,
+        ifaces: &[String],
+        queue_count: fn(&str) -> u32,
+        owner: Owner,
+    ) -> Result<Sockets, XskError> {
+        Self::open_in(area, ifaces, queue_count, SocketConfig::XDP_BIND_ZEROCOPY, Owner::FirstPort)
+            .or_else(|_| Self::open_in(area, ifaces, queue_count, SocketConfig::XDP_BIND_COPY, owner))
+    }
+
+    /// Whether the UMEM belongs to the anchor on `lo` (else to the first port's socket).
+    pub fn has_anchor(&self) -> bool {
+        self.anchor.is_some()
+    }
+
+    /// Opens the sockets of `port` on every RX queue of `iface` (an interface that came
+    /// back), joining the UMEM. Returns the new sockets' indexes in `queues`.
+    pub fn open_port(&mut self, port: usize, iface: &str) -> Result<std::ops::Range<usize>, XskError> {
+        let start = self.queues.len();
+        for queue in 0..rx_queue_count(iface) {
+            match open_queue(&self.umem, port, iface, queue, 0) {
+                Ok(socket) => self.queues.push(socket),
+                Err(error) => {
+                    self.queues.truncate(start);
+                    return Err(error);
+                }
+            }
+        }
+        Ok(start..self.queues.len())
+    }
+
+    /// Closes the sockets of `port` (its interface vanished).
+    pub fn close_port(&mut self, port: usize) {
+        self.queues.retain(|queue| queue.port != port);
+    }
+
+    /// The index in `queues` of `port`'s TX queue (its queue 0), if it has sockets.
+    pub fn tx_queue(&self, port: usize) -> Option<usize> {
+        self.queues.iter().position(|queue| queue.port == port && queue.queue == 0)
     }
 
     fn open_in(
@@ -171,6 +232,7 @@ impl Sockets {
         ifaces: &[String],
         queue_count: fn(&str) -> u32,
         mode: u16,
+        owner: Owner,
     ) -> Result<Sockets, XskError> {
         let config = UmemConfig {
             fill_size: RING_SIZE,
@@ -182,28 +244,55 @@ impl Sockets {
         // SAFETY: the area is page aligned, sized for whole frames, and outlives the sockets
         // (the datapath drops them before the area).
         let umem = unsafe { Umem::new(config, area.as_non_null()) }.map_err(|e| XskError::Umem(errno_text(&e)))?;
+        let anchor = match owner {
+            Owner::Loopback => open_anchor(&umem, mode)
+                .inspect_err(|error| {
+                    log::warn!("no UMEM anchor on lo ({error}): a port whose interface is deleted stays absent");
+                })
+                .ok(),
+            Owner::FirstPort => None,
+        };
         let mut queues = Vec::new();
         for (port, iface) in ifaces.iter().enumerate() {
             for queue in 0..queue_count(iface) {
-                let bind_flags = if queues.is_empty() { mode } else { 0 };
+                let bind_flags = if queues.is_empty() && anchor.is_none() { mode } else { 0 };
                 queues.push(open_queue(&umem, port, iface, queue, bind_flags)?);
             }
         }
-        Ok(Sockets { umem, queues, zero_copy: mode == SocketConfig::XDP_BIND_ZEROCOPY })
+        Ok(Sockets { umem, anchor, queues, zero_copy: mode == SocketConfig::XDP_BIND_ZEROCOPY })
     }
+}
+
+/// The error of `call` on the socket of `iface` queue `queue`.
+fn failure<'a>(call: &'static str, iface: &'a str, queue: u32) -> impl FnOnce(Errno) -> XskError + 'a {
+    move |errno| XskError::Socket {
+        call,
+        iface: iface.to_string(),
+        queue,
+        hint: hint(&errno),
+        errno: errno_text(&errno),
+    }
+}
+
+/// Binds the UMEM's own socket to `lo` queue 0, with an RX ring nothing is directed to.
+fn open_anchor(umem: &Umem, mode: u16) -> Result<Anchor, XskError> {
+    const LOOPBACK: &str = "lo";
+    let fail = |call| failure(call, LOOPBACK, 0);
+    let mut info = IfInfo::invalid();
+    info.from_name(c"lo").map_err(|_| XskError::NoSuchInterface(LOOPBACK.to_string()))?;
+    info.set_queue(0);
+    let socket = Socket::with_shared(&info, umem).map_err(fail("create"))?;
+    let device = umem.fq_cq(&socket).map_err(fail("set up the fill and completion rings of"))?;
+    set_cloexec(device.as_raw_fd());
+    let rings = SocketConfig { rx_size: NonZeroU32::new(64), tx_size: None, bind_flags: mode };
+    let user = umem.rx_tx(&socket, &rings).map_err(fail("set up the RX ring of"))?;
+    umem.bind(&user).map_err(fail("bind"))?;
+    Ok(Anchor { _device: device, _user: user })
 }
 
 /// Opens one socket; `bind_flags` is the mode for the UMEM's first socket, 0 for the others.
 fn open_queue(umem: &Umem, port: usize, iface: &str, queue: u32, bind_flags: u16) -> Result<QueueSocket, XskError> {
-    let fail = |call: &'static str| {
-        move |errno: Errno| XskError::Socket {
-            call,
-            iface: iface.to_string(),
-            queue,
-            hint: hint(&errno),
-            errno: errno_text(&errno),
-        }
-    };
+    let fail = |call| failure(call, iface, queue);
     let name = CString::new(iface).map_err(|_| XskError::NoSuchInterface(iface.to_string()))?;
     let mut info = IfInfo::invalid();
     info.from_name(&name).map_err(|_| XskError::NoSuchInterface(iface.to_string()))?;

@@ -88,6 +88,17 @@ impl Topology {
         command
     }
 
+    /// Deletes the veth pair at `end` (`sw1:p2`) and creates it again as `up` did: a cable,
+    /// or a NIC with its driver, replaced.
+    pub fn relink(&self, end: &str) {
+        let output = self.script("relink").arg(end).output().expect("run topology.sh");
+        assert!(
+            output.status.success(),
+            "topology.sh relink {end} failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
     /// The namespace of node `node` (`sw1`, `h2`).
     pub fn ns(&self, node: &str) -> String {
         format!("{}{node}", self.prefix)

@@ -19,7 +19,7 @@ use pfcswitch_wire::{EthernetAddress, Ipv4Addr, Pcp};
 use pfcswitchd::classifier::{Classifier, PortClassification, if_index};
 use pfcswitchd::signals::{self, SignalFd};
 use pfcswitchd::umem::{FramePool, UmemArea};
-use pfcswitchd::xsk::{QueueSocket, RING_SIZE, Sockets, rx_queue_count, tx_desc};
+use pfcswitchd::xsk::{Owner, QueueSocket, RING_SIZE, Sockets, rx_queue_count, tx_desc};
 use std::os::fd::RawFd;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -176,7 +176,7 @@ fn flood(args: &FloodArgs) -> Result<(), String> {
     let frame = area.chunk_mut(0);
     let len = FlowSender::new(spec).next_frame(spec.start, args.src, Ipv4Addr::new(10, 0, 0, 1), frame);
     let desc = tx_desc(0, len as u32);
-    let mut sockets = Sockets::open(&area, std::slice::from_ref(&args.iface)).map_err(text)?;
+    let mut sockets = Sockets::open(&area, std::slice::from_ref(&args.iface), Owner::FirstPort).map_err(text)?;
     let queue = &mut sockets.queues[0];
     let budget = tune_generator_socket(queue.fd());
 
@@ -278,7 +278,7 @@ fn xsk_forward(ports: &Ports) -> Result<(), String> {
     let queues: u32 = ifaces.iter().map(|iface| rx_queue_count(iface)).sum();
     let frames = queues * 2 * RING_SIZE;
     let area = UmemArea::new(frames).map_err(text)?;
-    let mut sockets = Sockets::open(&area, &ifaces).map_err(text)?;
+    let mut sockets = Sockets::open(&area, &ifaces, Owner::FirstPort).map_err(text)?;
     let mut pool = FramePool::new(frames);
     for socket in &sockets.queues {
         classifier.register_socket(socket.port as u32, socket.queue, socket.fd()).map_err(text)?;

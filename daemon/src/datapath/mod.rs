@@ -5,12 +5,12 @@
 use crate::classifier::{Classifier, ClassifierDrop, ClassifierError, META_LEN, META_MAGIC, PortClassification};
 use crate::config;
 use crate::control::Call;
-use crate::link::{Events, LinkEvent, LinkState, LinkWatcher};
+use crate::link::{LinkEvent, LinkState, LinkWatcher, PortLink};
 use crate::notify;
 use crate::signals::{EventFd, SignalAction, SignalFd};
 use crate::timer::{self, Clock, Lateness};
 use crate::umem::{FramePool, UmemArea, chunk_base};
-use crate::xsk::{RING_SIZE, Sockets, TX_BUDGET, XskError, tx_desc};
+use crate::xsk::{Owner, RING_SIZE, Sockets, TX_BUDGET, XskError, tx_desc};
 use pfcswitch_link::time::Instant;
 use pfcswitch_switch::config::{PolicyConfig, SwitchConfig};
 use pfcswitch_switch::report::{ControlRequest, ControlResponse, DatapathReport, QueueDepths, Snapshot, XdpPortReport};
@@ -21,6 +21,8 @@ use std::sync::Arc;
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 use xdpilone::xdp::XdpDesc;
+
+mod links;
 
 /// Line-rate credit of every port's shaper (and of the endpoints' NICs): a wake-up late by
 /// scheduling (two cores shared with the endpoints) costs no throughput, and the long-run
@@ -71,8 +73,9 @@ pub struct Datapath {
     switch: Switch,
     config: SwitchConfig,
     options: Options,
-    /// For each port, the index in `sockets.queues` of its TX queue (queue 0).
-    tx_queue: Vec<usize>,
+    /// For each port, the index in `sockets.queues` of its TX queue (queue 0), while it has
+    /// sockets.
+    tx_queue: Vec<Option<usize>>,
     clock: Clock,
     started: std::time::Instant,
     lateness: Lateness,
@@ -83,8 +86,7 @@ pub struct Datapath {
     meta_missing: u64,
     /// The kernel's link events, and each port's link as they left it.
     links: LinkWatcher,
-    link_state: Vec<LinkState>,
-    link_transitions: Vec<u64>,
+    port_links: Vec<PortLink>,
     /// The descriptors the idle wait polls: every RX ring, then the link events, the
     /// signalfd and the eventfd.
     poll_fds: Vec<libc::pollfd>,
@@ -137,9 +139,9 @@ impl Datapath {
         // Subscribed before the first read of the states, so that no change falls between.
         let links =
             LinkWatcher::open().map_err(|source| DatapathError::Io { what: "open the rtnetlink socket", source })?;
-        let link_state: Vec<LinkState> = ifaces.iter().map(|iface| LinkState::read(iface)).collect();
-        for (port, state) in link_state.iter().enumerate().filter(|(_, state)| **state != LinkState::Up) {
-            log::warn!("port {} ({}): link {} at start", config.ports[port].name, ifaces[port], state.name());
+        let port_links: Vec<PortLink> = ifaces.iter().map(|iface| PortLink::bound(LinkEvent::read(iface))).collect();
+        for (port, link) in port_links.iter().enumerate().filter(|(_, link)| link.state != LinkState::Up) {
+            log::warn!("port {} ({}): link {} at start", config.ports[port].name, ifaces[port], link.state.name());
             switch.set_link(Instant::ZERO, port, false);
         }
         for (port, iface) in ifaces.iter().enumerate() {
@@ -151,16 +153,14 @@ impl Datapath {
         let queues: u32 = ifaces.iter().map(|i| crate::xsk::rx_queue_count(i)).sum();
         let frames = config.frames() + queues * (FILL_TARGET + RING_SIZE / 4) + CONTROL_RESERVE as u32;
         let area = UmemArea::new(frames).map_err(|source| DatapathError::Io { what: "map the UMEM", source })?;
-        let sockets = Sockets::open(&area, &ifaces)?;
+        let sockets = Sockets::open(&area, &ifaces, Owner::Loopback)?;
         for socket in &sockets.queues {
             classifier.register_socket(socket.port as u32, socket.queue, socket.fd())?;
         }
         for (index, iface) in ifaces.iter().enumerate() {
             classifier.attach(iface, &classification(&config, index)?)?;
         }
-        let tx_queue = (0..ifaces.len())
-            .map(|port| sockets.queues.iter().position(|q| q.port == port && q.queue == 0).expect("queue 0 exists"))
-            .collect();
+        let tx_queue = (0..ifaces.len()).map(|port| sockets.tx_queue(port)).collect();
         let signals = SignalFd::new().map_err(|source| DatapathError::Io { what: "create the signalfd", source })?;
         Ok(Datapath {
             sockets,
@@ -178,9 +178,8 @@ impl Datapath {
             calls,
             loops: 0,
             meta_missing: 0,
-            link_transitions: vec![0; link_state.len()],
             links,
-            link_state,
+            port_links,
             poll_fds: Vec::new(),
             classifier,
         })
@@ -290,14 +289,15 @@ impl Datapath {
         let (mut any, mut waiting) = (false, false);
         let turn = BATCH * self.sockets.queues.len() as u32;
         for port in 0..self.tx_queue.len() {
+            let Some(tx_queue) = self.tx_queue[port] else { continue };
             let mut budget = turn;
             while budget > 0 {
-                let sent = self.write_tx(now, port, budget.min(BATCH));
+                let sent = self.write_tx(now, port, tx_queue, budget.min(BATCH));
                 budget -= sent;
                 any |= sent > 0;
-                let queue = &mut self.sockets.queues[self.tx_queue[port]];
+                let queue = &mut self.sockets.queues[tx_queue];
                 let left = queue.drain_tx();
-                queue.reap_completions(|addr| self.pool.completed(addr));
+                queue.reap_completions(|addr| self.pool.completed(addr, port));
                 if left {
                     waiting = true;
                     break;
@@ -310,11 +310,11 @@ impl Datapath {
         (any, waiting)
     }
 
-    /// Moves up to `max` of the core's transmissions on `port` into its TX ring. Returns
-    /// how many.
-    fn write_tx(&mut self, now: Instant, port: usize, max: u32) -> u32 {
-        let Datapath { sockets, area, pool, switch, tx_queue, .. } = self;
-        let mut writer = sockets.queues[tx_queue[port]].tx.transmit(max);
+    /// Moves up to `max` of the core's transmissions on `port` into its TX ring (in
+    /// `sockets.queues[tx_queue]`). Returns how many.
+    fn write_tx(&mut self, now: Instant, port: usize, tx_queue: usize, max: u32) -> u32 {
+        let Datapath { sockets, area, pool, switch, .. } = self;
+        let mut writer = sockets.queues[tx_queue].tx.transmit(max);
         let mut sent = 0;
         while sent < writer.capacity() && pool.free_count() > 0 {
             let Some(tx) = switch.poll_tx(now, port) else { break };
@@ -326,7 +326,7 @@ impl Datapath {
                     if ce {
                         mark_ecn_ce(area.bytes_mut(handle, len as usize));
                     }
-                    pool.submitted(handle);
+                    pool.submitted(handle, port);
                     if last {
                         pool.unhold(handle);
                     }
@@ -335,7 +335,7 @@ impl Datapath {
                 Tx::Control(control) => {
                     let addr = pool.alloc().expect("checked free_count");
                     let len = switch.emit_control(port, &control, area.chunk_mut(addr));
-                    pool.submitted(addr);
+                    pool.submitted(addr, port);
                     tx_desc(addr, len as u32)
                 }
             };
@@ -359,56 +359,6 @@ impl Datapath {
         for queue in &mut self.sockets.queues {
             queue.refill(&mut self.pool, FILL_TARGET, CONTROL_RESERVE);
         }
-    }
-
-    /// Applies the kernel's link changes to the ports.
-    fn follow_links(&mut self, now: Instant) {
-        let events = match self.links.read() {
-            Ok(Events::Changes(events)) => events,
-            Ok(Events::Lost) => {
-                log::warn!("link events were lost (socket overrun): reading every port's link again");
-                let config = &self.config;
-                (0..config.ports.len())
-                    .map(|index| LinkEvent {
-                        iface: iface_of(config, index).to_string(),
-                        state: LinkState::read(iface_of(config, index)),
-                    })
-                    .collect()
-            }
-            Err(error) => {
-                log::error!("cannot read link events: {error}");
-                return;
-            }
-        };
-        for event in events {
-            for port in 0..self.config.ports.len() {
-                if iface_of(&self.config, port) == event.iface {
-                    self.set_link(now, port, event.state);
-                }
-            }
-        }
-    }
-
-    /// One port's link changed: the switch follows (a port down drops and counts what it
-    /// holds and what arrives for it), with one log line.
-    fn set_link(&mut self, now: Instant, port: usize, state: LinkState) {
-        let old = self.link_state[port];
-        if old == state {
-            return;
-        }
-        let (name, iface) = (&self.config.ports[port].name, iface_of(&self.config, port));
-        if old == LinkState::Absent {
-            // The socket and the XDP program went with the old interface.
-            log::warn!(
-                "port {name}: interface {iface} is back ({}), but the port stays absent until pfcswitchd restarts",
-                state.name()
-            );
-            return;
-        }
-        log::info!("port {name} ({iface}): link {} -> {}", old.name(), state.name());
-        self.link_state[port] = state;
-        self.link_transitions[port] += 1;
-        self.switch.set_link(now, port, state == LinkState::Up);
     }
 
     /// Reads pending signals (and drains the control thread's wake-up). Returns the signal
@@ -472,10 +422,9 @@ impl Datapath {
         let result = config::load(&self.options.config_path).map_err(|e| e.to_string()).and_then(|(new, _)| {
             let warnings =
                 self.switch.reconfigure(self.clock.now(), &self.config, &new).map_err(|e| format!("{path}: {e}"))?;
-            for index in 0..new.ports.len() {
-                let iface = new.ports[index].iface.clone().unwrap_or_else(|| new.ports[index].name.clone());
+            for index in (0..new.ports.len()).filter(|&index| self.port_links[index].is_bound()) {
                 let port = classification(&new, index).map_err(|e| e.to_string())?;
-                self.classifier.configure_port(&iface, &port).map_err(|e| e.to_string())?;
+                self.classifier.configure_port(iface_of(&new, index), &port).map_err(|e| e.to_string())?;
             }
             self.config = new;
             Ok(warnings)
@@ -494,8 +443,8 @@ impl Datapath {
         let now = self.clock.now();
         let mut snapshot = Snapshot::of(&self.switch, &self.config, now, self.started.elapsed().as_secs_f64());
         for (index, port) in snapshot.ports.iter_mut().enumerate() {
-            port.link = self.link_state[index].name().to_string();
-            port.link_transitions = self.link_transitions[index];
+            port.link = self.port_links[index].state.name().to_string();
+            port.link_transitions = self.port_links[index].transitions;
             let counters = self.classifier.rx_counters(index as u32).unwrap_or_default();
             port.xdp = Some(XdpPortReport {
                 rx_frames: counters.iter().map(|c| c.frames).collect(),

@@ -1,0 +1,121 @@
+//! Ports follow their interfaces: a link going down or up is handed to the switch; an
+//! interface that vanishes is unbound (its sockets closed, the frames they held taken back,
+//! its XDP link and classifier entry dropped) and the port kept as absent; an interface of
+//! that name appearing again is bound again at once, with no restart and no reload.
+
+use super::{Datapath, classification, iface_mac, iface_of};
+use crate::link::{Events, LinkEvent, LinkState};
+use pfcswitch_link::time::Instant;
+
+impl Datapath {
+    /// Applies the kernel's link changes to the ports.
+    pub(super) fn follow_links(&mut self, now: Instant) {
+        let events = match self.links.read() {
+            Ok(Events::Changes(events)) => events,
+            Ok(Events::Lost) => {
+                log::warn!("link events were lost (socket overrun): reading every port's link again");
+                (0..self.config.ports.len()).map(|port| LinkEvent::read(iface_of(&self.config, port))).collect()
+            }
+            Err(error) => {
+                log::error!("cannot read link events: {error}");
+                return;
+            }
+        };
+        for event in events {
+            for port in 0..self.config.ports.len() {
+                if iface_of(&self.config, port) == event.iface {
+                    self.follow(now, port, &event);
+                }
+            }
+        }
+    }
+
+    /// Port `port`'s interface reported `event`.
+    fn follow(&mut self, now: Instant, port: usize, event: &LinkEvent) {
+        let link = self.port_links[port];
+        let replaced = link.bound.is_some_and(|index| event.state != LinkState::Absent && index != event.index);
+        if event.state == LinkState::Absent || replaced {
+            // Deleted (and, if replaced, created again since): what was bound is gone.
+            self.set_link(now, port, LinkState::Absent);
+            self.unbind(port);
+        }
+        if event.state != LinkState::Absent && !self.port_links[port].is_bound() && !self.bind(port, event.index) {
+            return;
+        }
+        self.set_link(now, port, event.state);
+    }
+
+    /// One port's link changed: the switch follows (a port down drops and counts what it
+    /// holds and what arrives for it), with one log line.
+    fn set_link(&mut self, now: Instant, port: usize, state: LinkState) {
+        let link = &mut self.port_links[port];
+        if link.state == state {
+            return;
+        }
+        let (name, iface) = (&self.config.ports[port].name, iface_of(&self.config, port));
+        log::info!("port {name} ({iface}): link {} -> {}", link.state.name(), state.name());
+        link.state = state;
+        link.transitions += 1;
+        self.switch.set_link(now, port, state == LinkState::Up);
+    }
+
+    /// Closes the sockets of a port whose interface vanished and takes back every frame the
+    /// kernel had of it; drops its XDP link and classifier entry.
+    fn unbind(&mut self, port: usize) {
+        if self.port_links[port].bound.take().is_none() {
+            return;
+        }
+        self.sockets.close_port(port);
+        let frames = self.pool.forget_port(port);
+        self.classifier.release(port as u32);
+        // The other ports' sockets moved up in `sockets.queues`.
+        self.tx_queue = (0..self.tx_queue.len()).map(|port| self.sockets.tx_queue(port)).collect();
+        let name = &self.config.ports[port].name;
+        log::warn!(
+            "port {name}: interface {} is gone: unbound, {frames} UMEM frames taken back",
+            iface_of(&self.config, port)
+        );
+    }
+
+    /// Binds port `port` to the interface (index `index`) that appeared under its name:
+    /// sockets on the shared UMEM, XDP attached. Returns whether it is bound; if not, it
+    /// stays absent, says why, and the next event of that interface tries again.
+    fn bind(&mut self, port: usize, index: u32) -> bool {
+        let (name, iface) = (self.config.ports[port].name.clone(), iface_of(&self.config, port).to_string());
+        let result = (|| -> Result<usize, String> {
+            let queues = self.sockets.open_port(port, &iface).map_err(|e| e.to_string())?;
+            for socket in &self.sockets.queues[queues.clone()] {
+                self.classifier.register_socket(port as u32, socket.queue, socket.fd()).map_err(|e| e.to_string())?;
+            }
+            let classification = classification(&self.config, port).map_err(|e| e.to_string())?;
+            self.classifier.attach(&iface, &classification).map_err(|e| e.to_string())?;
+            Ok(queues.len())
+        })();
+        match result {
+            Ok(queues) => {
+                self.tx_queue[port] = self.sockets.tx_queue(port);
+                self.port_links[port].bound = Some(index);
+                if let Some(mac) = iface_mac(&iface) {
+                    self.switch.set_port_mac(port, mac);
+                }
+                self.refill();
+                log::info!("port {name}: interface {iface} is back: bound again on {queues} RX queue(s)");
+                true
+            }
+            Err(error) => {
+                self.sockets.close_port(port);
+                self.pool.forget_port(port);
+                self.classifier.release(port as u32);
+                // Without the anchor on lo, the UMEM belongs to the first port's socket, and
+                // the kernel lets no socket join it once that port's interface is gone.
+                let hint = if self.sockets.has_anchor() {
+                    ""
+                } else {
+                    " (if the first port's interface was deleted, the UMEM it owned takes no new socket: restart pfcswitchd)"
+                };
+                log::error!("port {name}: interface {iface} is back but cannot be bound: {error}{hint}");
+                false
+            }
+        }
+    }
+}
