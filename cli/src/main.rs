@@ -7,6 +7,7 @@ mod control;
 mod decode;
 mod fecn;
 mod frame;
+mod ledger;
 mod ofc;
 mod pfcwd;
 mod policy;
@@ -49,6 +50,13 @@ enum Command {
     Pfcstat,
     /// Ingress and egress occupancy, pause state and high-water marks.
     Queues {
+        /// Show every priority, not only lossless or used ones.
+        #[arg(short, long)]
+        all: bool,
+    },
+    /// Where every frame each port and priority took in went: received = dropped +
+    /// forwarded + waiting, assigned = sent + dropped + queued.
+    Ledger {
         /// Show every priority, not only lossless or used ones.
         #[arg(short, long)]
         all: bool,
@@ -130,6 +138,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Pfcstat => view(control::pfcstat),
         Command::Queues { all } => {
             control::queues(&client::snapshot(&socket()?)?, all, json);
+            Ok(())
+        }
+        Command::Ledger { all } => {
+            ledger::show(&client::snapshot(&socket()?)?, all, json);
             Ok(())
         }
         Command::Fdb => view(control::fdb),

@@ -115,6 +115,8 @@ proptest! {
                 prop_assert_eq!(state.ingress.bytes, 0, "ingress ({}, {}) drained", port, priority);
                 prop_assert_eq!(state.egress.bytes, 0, "egress ({}, {}) drained", port, priority);
                 prop_assert!(!state.pausing_peer, "XOFF released on ({}, {})", port, priority);
+                let ledger = switch.ledger(port, priority);
+                prop_assert!(ledger.balanced(), "({}, {}): {:?}", port, priority, ledger);
                 if config.pfc.lossless.contains(&priority.value()) {
                     prop_assert!(state.ingress.high_water <= config.pfc.max.bytes());
                     prop_assert_eq!(switch.counters(port).priority[priority.index()].drops(DropReason::IngressMax), 0);

@@ -64,6 +64,18 @@ pub struct PriorityCounters {
     pub ecn_marked: u64,
     /// Indexed by `DropReason as usize`.
     pub drops: [u64; DropReason::ALL.len()],
+    /// The frame ledger ([`crate::ledger`]): frames received here and dropped before
+    /// admission, whatever the reason.
+    pub rx_dropped: u64,
+    /// Frames received here that the pipeline passed to their egress ports.
+    pub forwarded: u64,
+    /// Copies the pipeline sent to this egress (queued, or dropped on the way in).
+    pub assigned: u64,
+    /// Copies dropped at this egress, on the way in or from the queue.
+    pub egress_dropped: u64,
+    /// Frames waiting in the pipeline and in the egress queue when counters were reset.
+    pub ingress_carried: u64,
+    pub egress_carried: u64,
 }
 
 impl PriorityCounters {

@@ -17,6 +17,7 @@ pub mod counters;
 pub mod ecn;
 pub mod fdb;
 pub mod fecn;
+pub mod ledger;
 pub mod pfcwd;
 pub mod policy;
 pub mod qcn;

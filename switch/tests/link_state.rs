@@ -13,7 +13,7 @@ use pfcswitch_switch::config::{StaticEntry, StaticPorts, SwitchConfig};
 use pfcswitch_switch::counters::DropReason;
 use pfcswitch_switch::{ControlFrame, RxVerdict, Switch, Tx};
 use pfcswitch_wire::{
-    DataFrameSpec, EthernetAddress, MacControlRepr, PAUSE_MULTICAST, PfcRepr, VlanRepr, build_mac_control_frame,
+    DataFrameSpec, EthernetAddress, MacControlRepr, PAUSE_MULTICAST, Pcp, PfcRepr, VlanRepr, build_mac_control_frame,
 };
 use std::collections::HashSet;
 
@@ -149,7 +149,8 @@ fn ecmp_flows_of_a_dead_member_rehash_to_the_live_one_and_come_back() {
 
 /// Four hosts with static addresses, lossless and lossy traffic between them at random,
 /// links flapping at random: every accepted frame leaves once or is counted, per priority
-/// frames in = frames out + frames dropped (nothing is held once drained).
+/// frames in = frames out + frames dropped (nothing is held once drained), and every
+/// (port, priority)'s ledger balances all along, across a counter reset too.
 #[test]
 fn across_random_flaps_every_frame_is_delivered_or_counted() {
     let mut config = SwitchConfig::with_ports("sw", 4, BitRate::gbps(1));
@@ -186,6 +187,12 @@ fn across_random_flaps_every_frame_is_delivered_or_counted() {
             collect(sw.poll_tx(now, port), &mut returned);
         }
         returned.extend(freed(&mut sw));
+        if handle % 97 == 0 {
+            assert_ledgers_balance(&sw, 4);
+        }
+        if handle == 10_000 {
+            sw.reset_counters(now);
+        }
     }
     for port in 0..4 {
         sw.set_link(now, port, true);
@@ -204,14 +211,33 @@ fn across_random_flaps_every_frame_is_delivered_or_counted() {
         }
     }
     assert!(flaps > 50, "{flaps} flaps");
+    assert_ledgers_balance(&sw, 4);
     assert_eq!(returned, accepted, "every accepted buffer comes back exactly once");
     for prio in [0, 3] {
         let sum = |f: &dyn Fn(usize) -> u64| (0..4).map(f).sum::<u64>();
-        let rx = sum(&|port| sw.counters(port).priority[prio].rx_frames);
+        // Counters were reset half-way: what was held then is carried in.
+        let carried = |port: usize| {
+            let ledger = sw.ledger(port, Pcp::from_low_bits(prio as u8));
+            ledger.ingress.carried + ledger.egress.carried
+        };
+        let rx = sum(&|port| sw.counters(port).priority[prio].rx_frames + carried(port));
         let tx = sum(&|port| sw.counters(port).priority[prio].tx_frames);
         let dropped = sum(&|port| DropReason::ALL.iter().map(|&r| drops(&sw, port, prio, r)).sum());
         let link_down = sum(&|port| drops(&sw, port, prio, DropReason::LinkDown));
         assert!(link_down > 0, "priority {prio}: flaps dropped frames");
         assert_eq!(rx, tx + dropped, "priority {prio}: {rx} in, {tx} out, {dropped} dropped ({link_down} link_down)");
+    }
+}
+
+/// Every (port, priority) of `sw` accounts for each frame it took in, on both sides, and
+/// a port's drops by reason are the two sides' drops.
+fn assert_ledgers_balance(sw: &Switch, ports: usize) {
+    for port in 0..ports {
+        for prio in 0..8u8 {
+            let ledger = sw.ledger(port, Pcp::from_low_bits(prio));
+            assert!(ledger.balanced(), "port {port} priority {prio}: {ledger:?}");
+            let by_reason: u64 = DropReason::ALL.iter().map(|&r| drops(sw, port, usize::from(prio), r)).sum();
+            assert_eq!(by_reason, ledger.ingress.dropped + ledger.egress.dropped, "port {port} priority {prio}");
+        }
     }
 }

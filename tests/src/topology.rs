@@ -165,6 +165,24 @@ impl Topology {
         }
     }
 
+    /// Asserts that `switch` accounts for every frame it took in: each (port, priority)'s
+    /// ledger balances on both sides (`pfcswitch ledger`). Returns the snapshot.
+    pub fn assert_ledgers_balance(&self, switch: &str) -> Snapshot {
+        let snapshot = self.snapshot(switch);
+        for port in &snapshot.ports {
+            for priority in &port.priorities {
+                assert!(
+                    priority.ledger.balanced(),
+                    "{switch} port {} priority {}: {:?}",
+                    port.name,
+                    priority.priority,
+                    priority.ledger
+                );
+            }
+        }
+        snapshot
+    }
+
     /// Starts `pfcswitchd --config config` in `switch`'s namespace (control socket where
     /// topology.sh puts it), with `env` added; it is stopped when the guard drops.
     pub fn start_daemon(&self, switch: &str, config: &Path, env: &[(&str, &str)]) -> Daemon {

@@ -69,7 +69,7 @@ fn a_host_link_going_down_loses_no_frame_uncounted_and_coming_back_carries_traff
     assert_eq!(received["receiver_drops"], 0, "the measuring receiver kept up");
     let received = received["flows"][0]["frames"].as_u64().expect("h2 received the flow");
 
-    let snapshot = topology.snapshot("sw1");
+    let snapshot = topology.assert_ledgers_balance("sw1");
     let (p1, p2) = (&snapshot.port("p1").unwrap().priorities[3], &snapshot.port("p2").unwrap().priorities[3]);
     let link_down = p2.drops["link_down"];
     let other_drops: u64 = p2.drops.values().sum::<u64>() - link_down;
@@ -120,6 +120,7 @@ fn an_interface_deleted_and_created_again_is_bound_again_within_a_second() {
     let pings = pings.wait_with_output().unwrap();
     let summary = String::from_utf8_lossy(&pings.stdout).into_owned();
     assert!(summary.contains(" 0% packet loss"), "h1 -> h3 lost nothing while p2 went away: {summary}");
+    topology.assert_ledgers_balance("sw1");
 
     // The first port too: in copy mode the UMEM belongs to an anchor socket on lo, so no
     // port's interface takes it away.
@@ -140,7 +141,7 @@ fn an_interface_deleted_and_created_again_is_bound_again_within_a_second() {
         let shown = topology.run("sw1", "ip", &["-d", "link", "show", "dev", port]);
         assert!(String::from_utf8_lossy(&shown.stdout).contains("prog/xdp"), "the classifier is on the new {port}");
     }
-    let free_after = topology.snapshot("sw1").datapath.expect("a datapath").umem_frames_free;
+    let free_after = topology.assert_ledgers_balance("sw1").datapath.expect("a datapath").umem_frames_free;
     assert!(
         free_after + 64 >= free_before,
         "the frames the deleted interfaces held came back: {free_before} free before, {free_after} after 11 deletions"

@@ -217,6 +217,9 @@ pub struct PriorityReport {
     /// The PFC watchdog's state and counters for this egress queue (lossless priorities).
     #[serde(default)]
     pub pfcwd: PfcwdQueueReport,
+    /// Where every frame taken in went: [`crate::ledger`].
+    #[serde(default)]
+    pub ledger: crate::ledger::Ledger,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -343,6 +346,7 @@ impl Snapshot {
                                 stormed: q.stormed,
                                 counters: switch.pfcwd().counters(index, priority.index()),
                             },
+                            ledger: switch.ledger(index, priority),
                         }
                     })
                     .collect();

@@ -50,21 +50,23 @@ impl Switch {
         if self.pipeline.egress_full == EgressFull::Stop && !targets.clone().all(|o| self.buffers.fits(o, p, len)) {
             return false;
         }
+        self.counters[usize::from(frame.ingress)].priority[p].forwarded += 1;
         let mut copies = 0u8;
         for egress in targets {
             if self.links_down & (1u64 << egress) != 0 {
-                self.counters[egress].priority[p].drops[DropReason::LinkDown as usize] += 1;
+                self.drop_assigned(egress, p, DropReason::LinkDown);
                 continue;
             }
             if self.pfcwd.drops(egress, p) {
                 self.pfcwd.count_tx_drop(egress, p);
-                self.counters[egress].priority[p].drops[DropReason::Pfcwd as usize] += 1;
+                self.drop_assigned(egress, p, DropReason::Pfcwd);
                 continue;
             }
             if !self.buffers.fits(egress, p, len) {
-                self.counters[egress].priority[p].drops[DropReason::EgressFull as usize] += 1;
+                self.drop_assigned(egress, p, DropReason::EgressFull);
                 continue;
             }
+            self.counters[egress].priority[p].assigned += 1;
             let queue_bytes = self.buffers.enqueue(egress, p, index, len);
             copies += 1;
             // Only a frame with one egress: the bytes of a flooded frame are every copy's.

@@ -5,6 +5,7 @@ use super::{QueueState, Switch};
 use crate::counters::PortCounters;
 use crate::fdb::FdbEntry;
 use crate::fecn::Fecn;
+use crate::ledger::{EgressLedger, IngressLedger, Ledger};
 use crate::pfcwd::Watchdog;
 use crate::policy::PolicyEngine;
 use crate::qcn::{Placement, Qcn};
@@ -82,6 +83,34 @@ impl Switch {
         }
     }
 
+    /// The frame ledger of (port, priority): see [`crate::ledger`].
+    pub fn ledger(&self, port: usize, priority: Pcp) -> Ledger {
+        let p = priority.index();
+        let counters = &self.counters[port].priority[p];
+        Ledger {
+            ingress: IngressLedger {
+                received: counters.rx_frames,
+                carried: counters.ingress_carried,
+                dropped: counters.rx_dropped,
+                forwarded: counters.forwarded,
+                waiting: self.waiting(port, p),
+            },
+            egress: EgressLedger {
+                assigned: counters.assigned,
+                carried: counters.egress_carried,
+                sent: counters.tx_frames,
+                dropped: counters.egress_dropped,
+                queued: self.buffers.queue_len(port, p) as u64,
+            },
+        }
+    }
+
+    /// Frames received on (port, p) still in the pipeline.
+    fn waiting(&self, port: usize, p: usize) -> u64 {
+        self.pipeline.fifos[port].iter().filter(|&&index| usize::from(self.arena.get(index).priority) == p).count()
+            as u64
+    }
+
     /// Frames the switch holds (in the pipeline or egress queues).
     pub fn frames_held(&self) -> usize {
         self.arena.in_use()
@@ -98,6 +127,13 @@ impl Switch {
     /// Zeroes counters, high-water marks and accumulated pause times; state stays.
     pub fn reset_counters(&mut self, now: Instant) {
         self.counters.fill(PortCounters::default());
+        for port in 0..self.ports.len() {
+            for p in 0..8 {
+                let (waiting, queued) = (self.waiting(port, p), self.buffers.queue_len(port, p) as u64);
+                let counters = &mut self.counters[port].priority[p];
+                (counters.ingress_carried, counters.egress_carried) = (waiting, queued);
+            }
+        }
         self.buffers.reset_high_water();
         self.xoff.reset_counters(now);
         self.pfcwd.reset_counters();

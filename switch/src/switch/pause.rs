@@ -103,7 +103,9 @@ impl Switch {
         let mut dropped = 0;
         while self.buffers.queue_len(port, p) > 0 {
             let (frame, last) = self.take_head(now, port, p);
-            self.counters[port].priority[p].drops[reason as usize] += 1;
+            let counters = &mut self.counters[port].priority[p];
+            counters.drops[reason as usize] += 1;
+            counters.egress_dropped += 1;
             dropped += 1;
             if last {
                 self.freed.push_back(frame.handle);

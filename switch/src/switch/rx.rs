@@ -58,8 +58,11 @@ impl Switch {
             // An ECMP group picks among its live members: flows of a dead one rehash.
             Some(ports) => match (ports & others, ports & others & live) {
                 (candidates, 0) if candidates != 0 => {
+                    // Routed to a dead member and dropped there, as if queued to it.
                     let dead = fdb::pick(candidates, view.flow_hash(self.flow_seed));
-                    return self.drop_rx(dead, p, DropReason::LinkDown);
+                    self.counters[port].priority[p].forwarded += 1;
+                    self.drop_assigned(dead, p, DropReason::LinkDown);
+                    return RxVerdict::Consumed;
                 }
                 (_, candidates) if candidates.count_ones() > 1 => {
                     1u64 << fdb::pick(candidates, view.flow_hash(self.flow_seed))
@@ -127,9 +130,20 @@ impl Switch {
         RxVerdict::Consumed
     }
 
+    /// Drops a frame received on `port` before admission.
     pub(super) fn drop_rx(&mut self, port: usize, priority: usize, reason: DropReason) -> RxVerdict {
-        self.counters[port].priority[priority].drops[reason as usize] += 1;
+        let counters = &mut self.counters[port].priority[priority];
+        counters.drops[reason as usize] += 1;
+        counters.rx_dropped += 1;
         RxVerdict::Consumed
+    }
+
+    /// Drops a copy sent to egress (port, priority) on its way in.
+    pub(super) fn drop_assigned(&mut self, port: usize, priority: usize, reason: DropReason) {
+        let counters = &mut self.counters[port].priority[priority];
+        counters.assigned += 1;
+        counters.egress_dropped += 1;
+        counters.drops[reason as usize] += 1;
     }
 
     pub(super) fn all_ports(&self) -> u64 {
