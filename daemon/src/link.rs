@@ -81,12 +81,16 @@ pub struct PortLink {
     /// The index of the interface the port's sockets and XDP program are on; `None` while
     /// the port is unbound.
     pub bound: Option<u32>,
+    /// An interface of the port's name appeared while it was unbound: try to bind it then.
+    pub bind_at: Option<pfcswitch_link::time::Instant>,
+    /// Failed attempts to bind the interface that appeared.
+    pub bind_failures: u32,
 }
 
 impl PortLink {
     /// A port bound at start to the interface `now` describes.
     pub fn bound(now: LinkEvent) -> PortLink {
-        PortLink { state: now.state, transitions: 0, bound: Some(now.index) }
+        PortLink { state: now.state, transitions: 0, bound: Some(now.index), bind_at: None, bind_failures: 0 }
     }
 
     pub fn is_bound(&self) -> bool {

@@ -1,11 +1,21 @@
 //! Ports follow their interfaces: a link going down or up is handed to the switch; an
 //! interface that vanishes is unbound (its sockets closed, the frames they held taken back,
 //! its XDP link and classifier entry dropped) and the port kept as absent; an interface of
-//! that name appearing again is bound again at once, with no restart and no reload.
+//! that name appearing again is bound again, with no restart and no reload.
+//!
+//! Binding waits [`BIND_SETTLE`] after the interface appears: a new veth announces itself
+//! before the kernel has trimmed its RX queues to the real number (binding a queue that
+//! is about to vanish fails), and a failed attempt's sockets release their device queues
+//! only when the kernel's deferred work runs. A failed attempt is retried every
+//! [`BIND_RETRY`] while the interface exists.
 
 use super::{Datapath, classification, iface_mac, iface_of};
 use crate::link::{Events, LinkEvent, LinkState};
 use pfcswitch_link::time::Instant;
+use std::time::Duration;
+
+pub const BIND_SETTLE: Duration = Duration::from_millis(20);
+pub const BIND_RETRY: Duration = Duration::from_millis(100);
 
 impl Datapath {
     /// Applies the kernel's link changes to the ports.
@@ -39,10 +49,52 @@ impl Datapath {
             self.set_link(now, port, LinkState::Absent);
             self.unbind(port);
         }
-        if event.state != LinkState::Absent && !self.port_links[port].is_bound() && !self.bind(port, event.index) {
-            return;
+        let link = &mut self.port_links[port];
+        if link.is_bound() {
+            self.set_link(now, port, event.state);
+        } else if event.state == LinkState::Absent {
+            link.bind_at = None;
+        } else if link.bind_at.is_none() {
+            link.bind_at = Some(now + BIND_SETTLE);
+            link.bind_failures = 0;
         }
-        self.set_link(now, port, event.state);
+    }
+
+    /// When the next attempt to bind an interface that appeared is due.
+    pub(super) fn next_bind(&self) -> Option<Instant> {
+        self.port_links.iter().filter_map(|link| link.bind_at).min()
+    }
+
+    /// Binds the interfaces that appeared and whose attempt is due; the link state is read
+    /// afresh (events of an unbound port only schedule this).
+    pub(super) fn bind_due(&mut self, now: Instant) {
+        for port in 0..self.port_links.len() {
+            if self.port_links[port].bind_at.is_none_or(|at| at > now) {
+                continue;
+            }
+            let current = LinkEvent::read(iface_of(&self.config, port));
+            if current.state == LinkState::Absent {
+                self.port_links[port].bind_at = None;
+                continue;
+            }
+            match self.bind(port, current.index) {
+                Ok(()) => {
+                    self.port_links[port].bind_at = None;
+                    self.set_link(now, port, current.state);
+                }
+                Err(error) => {
+                    let link = &mut self.port_links[port];
+                    link.bind_failures += 1;
+                    link.bind_at = Some(now + BIND_RETRY);
+                    let (name, iface) = (&self.config.ports[port].name, iface_of(&self.config, port));
+                    // Once when it starts failing, then every 10 s: the next engineer sees
+                    // why without a flood of lines.
+                    if link.bind_failures % 100 == 1 {
+                        log::warn!("port {name}: interface {iface} is back but cannot be bound yet: {error}; retrying");
+                    }
+                }
+            }
+        }
     }
 
     /// One port's link changed: the switch follows (a port down drops and counts what it
@@ -78,9 +130,8 @@ impl Datapath {
     }
 
     /// Binds port `port` to the interface (index `index`) that appeared under its name:
-    /// sockets on the shared UMEM, XDP attached. Returns whether it is bound; if not, it
-    /// stays absent, says why, and the next event of that interface tries again.
-    fn bind(&mut self, port: usize, index: u32) -> bool {
+    /// sockets on the shared UMEM, XDP attached. On failure nothing of the attempt stays.
+    fn bind(&mut self, port: usize, index: u32) -> Result<(), String> {
         let (name, iface) = (self.config.ports[port].name.clone(), iface_of(&self.config, port).to_string());
         let result = (|| -> Result<usize, String> {
             let queues = self.sockets.open_port(port, &iface).map_err(|e| e.to_string())?;
@@ -100,7 +151,7 @@ impl Datapath {
                 }
                 self.refill();
                 log::info!("port {name}: interface {iface} is back: bound again on {queues} RX queue(s)");
-                true
+                Ok(())
             }
             Err(error) => {
                 self.sockets.close_port(port);
@@ -113,8 +164,7 @@ impl Datapath {
                 } else {
                     " (if the first port's interface was deleted, the UMEM it owned takes no new socket: restart pfcswitchd)"
                 };
-                log::error!("port {name}: interface {iface} is back but cannot be bound: {error}{hint}");
-                false
+                Err(format!("{error}{hint}"))
             }
         }
     }

@@ -210,10 +210,14 @@ impl Datapath {
                 }
                 self.follow_links(now);
             }
+            if self.next_bind().is_some_and(|at| at <= now) {
+                self.bind_due(now);
+            }
             self.answer_calls();
             if received || sent {
                 continue;
             }
+            let next_bind = self.next_bind();
             let fds = &mut self.poll_fds;
             fds.clear();
             fds.extend(self.sockets.queues.iter().map(|q| timer::readable(q.fd())));
@@ -223,7 +227,7 @@ impl Datapath {
             let queues = &self.sockets.queues;
             let has_rx = || queues.iter().any(|q| q.rx.available() > 0);
             let retry = tx_waiting.then(|| now + TX_RETRY);
-            let deadline = self.switch.poll_timeout().into_iter().chain(retry).min();
+            let deadline = self.switch.poll_timeout().into_iter().chain(retry).chain(next_bind).min();
             timer::wait(&self.clock, deadline, self.options.spin, fds, has_rx, &mut self.lateness);
             // Links, signals and control calls only when their descriptors woke us: a frame's
             // wake-up costs no extra reads.
