@@ -209,9 +209,11 @@ impl Datapath {
                     break;
                 }
                 self.follow_links(now);
-            }
-            if self.next_bind().is_some_and(|at| at <= now) {
-                self.bind_due(now);
+                // Here, not on every turn: a scan of the ports costs nothing every 10 ms,
+                // and the idle wait wakes for the next attempt (`next_bind`).
+                if self.next_bind().is_some_and(|at| at <= now) {
+                    self.bind_due(now);
+                }
             }
             self.answer_calls();
             if received || sent {
@@ -231,7 +233,8 @@ impl Datapath {
             timer::wait(&self.clock, deadline, self.options.spin, fds, has_rx, &mut self.lateness);
             // Links, signals and control calls only when their descriptors woke us: a frame's
             // wake-up costs no extra reads.
-            if fds[fds.len() - 3..].iter().any(|fd| fd.revents != 0) {
+            let bind_due = next_bind.is_some_and(|at| at <= self.clock.now());
+            if bind_due || fds[fds.len() - 3..].iter().any(|fd| fd.revents != 0) {
                 housekeeping = Instant::ZERO;
             }
         }
