@@ -8,14 +8,21 @@
 //!   process ([`scenario::endpoint`]), results, reports, sweeps of policies and seeds, the
 //!   deadlock experiment;
 //! - [`workload`]: traffic classes turned into connections and messages from a seed;
+//! - [`flow_sizes`]: empirical flow-size distributions (WebSearch, Data Mining, Hadoop,
+//!   Storage: `workloads/*.cdf`) and sampling from them;
 //! - [`traffic`]: AF_PACKET endpoints for a host (send, receive, storm);
-//! - [`plot`], [`table`]: figures and text tables; [`control`]: the daemon's control client.
+//! - [`plot`], [`table`]: figures and text tables; [`control`]: the daemon's control client;
+//!   [`repository`]: where built-in scenarios, configs and workloads are read from;
+//!   [`stats`]: quantiles and the like, shared by the reports.
 //!
 //! It holds no switch, host or simulator logic of its own: it plans, runs and reports.
 
 pub mod control;
+pub mod flow_sizes;
 pub mod plot;
+pub mod repository;
 pub mod scenario;
+pub mod stats;
 pub mod table;
 pub mod traffic;
 pub mod workload;

@@ -189,8 +189,8 @@ receivers = ["{to}"]
 }
 
 /// Every built-in scenario loads, gets its switch configs and plan, and runs to the end on
-/// virtual time with every message finished: a broken scenario file fails here, not in a
-/// user's experiment.
+/// virtual time with every message finished and no slowdown below 1: a broken scenario file
+/// fails here, not in a user's experiment.
 #[test]
 fn every_builtin_scenario_simulates_to_completion() {
     // Not beside a datapath test: the simulations would take one of its two cores.
@@ -207,6 +207,11 @@ fn every_builtin_scenario_simulates_to_completion() {
         let results = results(dir.path());
         for class in results["summary"]["classes"].as_array().unwrap() {
             assert_eq!(class["finished"], class["messages"], "{name}: {class}");
+        }
+        // No flow beats its FCT alone on the network: the ideal is a true lower bound.
+        for m in results["messages"].as_array().unwrap().iter().filter(|m| !m["size"].is_null()) {
+            let slowdown = m["slowdown"].as_f64().unwrap_or_else(|| panic!("{name}: no slowdown: {m}"));
+            assert!(slowdown >= 1.0, "{name}: a flow faster than alone: {m}");
         }
         // One sample per queue and time, however many classes share a priority: the queue plot
         // sums samples per port.

@@ -4,7 +4,7 @@
 use super::metrics::text_width;
 use super::style::TICK_EM;
 
-/// How the x axis maps values to positions.
+/// How an axis maps values to positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
     Linear,
@@ -154,35 +154,38 @@ fn significant(v: f64) -> f64 {
 /// The data's x extent with a small margin; a log axis snaps out to whole decades when that
 /// adds little, a linear one does not cross 0 for data on one side of it.
 pub(super) fn x_range(data: &[Vec<(f64, f64)>], scale: Scale) -> (f64, f64) {
-    let (lo, hi) = extent(data.iter().flatten().map(|p| p.0));
     match scale {
-        Scale::Log10 => {
-            let Some((lo, hi)) = lo.zip(hi) else { return (1.0, 100.0) };
-            let (mut l, mut h) = (lo.log10(), hi.log10());
-            if h - l < 1e-9 {
-                l -= 0.5;
-                h += 0.5;
-            } else {
-                let span = h - l;
-                l -= 0.02 * span;
-                h += 0.02 * span;
-                if l - l.floor() <= 0.15 * span {
-                    l = l.floor();
-                }
-                if h.ceil() - h <= 0.15 * span {
-                    h = h.ceil();
-                }
-            }
-            (10f64.powf(l), 10f64.powf(h))
-        }
+        Scale::Log10 => log_range(data.iter().flatten().map(|p| p.0)),
         Scale::Linear => {
+            let (lo, hi) = extent(data.iter().flatten().map(|p| p.0));
             let Some((lo, hi)) = lo.zip(hi) else { return (0.0, 1.0) };
             padded(lo, hi)
         }
     }
 }
 
-/// The y extent: from 0 (or below, for negative data) to the data's top, plus a margin.
+/// The span of a log axis over positive `values`: padded by 2 %, snapped to a decade nearby.
+pub(super) fn log_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = extent(values);
+    let Some((lo, hi)) = lo.zip(hi) else { return (1.0, 100.0) };
+    let (mut l, mut h) = (lo.log10(), hi.log10());
+    if h - l < 1e-9 {
+        l -= 0.5;
+        h += 0.5;
+    } else {
+        let span = h - l;
+        l -= 0.02 * span;
+        h += 0.02 * span;
+        if l - l.floor() <= 0.15 * span {
+            l = l.floor();
+        }
+        if h.ceil() - h <= 0.15 * span {
+            h = h.ceil();
+        }
+    }
+    (10f64.powf(l), 10f64.powf(h))
+}
+
 pub(super) fn y_range(data: &[Vec<(f64, f64)>]) -> (f64, f64) {
     let (lo, hi) = extent(data.iter().flatten().map(|p| p.1));
     let (lo, hi) = (lo.unwrap_or(0.0).min(0.0), hi.unwrap_or(1.0).max(0.0));

@@ -63,6 +63,7 @@ pub fn draw_boxes(chart: &BoxChart, stem: &Path) -> Result<[PathBuf; 2]> {
         title: chart.title,
         x_label: chart.x_label,
         y_label: chart.y_label,
+        y_scale: Scale::Linear,
         y_range: y_range(&values),
         x_axis: &|_| axis.clone(),
         lines: &|figure| outlines(figure, chart),

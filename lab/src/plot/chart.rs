@@ -2,7 +2,7 @@
 //! over time), how its points become lines (finite, clamped for a log axis, stepped), and
 //! [`cdf`] to turn samples into a CDF series.
 
-use super::axis::{Axis, Scale, x_range, y_range};
+use super::axis::{Axis, Scale, log_range, x_range, y_range};
 use super::layout::{Figure, Layout, Line, corner_preference};
 use super::render::write;
 use super::style::series_style;
@@ -16,7 +16,7 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// One figure. The y axis is linear and includes 0.
+/// One figure. A linear y axis includes 0; a log one spans the data's decades.
 #[derive(Debug, Clone, Copy)]
 pub struct Chart<'a> {
     pub title: &'a str,
@@ -24,6 +24,7 @@ pub struct Chart<'a> {
     pub x_label: &'a str,
     pub y_label: &'a str,
     pub x_scale: Scale,
+    pub y_scale: Scale,
     /// Drawn in this order, each in its own style (see `style::series_style`): pass series in the
     /// same order in every figure to keep a class's colour from one figure to the next.
     /// Non-finite points are skipped; a series with an empty label gets no legend entry.
@@ -60,7 +61,7 @@ pub fn cdf(values: &[f64]) -> Vec<(f64, f64)> {
 
 impl Figure {
     fn layout(chart: &Chart) -> Figure {
-        let (data, x_scale) = prepare(chart);
+        let (data, x_scale, y_scale) = prepare(chart);
         let x_range = x_range(&data, x_scale);
         let cdf_like = chart.step
             && chart.series.iter().all(|s| {
@@ -70,7 +71,11 @@ impl Figure {
             title: chart.title,
             x_label: chart.x_label,
             y_label: chart.y_label,
-            y_range: y_range(&data),
+            y_scale,
+            y_range: match y_scale {
+                Scale::Log10 => log_range(data.iter().flatten().map(|p| p.1)),
+                Scale::Linear => y_range(&data),
+            },
             x_axis: &|length| Axis::new(x_scale, x_range, length, true),
             lines: &|figure| figure.lines_for(&data),
             legend: chart
@@ -96,27 +101,33 @@ impl Figure {
     }
 }
 
-/// The series' points to draw, in data units: finite, x clamped for a log axis, expanded into
-/// steps if asked; and the x scale to use.
-fn prepare(chart: &Chart) -> (Vec<Vec<(f64, f64)>>, Scale) {
+/// The series' points to draw, in data units: finite, clamped to the smallest positive value
+/// on a log axis, expanded into steps if asked; and the x and y scales to use (linear where a
+/// log axis would have no positive value).
+fn prepare(chart: &Chart) -> (Vec<Vec<(f64, f64)>>, Scale, Scale) {
     let finite: Vec<Vec<(f64, f64)>> = chart
         .series
         .iter()
         .map(|s| s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect())
         .collect();
     let any_point = finite.iter().any(|s| !s.is_empty());
-    let smallest_positive = finite.iter().flatten().map(|p| p.0).filter(|&x| x > 0.0).reduce(f64::min);
-    let scale = match (chart.x_scale, smallest_positive) {
+    let smallest_positive =
+        |pick: fn(&(f64, f64)) -> f64| finite.iter().flatten().map(pick).filter(|&v| v > 0.0).reduce(f64::min);
+    let (x_min, y_min) = (smallest_positive(|p| p.0), smallest_positive(|p| p.1));
+    let usable = |scale: Scale, min: Option<f64>| match (scale, min) {
         (Scale::Log10, None) if any_point => Scale::Linear,
         (scale, _) => scale,
+    };
+    let (x_scale, y_scale) = (usable(chart.x_scale, x_min), usable(chart.y_scale, y_min));
+    let clamp = |scale: Scale, min: Option<f64>, v: f64| match (scale, min) {
+        (Scale::Log10, Some(min)) => v.max(min),
+        _ => v,
     };
     let data = finite
         .into_iter()
         .map(|points| {
-            let points: Vec<(f64, f64)> = match (scale, smallest_positive) {
-                (Scale::Log10, Some(min)) => points.into_iter().map(|(x, y)| (x.max(min), y)).collect(),
-                _ => points,
-            };
+            let points: Vec<(f64, f64)> =
+                points.into_iter().map(|(x, y)| (clamp(x_scale, x_min, x), clamp(y_scale, y_min, y))).collect();
             if !chart.step {
                 return points;
             }
@@ -130,7 +141,7 @@ fn prepare(chart: &Chart) -> (Vec<Vec<(f64, f64)>>, Scale) {
             stepped
         })
         .collect();
-    (data, scale)
+    (data, x_scale, y_scale)
 }
 
 #[cfg(test)]
@@ -161,6 +172,7 @@ mod tests {
             x_label: "FCT (ms)",
             y_label: "CDF",
             x_scale: Scale::Log10,
+            y_scale: Scale::Linear,
             series: &series,
             step: true,
         };
@@ -187,6 +199,7 @@ mod tests {
             x_label: "time (s)",
             y_label: "queue depth (KB)",
             x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
             series: &series,
             step: true,
         };
@@ -213,6 +226,7 @@ mod tests {
                 x_label: "time (s)",
                 y_label: "Gb/s",
                 x_scale: *x_scale,
+                y_scale: Scale::Linear,
                 series,
                 step: false,
             };
@@ -251,6 +265,7 @@ mod tests {
             x_label: "FCT (ms)",
             y_label: "CDF",
             x_scale: Scale::Log10,
+            y_scale: Scale::Linear,
             series: &fct,
             step: true,
         };
@@ -276,6 +291,7 @@ mod tests {
             x_label: "time (ms)",
             y_label: "queue depth (KB)",
             x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
             series: &queues,
             step: true,
         };
@@ -301,6 +317,7 @@ mod tests {
             x_label: "time (s)",
             y_label: "throughput (Gb/s)",
             x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
             series: &flows,
             step: false,
         };
@@ -318,6 +335,7 @@ mod tests {
             x_label: "time (µs)",
             y_label: "offset (packets)",
             x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
             series: &many,
             step: false,
         };
@@ -328,6 +346,7 @@ mod tests {
             x_label: "FCT (ms)",
             y_label: "CDF",
             x_scale: Scale::Log10,
+            y_scale: Scale::Linear,
             series: &[],
             step: true,
         };

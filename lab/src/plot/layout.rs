@@ -103,6 +103,7 @@ pub(super) struct Layout<'a> {
     pub(super) title: &'a str,
     pub(super) x_label: &'a str,
     pub(super) y_label: &'a str,
+    pub(super) y_scale: Scale,
     pub(super) y_range: (f64, f64),
     /// The x axis for a plot this many px wide.
     pub(super) x_axis: &'a dyn Fn(f64) -> Axis,
@@ -122,7 +123,7 @@ impl Figure {
         let top = if layout.title.is_empty() { MARGIN + 12.0 } else { MARGIN + (ASCENT + DESCENT) * title_em + 16.0 };
         let bottom =
             h - MARGIN - (ASCENT + DESCENT) * LABEL_EM - 10.0 - (CAP_HEIGHT + DESCENT) * TICK_EM - TICK_GAP - TICK_LEN;
-        let y = Axis::new(Scale::Linear, layout.y_range, bottom - top, false);
+        let y = Axis::new(layout.y_scale, layout.y_range, bottom - top, false);
         let y_label_em = fit_em(layout.y_label, LABEL_EM, bottom - top, false);
         let widest = y.major.iter().map(|(_, l)| text_width(l, TICK_EM)).fold(0.0, f64::max);
         let left = MARGIN + (ASCENT + DESCENT) * y_label_em + 10.0 + widest + TICK_GAP + TICK_LEN;

@@ -76,6 +76,7 @@ pub fn deadlock(args: &DeadlockArgs) -> Result<()> {
         x_label: "frames over the four flows (M)",
         y_label: "deadlocks",
         x_scale: Scale::Linear,
+        y_scale: Scale::Linear,
         series: &series,
         step: false,
     };

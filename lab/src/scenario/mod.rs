@@ -12,7 +12,8 @@
 //!   host addresses) and `args` (the commands' options);
 //! - run: `configs` (each switch's config), `prepare`, `namespaces` (topology.sh),
 //!   `runner` (the datapath), [`endpoint`] (a host's process), `simulate`, `deadlock`;
-//! - results: `record` (what a run collected), `paths`, `phases`, `summary` ([`Outcome`]);
+//! - results: `ideal` (a message's FCT alone on the network), `record` (what a run
+//!   collected), `paths`, `phases`, `slowdown` (FCT slowdown by flow size), `summary` ([`Outcome`]);
 //! - report: `report` (tables, plots, `results.json`) and `compare`.
 //!
 //! This file only declares them and re-exports what the CLI uses.
@@ -23,6 +24,7 @@ mod configs;
 mod deadlock;
 pub mod endpoint;
 mod fabric;
+mod ideal;
 mod namespaces;
 mod paths;
 mod phases;
@@ -34,6 +36,7 @@ mod report;
 mod runner;
 mod schemes;
 mod simulate;
+mod slowdown;
 mod summary;
 mod topology;
 

@@ -13,7 +13,9 @@ use pfcswitch_link::units::{BitRate, duration};
 use pfcswitch_wire::{EthernetAddress, Ipv4Addr};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+pub use crate::repository::root;
 use std::time::Duration;
 
 /// A scenario file.
@@ -160,14 +162,6 @@ impl TransportSpec {
             ..TransportConfig::new(mac, ip, speed)
         }
     }
-}
-
-/// The repository (scenarios, configs, topology.sh): `PFCSWITCH_ROOT`, or where this binary
-/// was built from.
-pub fn root() -> PathBuf {
-    std::env::var_os("PFCSWITCH_ROOT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("lab/ is in the repository").into())
 }
 
 fn builtin_dir() -> PathBuf {

@@ -9,7 +9,8 @@ use super::namespaces::describe;
 use super::plan::{Scenario, load};
 use super::policy::{RunPolicy, parse_policy};
 use super::topology::TopologyDescription;
-use crate::workload::Storm;
+use crate::repository::workloads_dir;
+use crate::workload::{PlanContext, Storm};
 use anyhow::{Context, Result, bail};
 use pfcswitch_sim::fabric::Fabric;
 use pfcswitch_switch::config::SwitchConfig;
@@ -29,6 +30,8 @@ pub(super) struct Prepared {
     pub fabric: Option<Fabric>,
     /// Each of the scenario's storms: its host (index into the hosts) and what its NIC sends.
     pub storms: Vec<(usize, Storm)>,
+    /// What the workload's plan needs besides the classes.
+    pub workload: PlanContext,
 }
 
 /// Creates `dirs` under the run's directory `out`.
@@ -83,5 +86,10 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         configs.push(config);
     }
     let in_force = InForce::of(&scenario, &configs);
-    Ok(Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms })
+    let workload = PlanContext {
+        speed: scenario.speed,
+        scenario_dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
+        builtin_dir: workloads_dir(),
+    };
+    Ok(Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload })
 }

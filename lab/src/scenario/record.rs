@@ -4,6 +4,7 @@
 //! `report.rs`'s.
 
 use super::endpoint::EndpointResult;
+use super::ideal::IdealFct;
 use super::plan::Scenario;
 use crate::workload::PlannedConnection;
 use pfcswitch_link::time::Instant;
@@ -100,6 +101,8 @@ pub struct RunRecord<'a> {
     pub snapshots: &'a [(String, Snapshot)],
     /// How fast the simulator ran (simulated runs only).
     pub simulator: Option<&'a SimulatorSpeed>,
+    /// Each message's FCT alone on the network, for its slowdown.
+    pub ideal: &'a IdealFct,
 }
 
 /// The simulator's speed over a run: work done per wall-clock second, and memory.

@@ -4,9 +4,10 @@
 use super::endpoint::SenderResult;
 use super::phases::{self, FlowBins, Phase};
 use super::record::RunRecord;
+use super::slowdown::{self, FlowTime, SlowdownSummary};
 use super::summary::{
-    Flow, Outcome, PortLoad, StormWindows, average_queue_bytes, class_paths, fcts, flows, groups, lossless_drops,
-    ofc_table_bytes, summaries,
+    Flow, OfferedLoad, Outcome, PortLoad, StormWindows, average_queue_bytes, class_paths, fcts, flows, groups,
+    lossless_drops, ofc_table_bytes, summaries,
 };
 use crate::plot::{self, Chart, Scale, Series};
 use crate::table::Table;
@@ -70,7 +71,21 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         ]);
     }
     table.print();
+    for c in &classes {
+        if let Some(load) = &c.offered_load {
+            let target = load.target.map_or(String::new(), |t| format!("{t:.3} asked, "));
+            println!(
+                "class {}: offered load {target}{:.3} offered (of its senders' link rate)",
+                c.class, load.achieved
+            );
+        }
+    }
     println!();
+    let slowdown = SlowdownSummary::of(&slowdown::flow_times(record, record.ideal));
+    if let Some(slowdown) = &slowdown {
+        slowdown.print();
+        println!();
+    }
     let qcn = flows.iter().any(|f| f.sender.is_some_and(|s| s.qcn.is_some()));
     let mut headers = vec!["FLOW", "CLASS", "FROM", "TO", "BYTES", "GOODPUT-MBPS", "LINK-USE", "OUT-OF-ORDER"];
     if qcn {
@@ -136,7 +151,13 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         print_phases(&[("goodput Mbit/s".to_string(), &phases)]);
     }
     let out_of_order_at_receivers = flows.iter().filter_map(|f| f.receiver).map(|r| r.out_of_order).sum();
-    let plot_files = plots(record, &flows, &fcts, out)?;
+    let mut plot_files = plots(record, &flows, &fcts, out)?;
+    if let Some(summary) = &slowdown {
+        let title = format!("{}: FCT slowdown by flow size ({}, seed {})", scenario.name, record.policy, record.seed);
+        let files = slowdown::plot(&title, &[(String::new(), summary)], &out.join("slowdown"))?;
+        plot_files.extend(files.iter().map(|f| f.display().to_string()));
+    }
+    let offered_load = OfferedLoad::overall(&classes);
     let outcome = Outcome {
         classes,
         pfc_frames,
@@ -155,6 +176,8 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
             .map(|p| p.counters.cnms_sent)
             .sum(),
         busiest_output,
+        slowdown,
+        offered_load,
     };
     let results = json!({
         "scenario": scenario.name, "topology": scenario.topology_label(), "policy": record.policy, "pfcwd": record.pfcwd, "qcn": record.qcn, "fecn": record.fecn,
@@ -168,12 +191,18 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
             "priority": f.connection.priority, "sender": f.sender, "receiver": f.receiver,
             "goodput_mbps": f.goodput_mbps(), "link_use": f.utilisation(speed),
         })).collect::<Vec<_>>(),
-        "messages": record.endpoints.iter().flat_map(|e| e.messages.iter().map(|m| json!({
-            "flow": m.connection, "class": scenario.classes[record.connections[m.connection as usize].class].name,
-            "id": m.id, "size": m.size,
-            "start_seconds": (m.start_ns - record.epoch.as_nanos()) as f64 / 1e9,
-            "fct_ms": m.finish_ns.map(|f| (f - m.start_ns) as f64 / 1e6),
-        }))).collect::<Vec<_>>(),
+        "messages": record.endpoints.iter().flat_map(|e| e.messages.iter().map(|m| {
+            let fct_ns = m.finish_ns.map(|f| f - m.start_ns);
+            let ideal = FlowTime::of(record, record.ideal, m).map(|(_, ideal)| ideal);
+            json!({
+                "flow": m.connection, "class": scenario.classes[record.connections[m.connection as usize].class].name,
+                "id": m.id, "size": m.size,
+                "start_seconds": (m.start_ns - record.epoch.as_nanos()) as f64 / 1e9,
+                "fct_ms": fct_ns.map(|f| f as f64 / 1e6),
+                "ideal_fct_ms": ideal.map(|i| i.as_secs_f64() * 1e3),
+                "slowdown": fct_ns.zip(ideal).map(|(f, i)| f as f64 / 1e9 / i.as_secs_f64()),
+            })
+        })).collect::<Vec<_>>(),
         "endpoints": record.endpoints.iter().map(|e| json!({
             "host": e.host, "pfc_rx": e.pfc_rx, "pause_rx": e.pause_rx, "paused_seconds": e.paused_seconds,
             "foreign_frames": e.foreign_frames, "socket_drops": e.socket_drops, "timer_late_p99_us": e.timer_late_p99_us,
@@ -240,7 +269,15 @@ fn plots(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)], out: &P
         let schemes = scheme("qcn", record.qcn) + &scheme("fecn", record.fecn);
         let title =
             format!("{name}: {what} ({}, pfcwd {}{schemes}, seed {})", record.policy, record.pfcwd, record.seed);
-        let chart = Chart { title: &title, x_label: axes[0], y_label: axes[1], x_scale, series, step: true };
+        let chart = Chart {
+            title: &title,
+            x_label: axes[0],
+            y_label: axes[1],
+            x_scale,
+            y_scale: Scale::Linear,
+            series,
+            step: true,
+        };
         written.extend(plot::draw(&chart, &out.join(file))?);
         Ok(())
     };

@@ -4,6 +4,7 @@
 use super::args::RunArgs;
 use super::configs::InForce;
 use super::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
+use super::ideal::IdealFct;
 use super::namespaces::Topology;
 use super::plan::{Scenario, load};
 use super::prepare::{Prepared, create_dirs, prepare};
@@ -14,6 +15,7 @@ use super::topology::{TopologyDescription, connection_spec, host_addresses};
 use crate::control::Connection;
 use crate::workload::{self, PlannedConnection, Storm};
 use anyhow::{Context, Result, bail};
+use pfcswitch_hosts::TransportConfig;
 use pfcswitch_link::time::Instant;
 use pfcswitch_switch::report::Snapshot;
 use pfcswitchd::timer::Clock;
@@ -205,7 +207,8 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             args.scenario
         );
     }
-    let Prepared { scenario, policy, in_force, out, topology, storms: resolved, .. } = prepare(args, "")?;
+    let Prepared { scenario, policy, in_force, out, topology, storms: resolved, workload: plan_context, .. } =
+        prepare(args, "")?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
     let TopologyDescription { switches, hosts, links } = topology;
     catch_interrupts();
@@ -228,7 +231,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let clock = Clock::system();
     // Endpoints open their ports and announce themselves well before the workload starts.
     let epoch = clock.now() + Duration::from_secs(2);
-    let connections = workload::plan(&scenario.classes, &hosts, args.seed, epoch, scenario.duration)?;
+    let connections = workload::plan(&scenario.classes, &hosts, args.seed, epoch, scenario.duration, &plan_context)?;
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let (lines_tx, lines) = mpsc::channel::<(usize, String)>();
     let mut endpoints = Children { what: "an endpoint", children: Vec::new() };
@@ -324,6 +327,13 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         let text = std::fs::read_to_string(&path).with_context(|| format!("endpoint {host} left no results"))?;
         results.push(serde_json::from_str::<EndpointResult>(&text)?);
     }
+    let (mac, ip) = host_addresses(&hosts[0])?;
+    let transport = TransportConfig {
+        qcn: in_force.qcn_reaction,
+        ..scenario.transport.config(mac, ip, scenario.mtu, scenario.speed, epoch, epoch + scenario.duration)
+    };
+    // veth pairs have no propagation delay.
+    let ideal = IdealFct::of_links(&switches, &hosts, &links, scenario.speed, Duration::ZERO, &transport)?;
     let record = RunRecord {
         scenario: &scenario,
         policy: policy.name(),
@@ -342,6 +352,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         samples: &samples,
         snapshots: &snapshots,
         simulator: None,
+        ideal: &ideal,
     };
     report::write(&record, &out)
 }

@@ -7,6 +7,7 @@
 use super::args::RunArgs;
 use super::configs::InForce;
 use super::endpoint::EndpointResult;
+use super::ideal::IdealFct;
 use super::prepare::{Prepared, prepare};
 use super::record::{QueueSample, RunRecord, SimulatorSpeed, StormRun};
 use super::report;
@@ -55,7 +56,8 @@ fn cable(
 }
 
 pub fn simulate(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms } = prepare(args, "-sim")?;
+    let Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload: plan_context } =
+        prepare(args, "-sim")?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
     let TopologyDescription { switches, hosts, links } = topology;
     eprintln!(
@@ -93,10 +95,16 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
             .map(|link| cable(link, &switches, &hosts, &configs, scenario.speed))
             .collect::<Result<Vec<_>>>()?,
     };
-    for (a, b, speed) in cables {
+    for &(a, b, speed) in &cables {
         net.connect(a, b, speed, scenario.cable);
     }
-    let connections = workload::plan(&scenario.classes, &hosts, args.seed, EPOCH, scenario.duration)?;
+    let (mac, ip) = addresses[0];
+    let transport = TransportConfig {
+        qcn: in_force.qcn_reaction,
+        ..scenario.transport.config(mac, ip, scenario.mtu, scenario.speed, EPOCH, end)
+    };
+    let ideal = IdealFct::new(switches.len(), hosts.len(), cables, scenario.cable, &transport);
+    let connections = workload::plan(&scenario.classes, &hosts, args.seed, EPOCH, scenario.duration, &plan_context)?;
     for c in &connections {
         let spec = connection_spec(c, &hosts)?;
         net.hosts[c.sender].transport.as_mut().expect("set above").add_connection(spec, c.messages.clone());
@@ -155,6 +163,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         samples: &samples,
         snapshots: &snapshots,
         simulator: Some(&speed),
+        ideal: &ideal,
     };
     report::write(&record, &out)
 }

@@ -7,6 +7,8 @@ use super::endpoint::{ReceiverResult, SenderResult};
 use super::paths::{Crossed, PathSummary, Paths};
 use super::phases::Phase;
 use super::record::{QueueSample, RunRecord};
+use super::slowdown::SlowdownSummary;
+use crate::stats::quantile;
 use crate::workload::{Pattern, PlannedConnection};
 use pfcswitch_link::shaper::WIRE_OVERHEAD;
 use pfcswitch_switch::counters::DropReason;
@@ -120,6 +122,54 @@ pub struct ClassSummary {
     pub group: Option<String>,
     /// The egress queues its flows crossed.
     pub path: PathSummary,
+    /// Classes of sized Poisson flows: the load they offered.
+    pub offered_load: Option<OfferedLoad>,
+}
+
+/// The bytes of flows that arrived per second as a fraction of their senders' link rate
+/// (payload bytes, as a class's `load` counts them), against the `load` asked for.
+#[derive(Clone, Debug, Serialize)]
+pub struct OfferedLoad {
+    pub target: Option<f64>,
+    pub achieved: f64,
+    /// Bit/s over which `achieved` is a fraction: senders × link rate.
+    #[serde(skip)]
+    capacity_bps: f64,
+}
+
+impl OfferedLoad {
+    /// Of class `c`'s messages in the run.
+    fn of(record: &RunRecord, c: usize) -> Option<OfferedLoad> {
+        let class = &record.scenario.classes[c];
+        if class.kind != Pattern::Poisson {
+            return None;
+        }
+        let senders = if class.senders.is_empty() { record.hosts.len() } else { class.senders.len() };
+        let duration = record.scenario.duration;
+        let window = class.stop.unwrap_or(duration).min(duration).saturating_sub(class.start).as_secs_f64();
+        let bytes: u64 = (record.connections.iter().filter(|connection| connection.class == c))
+            .flat_map(|connection| &connection.messages)
+            .filter_map(|m| m.size.map(u64::from))
+            .sum();
+        let capacity_bps = senders as f64 * record.scenario.speed.bps() as f64 * window;
+        (capacity_bps > 0.0).then(|| OfferedLoad {
+            target: class.load,
+            achieved: bytes as f64 * 8.0 / capacity_bps,
+            capacity_bps,
+        })
+    }
+
+    /// Over the classes that ask for a load: their bytes over their senders' capacity.
+    pub(super) fn overall(classes: &[ClassSummary]) -> Option<OfferedLoad> {
+        let asked: Vec<&OfferedLoad> =
+            classes.iter().filter_map(|c| c.offered_load.as_ref()).filter(|l| l.target.is_some()).collect();
+        let capacity_bps: f64 = asked.iter().map(|l| l.capacity_bps).sum();
+        (capacity_bps > 0.0).then(|| OfferedLoad {
+            target: Some(asked.iter().map(|l| l.target.unwrap_or(0.0) * l.capacity_bps).sum::<f64>() / capacity_bps),
+            achieved: asked.iter().map(|l| l.achieved * l.capacity_bps).sum::<f64>() / capacity_bps,
+            capacity_bps,
+        })
+    }
 }
 
 /// FCTs over several classes (OFC's Table I: all, uncongested and congested flows).
@@ -195,6 +245,10 @@ pub struct Outcome {
     pub cnms_sent: u64,
     /// The switch port that sent the most, over the run (a fan-in's bottleneck).
     pub busiest_output: Option<PortLoad>,
+    /// FCT slowdown of the finished sized messages, over all and by size.
+    pub slowdown: Option<SlowdownSummary>,
+    /// Over the classes with a `load`: asked for and offered.
+    pub offered_load: Option<OfferedLoad>,
 }
 
 /// What one switch port sent over a run.
@@ -221,12 +275,6 @@ impl PortLoad {
             utilisation: tx_mbps * 1e6 / port.speed_bps as f64,
         })
     }
-}
-
-/// The `q` quantile of sorted values (nearest rank).
-pub(super) fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
-    let rank = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len().max(1));
-    sorted.get(rank - 1).copied()
 }
 
 /// One planned connection with what its sender and receiver reported.
@@ -334,6 +382,7 @@ pub(super) fn summaries(
                 },
                 group: class.group.clone(),
                 path: PathSummary::of(&paths[c], record.samples, record.snapshots),
+                offered_load: OfferedLoad::of(record, c),
             }
         })
         .collect()

@@ -7,7 +7,7 @@
 //! |------------|--------------------------------------------------------------------------|
 //! | `long`     | one long-lived flow per (sender, receiver) pair, sending until the end   |
 //! | `constant` | the same, paced at `bandwidth` with `arrivals` (constant, bernoulli, pareto: [`Arrivals`]) |
-//! | `poisson`  | messages of `size` with Poisson arrivals at `rate` per second per sender, each to a receiver drawn uniformly |
+//! | `poisson`  | messages of `size` (or drawn from the flow-size distribution `sizes`) with Poisson arrivals at `rate` per second per sender (or at the `load` that offers), each to a receiver drawn uniformly (or to the sender's partner in a random permutation: `destinations`) |
 //! | `query`    | queries at `rate` per second (Poisson); each makes `fan_in` senders drawn uniformly (default: every sender) answer `size` bytes to a receiver drawn uniformly, at once (incast) |
 //! | `burst`    | at each time in `at`, every sender sends `size` to every receiver         |
 //!
@@ -15,16 +15,49 @@
 //! sent in arrival order. Each class and sender draws from its own stream derived from the
 //! seed, so editing one class leaves the others' arrivals unchanged.
 //!
+//! **The literature's standard workload** (HPCC, DCQCN, pFabric, Homa) is a `poisson` class
+//! with `sizes` (WebSearch, Data Mining, Hadoop, Storage or a CDF file: [`crate::flow_sizes`])
+//! and `load`. Its flows are each a connection of their own, as in HPCC's simulator (a queue
+//! pair per flow): two flows between the same hosts share the sender's NIC rather than wait
+//! for each other. `load = 0.5` sets each sender's Poisson rate to
+//! `0.5 × link rate ÷ (8 × mean flow size)`, the definition of HPCC's `traffic_gen.py`: the
+//! flows' bytes (payload, without headers) offered per second, as a fraction of the sender's
+//! NIC rate. On an oversubscribed fabric all-to-all traffic crosses the core in proportion to
+//! the hosts outside the sender's pod or leaf, so a load `L` asks `L × oversubscription ×
+//! (share of remote destinations)` of the up-links: above 1 the core, not the hosts, is the
+//! bottleneck. A load above 1 is refused unless the class says `overload = true`.
+//!
 //! A `[[storm]]` ([`StormSpec`]) makes a host behave like a NIC stuck in a PFC storm: it keeps
 //! its switch port paused on one priority for a while ([`Storm`]).
 
+mod error;
+mod spans;
+mod storm;
+
+pub use error::WorkloadError;
+pub use storm::{Storm, StormError, StormSpec};
+
+use crate::flow_sizes::FlowSizes;
 use pfcswitch_hosts::{Arrivals, MessageSpec};
 use pfcswitch_link::rng::Rng;
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, ByteSize, duration};
-use pfcswitch_wire::{MacControlRepr, Pcp, PfcRepr};
 use serde::{Deserialize, Serialize};
+use spans::{durations, optional_duration};
+use std::path::PathBuf;
 use std::time::Duration;
+
+/// Where a `poisson` class's flows go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Destinations {
+    /// Each flow to a receiver drawn uniformly among the others.
+    #[default]
+    AllToAll,
+    /// Each sender to one partner for the whole run, drawn once from the seed as a random
+    /// permutation with no host sending to itself: every receiver gets one sender's flows.
+    Permutation,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -53,6 +86,21 @@ pub struct ClassSpec {
     /// it makes each flow one finite message, whose FCT is the flow's (OFC's Table I).
     #[serde(default)]
     pub size: Option<ByteSize>,
+    /// Poisson: the flow-size distribution each message's size is drawn from, instead of
+    /// `size`: a built-in (`websearch`, `datamining`, `hadoop`, `storage`) or a CDF file,
+    /// relative to the scenario file ([`crate::flow_sizes`]).
+    #[serde(default)]
+    pub sizes: Option<String>,
+    /// Poisson: the offered load per sender as a fraction of its link rate, instead of
+    /// `rate` (see the module's documentation).
+    #[serde(default)]
+    pub load: Option<f64>,
+    /// Allows a `load` above 1: the senders offer more than their links carry.
+    #[serde(default)]
+    pub overload: bool,
+    /// Poisson: all-to-all (the default) or a permutation.
+    #[serde(default)]
+    pub destinations: Destinations,
     /// A label to aggregate FCTs over classes (e.g. OFC's "uncongested" and "congested").
     #[serde(default)]
     pub group: Option<String>,
@@ -98,21 +146,20 @@ pub struct PlannedConnection {
     pub messages: Vec<MessageSpec>,
 }
 
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum WorkloadError {
-    #[error("class `{class}`: unknown host `{host}` (hosts: {known})")]
-    UnknownHost { class: String, host: String, known: String },
-    #[error("class `{class}`: `{key}` is required for kind {kind:?}")]
-    Missing { class: String, key: &'static str, kind: Pattern },
-    #[error("class `{class}`: {reason}")]
-    Invalid { class: String, reason: String },
-    #[error("storm of host `{host}`: {reason}")]
-    Storm { host: String, reason: String },
-}
-
 fn stream(seed: u64, class: usize, sender: usize) -> Rng {
     let mut mix = Rng::new(seed ^ ((class as u64) << 32) ^ sender as u64);
     Rng::new(mix.next_u64())
+}
+
+/// What a plan needs besides its classes: the senders' link rate (what `load` is a fraction
+/// of) and where flow-size distributions are found.
+#[derive(Clone, Debug)]
+pub struct PlanContext {
+    pub speed: BitRate,
+    /// The scenario file's folder: CDF files are relative to it.
+    pub scenario_dir: PathBuf,
+    /// The built-in distributions' folder (`workloads/`).
+    pub builtin_dir: PathBuf,
 }
 
 /// The connections and messages of `classes` over `hosts` for a run of `length` starting at
@@ -123,6 +170,7 @@ pub fn plan(
     seed: u64,
     epoch: Instant,
     length: Duration,
+    context: &PlanContext,
 ) -> Result<Vec<PlannedConnection>, WorkloadError> {
     let mut connections: Vec<PlannedConnection> = Vec::new();
     // (class, sender, receiver) → index into `connections`; a fabric has tens of thousands.
@@ -141,8 +189,11 @@ pub fn plan(
         let (senders, receivers) = (named(&class.senders)?, named(&class.receivers)?);
         validate(class, &senders, &receivers)?;
         let stop = class.stop.unwrap_or(length).min(length);
+        let sizes = class.sizes.as_ref().map(|spec| load_sizes(class, spec, context)).transpose()?;
+        // A flow of a distribution is a connection of its own (the key's last part tells it).
         let mut add = |sender: usize, receiver: usize, message: MessageSpec| {
-            let k = *by_ends.entry((c, sender, receiver)).or_insert_with(|| {
+            let own = sizes.as_ref().map(|_| connections.len());
+            let k = *by_ends.entry((c, sender, receiver, own)).or_insert_with(|| {
                 connections.push(PlannedConnection {
                     id: connections.len() as u32,
                     class: c,
@@ -170,13 +221,25 @@ pub fn plan(
                 }
             }
             Pattern::Poisson => {
-                let rate = class.rate.expect("validated");
-                for &s in &senders {
+                let mean = sizes.as_ref().map_or_else(|| f64::from(size.expect("validated")), FlowSizes::mean);
+                let rate = match class.load {
+                    Some(load) => load * context.speed.bps() as f64 / 8.0 / mean,
+                    None => class.rate.expect("validated"),
+                };
+                let partners = match class.destinations {
+                    Destinations::AllToAll => None,
+                    Destinations::Permutation => Some(permutation(class, &senders, &receivers, seed, c)?),
+                };
+                for (i, &s) in senders.iter().enumerate() {
                     let mut rng = stream(seed, c, s);
                     let targets: Vec<usize> = receivers.iter().copied().filter(|&r| r != s).collect();
                     let mut t = class.start + rng.exponential(rate);
                     while t < stop {
-                        let r = targets[rng.below(targets.len())];
+                        let r = partners.as_ref().map_or_else(|| targets[rng.below(targets.len())], |p| p[i]);
+                        let size = match &sizes {
+                            Some(sizes) => Some(flow_size(class, sizes.sample(&mut rng))?),
+                            None => size,
+                        };
                         add(s, r, MessageSpec { id: 0, size, start: at(t) });
                         t += rng.exponential(rate);
                     }
@@ -218,9 +281,49 @@ pub fn plan(
     Ok(connections)
 }
 
+fn load_sizes(class: &ClassSpec, spec: &str, context: &PlanContext) -> Result<FlowSizes, WorkloadError> {
+    FlowSizes::load(spec, &context.scenario_dir, &context.builtin_dir)
+        .map_err(|e| WorkloadError::Sizes { class: class.name.clone(), reason: e.to_string() })
+}
+
+/// A drawn size as a message's (which counts bytes in 32 bits).
+fn flow_size(class: &ClassSpec, bytes: u64) -> Result<u32, WorkloadError> {
+    u32::try_from(bytes).ok().filter(|&b| b < u32::MAX).ok_or_else(|| WorkloadError::Sizes {
+        class: class.name.clone(),
+        reason: format!("a flow of {bytes} bytes was drawn; a message must be smaller than 4 GiB"),
+    })
+}
+
+/// Each sender's partner (by position in `senders`): a shuffle of the receivers, drawn again
+/// until no sender is its own partner (a uniform draw among such permutations).
+fn permutation(
+    class: &ClassSpec,
+    senders: &[usize],
+    receivers: &[usize],
+    seed: u64,
+    c: usize,
+) -> Result<Vec<usize>, WorkloadError> {
+    let mut rng = stream(seed, c, usize::MAX);
+    for _ in 0..10_000 {
+        let mut shuffled = receivers.to_vec();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, rng.below(i + 1));
+        }
+        shuffled.truncate(senders.len());
+        if senders.iter().zip(&shuffled).all(|(s, r)| s != r) {
+            return Ok(shuffled);
+        }
+    }
+    Err(WorkloadError::Invalid {
+        class: class.name.clone(),
+        reason: "no permutation sends every sender to a receiver other than itself".into(),
+    })
+}
+
 fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result<(), WorkloadError> {
     let invalid = |reason: String| Err(WorkloadError::Invalid { class: class.name.clone(), reason });
-    let missing = |key| Err(WorkloadError::Missing { class: class.name.clone(), key, kind: class.kind });
+    let missing =
+        |key| Err(WorkloadError::Missing { class: class.name.clone(), key, kind: format!("{:?}", class.kind) });
     if class.priority > 7 {
         return invalid(format!("priority {} is not a PCP (0..=7)", class.priority));
     }
@@ -234,7 +337,42 @@ fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result
     if class.kind == Pattern::Poisson && senders.iter().any(|s| receivers.iter().all(|r| r == s)) {
         return invalid("a sender's only receiver is itself".into());
     }
-    let needs_size = matches!(class.kind, Pattern::Poisson | Pattern::Query | Pattern::Burst);
+    if class.kind != Pattern::Poisson {
+        let poisson_only = [
+            ("sizes", class.sizes.is_some()),
+            ("load", class.load.is_some()),
+            ("overload", class.overload),
+            ("destinations", class.destinations != Destinations::AllToAll),
+        ];
+        if let Some((key, _)) = poisson_only.iter().find(|(_, set)| *set) {
+            return invalid(format!("`{key}` applies to poisson classes only"));
+        }
+    }
+    if class.size.is_some() && class.sizes.is_some() {
+        return invalid("`size` and `sizes` exclude each other: one size, or a distribution".into());
+    }
+    if class.rate.is_some() && class.load.is_some() {
+        return invalid("`rate` and `load` exclude each other: arrivals per second, or a load".into());
+    }
+    if let Some(load) = class.load {
+        if !(load > 0.0 && load.is_finite()) {
+            return invalid(format!("load {load} must be above 0 (a fraction of the link rate)"));
+        }
+        if load > 1.0 && !class.overload {
+            return invalid(format!(
+                "load {load} is above 1: the senders would offer more than their links carry (say `overload = true` to mean it)"
+            ));
+        }
+    }
+    if class.destinations == Destinations::Permutation && receivers.len() < senders.len() {
+        return invalid(format!(
+            "a permutation needs as many receivers as senders ({} for {})",
+            receivers.len(),
+            senders.len()
+        ));
+    }
+    let needs_size = matches!(class.kind, Pattern::Query | Pattern::Burst)
+        || (class.kind == Pattern::Poisson && class.sizes.is_none());
     if needs_size && class.size.is_none() {
         return missing("size");
     }
@@ -242,6 +380,12 @@ fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result
         return invalid("a message must be smaller than 4 GiB".into());
     }
     match class.kind {
+        Pattern::Poisson if class.load.is_some() => {}
+        Pattern::Poisson if class.rate.is_none() => {
+            return invalid(
+                "needs `rate` (arrivals per second per sender) or `load` (a fraction of the link rate)".into(),
+            );
+        }
         Pattern::Poisson | Pattern::Query => match class.rate {
             None => return missing("rate"),
             Some(rate) if !(rate > 0.0 && rate.is_finite()) => {
@@ -270,138 +414,21 @@ fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result
     Ok(())
 }
 
-/// One `[[storm]]` of a scenario: from `start` (from the run's start) for `duration`, `host`
-/// sends PFC XOFF frames for `priority` as a broken NIC does (see [`Storm`]).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct StormSpec {
-    pub host: String,
-    pub priority: u8,
-    #[serde(with = "duration")]
-    pub start: Duration,
-    #[serde(with = "duration")]
-    pub duration: Duration,
-    /// Pause time of each frame (default 65535, the most a frame can ask for).
-    #[serde(default = "max_quanta")]
-    pub quanta: u16,
-}
-
-fn max_quanta() -> u16 {
-    u16::MAX
-}
-
-impl StormSpec {
-    /// Checks the storm against the run's hosts and link speed; returns the host's index and
-    /// the storm its NIC makes.
-    pub fn resolve(&self, hosts: &[String], speed: BitRate) -> Result<(usize, Storm), WorkloadError> {
-        let invalid = |reason: String| WorkloadError::Storm { host: self.host.clone(), reason };
-        let index = hosts
-            .iter()
-            .position(|h| *h == self.host)
-            .ok_or_else(|| invalid(format!("no such host (hosts: {})", hosts.join(", "))))?;
-        let storm = Storm::new(self.priority, self.quanta, speed).map_err(|e| invalid(e.to_string()))?;
-        if self.duration.is_zero() {
-            return Err(invalid("`duration` must be greater than zero".into()));
-        }
-        Ok((index, storm))
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum StormError {
-    #[error("priority {0} is not a PCP (0..=7)")]
-    Priority(u8),
-    #[error("quanta must be at least 1 (0 would be an XON, which a storm never sends)")]
-    ZeroQuanta,
-}
-
-/// A PFC storm as a broken NIC makes one: XOFF for one priority, re-sent well before the
-/// pause expires, never an XON. The peer's queue stays paused as long as the storm lasts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Storm {
-    frame: PfcRepr,
-    interval: Duration,
-}
-
-impl Storm {
-    /// Frames are never closer than this: a storm must not cost its sender a core.
-    pub const MIN_INTERVAL: Duration = Duration::from_micros(100);
-
-    /// A storm of `quanta` on `priority` towards a link of `speed`: one frame every quarter of
-    /// the pause it asks for, so a late or lost frame never lets the pause lapse.
-    pub fn new(priority: u8, quanta: u16, speed: BitRate) -> Result<Storm, StormError> {
-        let pcp = Pcp::new(priority).ok_or(StormError::Priority(priority))?;
-        if quanta == 0 {
-            return Err(StormError::ZeroQuanta);
-        }
-        let interval = (speed.pause_duration(quanta) / 4).max(Self::MIN_INTERVAL);
-        Ok(Storm { frame: PfcRepr::default().with_class(pcp, quanta), interval })
-    }
-
-    /// The PFC frame the storm repeats.
-    pub fn frame(&self) -> MacControlRepr {
-        MacControlRepr::Pfc(self.frame)
-    }
-
-    pub fn interval(&self) -> Duration {
-        self.interval
-    }
-
-    /// When the storm sends its frames if it starts at `start` and lasts `length`.
-    pub fn times(&self, start: Instant, length: Duration) -> impl Iterator<Item = Instant> + use<> {
-        let (interval, end) = (self.interval, start + length);
-        (0u32..).map(move |k| start + interval * k).take_while(move |&at| at < end)
-    }
-
-    /// The first send time at or after `now` (a sender that woke late skips the frames it
-    /// missed rather than bursting them).
-    pub fn next_after(&self, start: Instant, now: Instant) -> Instant {
-        let elapsed = now.saturating_duration_since(start).as_nanos();
-        let interval = self.interval.as_nanos();
-        start + Duration::from_nanos(u64::try_from(elapsed.div_ceil(interval) * interval).unwrap_or(u64::MAX))
-    }
-}
-
-/// Serde for a list of spans ("100ms").
-mod durations {
-    use pfcswitch_link::units::parse_duration;
-    use serde::de::Error;
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-
-    pub fn serialize<S: Serializer>(spans: &[Duration], serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(spans.iter().map(|d| pfcswitch_link::units::format_duration(*d)))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Duration>, D::Error> {
-        Vec::<String>::deserialize(deserializer)?.iter().map(|t| parse_duration(t).map_err(D::Error::custom)).collect()
-    }
-}
-
-mod optional_duration {
-    use pfcswitch_link::units::parse_duration;
-    use serde::de::Error;
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-
-    pub fn serialize<S: Serializer>(span: &Option<Duration>, serializer: S) -> Result<S::Ok, S::Error> {
-        match span {
-            Some(d) => serializer.serialize_str(&pfcswitch_link::units::format_duration(*d)),
-            None => serializer.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Duration>, D::Error> {
-        Option::<String>::deserialize(deserializer)?.map(|t| parse_duration(&t).map_err(D::Error::custom)).transpose()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn hosts() -> Vec<String> {
         (1..=9).map(|i| format!("h{i}")).collect()
+    }
+
+    fn context() -> PlanContext {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        PlanContext {
+            speed: BitRate::gbps(10),
+            scenario_dir: root.join("scenarios"),
+            builtin_dir: root.join("workloads"),
+        }
     }
 
     fn class(text: &str) -> ClassSpec {
@@ -418,7 +445,8 @@ mod tests {
             "name = \"F0\"\nkind = \"constant\"\ngroup = \"uncongested\"\nbandwidth = \"40Mbps\"\nsize = \"10MB\"\npriority = 3\nsenders = [\"h1\"]\nreceivers = [\"h9\"]",
         );
         assert_eq!(f0.group.as_deref(), Some("uncongested"));
-        let planned = plan(std::slice::from_ref(&f0), &hosts(), 1, Instant::ZERO, Duration::from_secs(3)).unwrap();
+        let planned =
+            plan(std::slice::from_ref(&f0), &hosts(), 1, Instant::ZERO, Duration::from_secs(3), &context()).unwrap();
         assert_eq!(planned.len(), 1);
         assert_eq!(planned[0].messages.len(), 1);
         assert_eq!(planned[0].messages[0].size, Some(10_000_000));
@@ -428,7 +456,8 @@ mod tests {
     #[test]
     fn random_arrivals_draw_a_stream_per_connection_from_the_seed() {
         let text = "name = \"cbr\"\nkind = \"constant\"\nbandwidth = \"625Mbps\"\npriority = 3\narrivals = { process = \"pareto\", shape = 1.5 }\nsenders = [\"h1\", \"h2\"]\nreceivers = [\"h9\"]";
-        let run = |seed| plan(&[class(text)], &hosts(), seed, Instant::ZERO, Duration::from_secs(1)).unwrap();
+        let run =
+            |seed| plan(&[class(text)], &hosts(), seed, Instant::ZERO, Duration::from_secs(1), &context()).unwrap();
         let seeds = |planned: &[PlannedConnection]| planned.iter().map(|c| c.arrivals.seed()).collect::<Vec<_>>();
         let (one, again, two) = (run(1), run(1), run(2));
         assert!(
@@ -440,7 +469,7 @@ mod tests {
         let long = class(
             "name = \"x\"\nkind = \"long\"\npriority = 0\narrivals = { process = \"bernoulli\" }\nsenders = [\"h1\"]\nreceivers = [\"h9\"]",
         );
-        let error = plan(&[long], &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap_err();
+        let error = plan(&[long], &hosts(), 1, Instant::ZERO, Duration::from_secs(1), &context()).unwrap_err();
         assert!(error.to_string().contains("`arrivals` applies to constant classes only"), "{error}");
     }
 
@@ -451,9 +480,12 @@ mod tests {
             names(1..=8),
             names(1..=8)
         ));
-        let first = plan(std::slice::from_ref(&short), &hosts(), 7, Instant::ZERO, Duration::from_secs(10)).unwrap();
-        let again = plan(std::slice::from_ref(&short), &hosts(), 7, Instant::ZERO, Duration::from_secs(10)).unwrap();
-        let other = plan(std::slice::from_ref(&short), &hosts(), 8, Instant::ZERO, Duration::from_secs(10)).unwrap();
+        let first = plan(std::slice::from_ref(&short), &hosts(), 7, Instant::ZERO, Duration::from_secs(10), &context())
+            .unwrap();
+        let again = plan(std::slice::from_ref(&short), &hosts(), 7, Instant::ZERO, Duration::from_secs(10), &context())
+            .unwrap();
+        let other = plan(std::slice::from_ref(&short), &hosts(), 8, Instant::ZERO, Duration::from_secs(10), &context())
+            .unwrap();
         assert_eq!(first, again);
         assert_ne!(first, other);
         let messages: usize = first.iter().map(|c| c.messages.len()).sum();
@@ -472,7 +504,7 @@ mod tests {
             "name = \"query\"\nkind = \"query\"\npriority = 3\nsize = \"16KB\"\nrate = 50.0\nsenders = [{}]\nreceivers = [\"h9\"]",
             names(1..=8)
         ));
-        let connections = plan(&[query], &hosts(), 1, Instant::ZERO, Duration::from_secs(2)).unwrap();
+        let connections = plan(&[query], &hosts(), 1, Instant::ZERO, Duration::from_secs(2), &context()).unwrap();
         assert_eq!(connections.len(), 8);
         let starts: Vec<Vec<Instant>> =
             connections.iter().map(|c| c.messages.iter().map(|m| m.start).collect()).collect();
@@ -486,7 +518,8 @@ mod tests {
             "name = \"query\"\nkind = \"query\"\npriority = 3\nsize = \"16KB\"\nrate = 50.0\nfan_in = 3\nsenders = [{}]\nreceivers = [\"h9\"]",
             names(1..=8)
         );
-        let connections = plan(&[class(&text)], &hosts(), 1, Instant::ZERO, Duration::from_secs(2)).unwrap();
+        let connections =
+            plan(&[class(&text)], &hosts(), 1, Instant::ZERO, Duration::from_secs(2), &context()).unwrap();
         let mut per_query: std::collections::BTreeMap<Instant, Vec<usize>> = Default::default();
         for c in &connections {
             for m in &c.messages {
@@ -497,7 +530,8 @@ mod tests {
         assert!(per_query.values().all(|s| s.len() == 3), "three distinct responders per query");
         assert_eq!(connections.len(), 8, "over many queries every sender gets picked");
         let too_many = text.replace("fan_in = 3", "fan_in = 9");
-        let error = plan(&[class(&too_many)], &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap_err();
+        let error =
+            plan(&[class(&too_many)], &hosts(), 1, Instant::ZERO, Duration::from_secs(1), &context()).unwrap_err();
         assert_eq!(error.to_string(), "class `query`: `fan_in` 9 exceeds the 8 senders");
     }
 
@@ -512,7 +546,7 @@ mod tests {
                 "name = \"b\"\nkind = \"burst\"\npriority = 3\nsize = \"1MB\"\nat = [\"100ms\", \"5s\"]\nsenders = [\"h5\", \"h6\"]\nreceivers = [\"h3\"]",
             ),
         ];
-        let connections = plan(&classes, &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap();
+        let connections = plan(&classes, &hosts(), 1, Instant::ZERO, Duration::from_secs(1), &context()).unwrap();
         let summary: Vec<_> =
             connections.iter().map(|c| (c.class, c.sender, c.receiver, c.rate, c.messages.len())).collect();
         assert_eq!(
@@ -530,49 +564,98 @@ mod tests {
     }
 
     #[test]
-    fn a_storm_repeats_xoff_at_a_quarter_of_its_pause_and_never_resumes() {
-        let storm = Storm::new(3, u16::MAX, BitRate::mbps(100)).unwrap();
-        // 65535 quanta × 512 bit at 100 Mbit/s = 335.5 ms.
-        assert_eq!(storm.interval(), BitRate::mbps(100).pause_duration(u16::MAX) / 4);
-        let MacControlRepr::Pfc(frame) = storm.frame() else { panic!("a PFC frame") };
-        assert_eq!(frame.classes().collect::<Vec<_>>(), [(Pcp::new(3).unwrap(), u16::MAX)]);
-        let start = Instant::ZERO + Duration::from_secs(1);
-        let times: Vec<Instant> = storm.times(start, Duration::from_secs(2)).collect();
-        assert_eq!(times.len(), 24, "2 s / 83.9 ms");
-        assert_eq!(times[0], start);
-        assert!(times.windows(2).all(|w| w[1] - w[0] == storm.interval()));
-        assert!(*times.last().unwrap() < start + Duration::from_secs(2));
-        assert_eq!(storm.next_after(start, start), start);
-        assert_eq!(storm.next_after(start, start + Duration::from_nanos(1)), times[1]);
-        assert_eq!(storm.next_after(start, times[5]), times[5]);
-        let fast = Storm::new(0, 1, BitRate::gbps(100)).unwrap();
-        assert_eq!(fast.interval(), Storm::MIN_INTERVAL);
-        assert_eq!(Storm::new(3, 0, BitRate::gbps(1)), Err(StormError::ZeroQuanta));
-        assert_eq!(Storm::new(8, 1, BitRate::gbps(1)), Err(StormError::Priority(8)));
-        let spec: StormSpec = toml::from_str("host = \"h4\"\npriority = 3\nstart = \"1s\"\nduration = \"2s\"").unwrap();
-        assert_eq!(spec.quanta, u16::MAX);
-        assert_eq!(spec.resolve(&hosts(), BitRate::mbps(100)), Ok((3, storm)));
-        let error = |spec: StormSpec| spec.resolve(&hosts(), BitRate::mbps(100)).unwrap_err().to_string();
-        let stranger = StormSpec { host: "h99".into(), ..spec.clone() };
-        assert!(error(stranger).starts_with("storm of host `h99`: no such host"));
-        assert!(error(StormSpec { quanta: 0, ..spec.clone() }).contains("quanta must be at least 1"));
-        assert!(error(StormSpec { duration: Duration::ZERO, ..spec }).contains("`duration` must be greater than zero"));
+    fn a_target_load_of_websearch_flows_is_what_the_senders_offer() {
+        let web = class(&format!(
+            "name = \"web\"\nkind = \"poisson\"\npriority = 3\nsizes = \"websearch\"\nload = 0.5\nsenders = [{}]\nreceivers = [{}]",
+            names(1..=8),
+            names(1..=9)
+        ));
+        let length = Duration::from_secs(20);
+        let planned = plan(std::slice::from_ref(&web), &hosts(), 3, Instant::ZERO, length, &context()).unwrap();
+        let flows: Vec<u64> =
+            planned.iter().flat_map(|c| &c.messages).map(|m| u64::from(m.size.expect("sized"))).collect();
+        // 8 senders × 20 s × 0.5 × 10 Gbit/s ÷ 8 ÷ 1.711 MB ≈ 58,400 flows. Their bytes are a
+        // compound Poisson sum: relative σ = sqrt((1 + cv²) / flows) with WebSearch's cv of
+        // 2.32, about 1 %, so 5 % is a margin of almost five σ.
+        let offered = flows.iter().sum::<u64>() as f64 * 8.0 / (8.0 * 10e9 * length.as_secs_f64());
+        assert!((offered - 0.5).abs() < 0.025, "offered load {offered:.4} for 0.5 ({} flows)", flows.len());
+        assert!(planned.iter().all(|c| c.messages.len() == 1), "every flow a connection of its own");
+        assert!(flows.iter().any(|&f| f > 10_000_000) && flows.iter().any(|&f| f < 10_000), "the CDF's spread");
+        let again = plan(&[web], &hosts(), 3, Instant::ZERO, length, &context()).unwrap();
+        assert_eq!(planned, again, "reproducible");
+    }
+
+    #[test]
+    fn a_permutation_gives_every_sender_one_other_receiver_of_its_own() {
+        let text = format!(
+            "name = \"perm\"\nkind = \"poisson\"\npriority = 3\nsize = \"10KB\"\nrate = 100.0\ndestinations = \"permutation\"\nsenders = [{0}]\nreceivers = [{0}]",
+            names(1..=9)
+        );
+        for seed in 1..=20 {
+            let planned =
+                plan(&[class(&text)], &hosts(), seed, Instant::ZERO, Duration::from_secs(1), &context()).unwrap();
+            let pairs: std::collections::BTreeSet<(usize, usize)> =
+                planned.iter().map(|c| (c.sender, c.receiver)).collect();
+            let senders: std::collections::BTreeSet<usize> = pairs.iter().map(|p| p.0).collect();
+            let receivers: std::collections::BTreeSet<usize> = pairs.iter().map(|p| p.1).collect();
+            assert_eq!((pairs.len(), senders.len(), receivers.len()), (9, 9, 9), "seed {seed}: {pairs:?}");
+            assert!(pairs.iter().all(|(s, r)| s != r));
+        }
+        let fewer = text.replace(&format!("receivers = [{}]", names(1..=9)), "receivers = [\"h1\", \"h2\"]");
+        let error = plan(&[class(&fewer)], &hosts(), 1, Instant::ZERO, Duration::from_secs(1), &context()).unwrap_err();
+        assert_eq!(error.to_string(), "class `perm`: a permutation needs as many receivers as senders (2 for 9)");
+    }
+
+    #[test]
+    fn loads_and_distributions_are_checked() {
+        let base =
+            "name = \"w\"\nkind = \"poisson\"\npriority = 3\nsenders = [\"h1\", \"h2\"]\nreceivers = [\"h1\", \"h2\"]";
+        let error = |extra: &str| {
+            let spec = class(&format!("{base}\n{extra}"));
+            plan(&[spec], &hosts(), 1, Instant::ZERO, Duration::from_secs(1), &context()).unwrap_err().to_string()
+        };
+        assert_eq!(
+            error("sizes = \"websearch\"\nload = 0.0"),
+            "class `w`: load 0 must be above 0 (a fraction of the link rate)"
+        );
+        assert!(error("sizes = \"websearch\"\nload = 1.2").contains("load 1.2 is above 1"));
+        assert!(
+            error("sizes = \"websearch\"\nload = 0.5\nrate = 3.0").contains("`rate` and `load` exclude each other")
+        );
+        assert!(
+            error("sizes = \"websearch\"\nsize = \"1KB\"\nload = 0.5")
+                .contains("`size` and `sizes` exclude each other")
+        );
+        assert!(error("sizes = \"websearch\"").contains("needs `rate` (arrivals per second per sender) or `load`"));
+        assert!(error("sizes = \"nosuch\"\nload = 0.5").starts_with("class `w`: `sizes`: `nosuch` is not a built-in"));
+        let query = "name = \"q\"\nkind = \"query\"\npriority = 3\nsize = \"1KB\"\nrate = 1.0\nload = 0.5";
+        let error = plan(&[class(query)], &hosts(), 1, Instant::ZERO, Duration::from_secs(1), &context()).unwrap_err();
+        assert_eq!(error.to_string(), "class `q`: `load` applies to poisson classes only");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("mine.cdf"), "100 0\n50 0.5\n200 1\n").unwrap();
+        let mine = class(&format!("{base}\nsizes = \"mine.cdf\"\nload = 0.5"));
+        let context = PlanContext { scenario_dir: dir.path().to_path_buf(), ..context() };
+        let error = plan(&[mine], &hosts(), 1, Instant::ZERO, Duration::from_secs(1), &context).unwrap_err();
+        assert!(error.to_string().ends_with("mine.cdf:2: sizes must not decrease (50 after 100)"), "{error}");
+        let overload = class(&format!("{base}\nsizes = \"websearch\"\nload = 1.2\noverload = true"));
+        let planned = plan(&[overload], &hosts(), 1, Instant::ZERO, Duration::from_secs(1), &context).unwrap();
+        assert!(!planned.is_empty());
     }
 
     #[test]
     fn mistakes_are_named() {
         let unknown = class("name = \"x\"\nkind = \"long\"\npriority = 0\nsenders = [\"h1\"]\nreceivers = [\"nope\"]");
-        let error = plan(&[unknown], &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap_err();
+        let error = plan(&[unknown], &hosts(), 1, Instant::ZERO, Duration::from_secs(1), &context()).unwrap_err();
         assert!(error.to_string().starts_with("class `x`: unknown host `nope` (hosts: h1, h2"), "{error}");
         let sizeless = class(
             "name = \"y\"\nkind = \"poisson\"\npriority = 0\nrate = 1.0\nsenders = [\"h1\"]\nreceivers = [\"h2\"]",
         );
-        let error = plan(&[sizeless], &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap_err();
+        let error = plan(&[sizeless], &hosts(), 1, Instant::ZERO, Duration::from_secs(1), &context()).unwrap_err();
         assert_eq!(error.to_string(), "class `y`: `size` is required for kind Poisson");
         let lonely = class(
             "name = \"w\"\nkind = \"poisson\"\npriority = 0\nrate = 1.0\nsize = \"1KB\"\nsenders = [\"h1\", \"h2\"]\nreceivers = [\"h1\"]",
         );
-        let error = plan(&[lonely], &hosts(), 1, Instant::ZERO, Duration::from_secs(1)).unwrap_err();
+        let error = plan(&[lonely], &hosts(), 1, Instant::ZERO, Duration::from_secs(1), &context()).unwrap_err();
         assert_eq!(error.to_string(), "class `w`: a sender's only receiver is itself");
         assert!(
             toml::from_str::<ClassSpec>(
