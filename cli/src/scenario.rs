@@ -2,6 +2,7 @@
 //! option structs derive clap's `Args`, so that `--help` and the API stay one definition).
 
 use clap::Subcommand;
+use pfcswitch_lab::scenario::sweep::{MergeArgs, SweepArgs};
 use pfcswitch_lab::scenario::{self, CompareArgs, DeadlockArgs, RunArgs};
 
 #[derive(Debug, Subcommand)]
@@ -15,6 +16,13 @@ pub enum ScenarioCommand {
     /// Run one seed of a scenario under several policies (or PFC watchdog modes) and compare
     /// them side by side.
     Compare(CompareArgs),
+    /// Run a scenario at every combination of some keys' values (--set KEY=V1,V2,...) under
+    /// every policy and seed, each point as `run` or `simulate` (--sim) in a process of its
+    /// own, and summarise each metric's mean over the seeds with its 95 % confidence interval.
+    /// Points already done are skipped; --shard I/N runs a job array's share.
+    Sweep(SweepArgs),
+    /// Summarise the shards of one sweep (their --out directories) as one sweep.
+    Merge(MergeArgs),
     /// OFC's deadlock experiment (Fig. 9) on the simulator: four flows over a cyclic buffer
     /// dependency, M frames split at random, deadlocks counted per policy and M.
     Deadlock(DeadlockArgs),
@@ -27,6 +35,8 @@ pub fn run(command: ScenarioCommand) -> anyhow::Result<()> {
         ScenarioCommand::Run(args) => scenario::run(&args).map(drop),
         ScenarioCommand::Simulate(args) => scenario::simulate(&args).map(drop),
         ScenarioCommand::Compare(args) => scenario::compare(&args),
+        ScenarioCommand::Sweep(args) => scenario::sweep::sweep(&args),
+        ScenarioCommand::Merge(args) => scenario::sweep::merge(&args),
         ScenarioCommand::Deadlock(args) => scenario::deadlock(&args),
     }
 }

@@ -19,6 +19,12 @@ pub struct RunArgs {
     pub modes: Modes,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Sets a scenario key, repeatable: a top-level key or a dotted key into one of its tables
+    /// (`duration=50ms`, `transport.window=32`), `class.NAME.KEY=V` (one class), `load=V` or
+    /// `sizes=V` (every class that has the key), or a switch-config key (`pfc.xoff=100KB`, into
+    /// `overrides`). VALUE is TOML if it parses as TOML, else a string.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// Output directory (default: results/NAME/POLICY[-pfcwd-MODE][-qcn-MODE][-fecn-MODE]-seedN).
     // The text is also `--help`'s, where brackets mean optional, not links.
     #[allow(rustdoc::broken_intra_doc_links)]
@@ -48,6 +54,9 @@ pub struct CompareArgs {
     /// class and policy over the seeds, written to seeds-SEEDS.json).
     #[arg(long, value_delimiter = ',')]
     pub seeds: Vec<u64>,
+    /// Sets a scenario key for every run, as `run --set` does; repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// Parent of each policy's output directory (default: results/NAME).
     #[arg(long)]
     pub out: Option<PathBuf>,

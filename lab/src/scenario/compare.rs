@@ -4,7 +4,7 @@
 
 use super::args::{CompareArgs, Modes, RunArgs, run_dir};
 use super::phases::Phase;
-use super::plan::{Scenario, load};
+use super::plan::{Scenario, load_with};
 use super::policy::parse_policy;
 use super::report::{mbps, ms, print_phases};
 use super::runner::run;
@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 /// Runs the scenario under every policy and mode of `args`, seed by seed, and compares them.
 pub fn compare(args: &CompareArgs) -> Result<()> {
-    let (scenario, _) = load(&args.scenario)?;
+    let (scenario, _) = load_with(&args.scenario, &args.set)?;
     let varied = !args.pfcwd.is_empty() || !args.qcn.is_empty() || !args.fecn.is_empty();
     let names = match &args.policies {
         Some(names) => names.clone(),
@@ -49,6 +49,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
                     policy: Some(name.clone()),
                     modes,
                     seed,
+                    set: args.set.clone(),
                     out: Some(run_dir(&parent, policy, &modes, seed, suffix)),
                 };
                 let outcome = if args.sim { simulate(&run_args)? } else { run(&run_args)? };

@@ -7,14 +7,17 @@
 //! table and plots; `simulate` does the same on virtual time.
 //!
 //! The files form layers, each importing only from the ones before it:
-//! - plan: `plan` (scenario files, [`TransportSpec`], [`load`], [`root`]), `policy`,
-//!   `schemes` (PFC watchdog, QCN, FECN), `fabric` (`[fabric]`), `topology` (nodes, links,
-//!   host addresses) and `args` (the commands' options);
+//! - plan: `sets` (`--set KEY=VALUE` on a scenario file's table), `plan` (scenario files,
+//!   [`TransportSpec`], [`load`], [`load_with`], [`root`]), `policy`, `schemes` (PFC watchdog,
+//!   QCN, FECN), `fabric` (`[fabric]`), `topology` (nodes, links, host addresses) and `args`
+//!   (the commands' options);
 //! - run: `configs` (each switch's config), `prepare`, `namespaces` (topology.sh),
 //!   `runner` (the datapath), [`endpoint`] (a host's process), `simulate`, `deadlock`;
 //! - results: `ideal` (a message's FCT alone on the network), `record` (what a run
 //!   collected), `paths`, `phases`, `slowdown` (FCT slowdown by flow size), `summary` ([`Outcome`]);
-//! - report: `report` (tables, plots, `results.json`) and `compare`.
+//! - report: `report` (tables, plots, `results.json`) and `compare`;
+//! - [`sweep`]: `sweep` and `merge`, grids of `--set` values × policies × seeds run as child
+//!   processes and summarised with confidence intervals.
 //!
 //! This file only declares them and re-exports what the CLI uses.
 
@@ -35,15 +38,17 @@ mod record;
 mod report;
 mod runner;
 mod schemes;
+mod sets;
 mod simulate;
 mod slowdown;
 mod summary;
+pub mod sweep;
 mod topology;
 
 pub use args::{CompareArgs, DeadlockArgs, Modes, RunArgs, run_dir};
 pub use compare::compare;
 pub use deadlock::deadlock;
-pub use plan::{Scenario, TransportSpec, list, load, root};
+pub use plan::{Scenario, TransportSpec, list, load, load_with, root};
 pub use policy::{RunPolicy, parse_policy};
 pub use runner::run;
 pub use schemes::{FecnMode, FecnSpec, PfcwdMode, QcnMode, QcnSpec, parse_fecn, parse_pfcwd, parse_qcn};

@@ -5,6 +5,7 @@
 use super::fabric::FabricSpec;
 use super::policy::RunPolicy;
 use super::schemes::{FecnSpec, QcnSpec};
+use super::sets::{Applied, apply, blame, struct_fields};
 use crate::workload::{ClassSpec, StormSpec};
 use anyhow::{Context, Result, bail};
 use pfcswitch_hosts::{DctcpParams, TransportConfig};
@@ -69,6 +70,10 @@ pub struct Scenario {
     /// Hosts that storm: PFC XOFF towards their switch for a while, as a broken NIC sends.
     #[serde(rename = "storm", default)]
     pub storms: Vec<StormSpec>,
+    /// The `--set KEY=VALUE`s applied to the file before it was read (see `sets`), for
+    /// `results.json`.
+    #[serde(skip)]
+    pub sets: Vec<String>,
 }
 
 impl Scenario {
@@ -170,13 +175,32 @@ fn builtin_dir() -> PathBuf {
 
 /// Reads a scenario by built-in name or path; returns it with its file.
 pub fn load(name_or_file: &str) -> Result<(Scenario, PathBuf)> {
+    load_with(name_or_file, &[])
+}
+
+/// Reads a scenario by built-in name or path with `sets` (`KEY=VALUE`, see `sets`) applied
+/// to its table first; returns it with its file.
+pub fn load_with(name_or_file: &str, sets: &[String]) -> Result<(Scenario, PathBuf)> {
     let builtin = builtin_dir().join(format!("{name_or_file}.toml"));
     let path = if builtin.is_file() { builtin } else { PathBuf::from(name_or_file) };
     if !path.is_file() {
         bail!("no scenario `{name_or_file}`: not a built-in one (see `pfcswitch scenario list`) nor a file");
     }
     let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let scenario: Scenario = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let file = path.display();
+    let mut scenario: Scenario = if sets.is_empty() {
+        // From the text, so that an error points at its line.
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?
+    } else {
+        let mut table: toml::Table = text.parse().map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+        let keys = struct_fields::<Scenario>();
+        let applied: Vec<Applied> = sets.iter().map(|set| apply(&mut table, set, keys)).collect::<Result<_>>()?;
+        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let culprits = blame(&applied, &e.path().to_string()).join(" --set ");
+            anyhow::anyhow!("{file} with --set {culprits}: {}: {}", e.path(), e.inner().message().trim())
+        })?
+    };
+    scenario.sets = sets.to_vec();
     Ok((scenario, path))
 }
 
@@ -200,4 +224,45 @@ pub fn list() -> Result<()> {
     }
     table.print();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn sets_apply_to_the_file_before_it_is_read() {
+        let sets =
+            ["duration=50ms", "transport.window=32", "class.query.rate=10.0", "pfc.xoff=100KB"].map(String::from);
+        let (scenario, file) = load_with("incast", &sets).unwrap();
+        assert_eq!(scenario.duration, Duration::from_millis(50));
+        assert_eq!(scenario.transport.window, 32);
+        assert_eq!(scenario.classes[0].rate, Some(10.0));
+        assert_eq!(scenario.overrides["pfc"]["xoff"].as_str(), Some("100KB"));
+        assert_eq!(scenario.sets, sets);
+        // Relative paths are still the file's.
+        assert!(file.ends_with("scenarios/incast.toml"));
+        assert_eq!(scenario.switches["sw1"], Path::new("../configs/default.toml"));
+        assert!(load("incast").unwrap().0.sets.is_empty());
+    }
+
+    #[test]
+    fn a_bad_nested_key_names_its_set() {
+        let sets = ["duration=1s", "transport.windw=3"].map(String::from);
+        let error = load_with("incast", &sets).unwrap_err().to_string();
+        assert!(error.contains("with --set transport.windw=3: transport.windw: unknown field `windw`"), "{error}");
+        assert!(!error.contains("duration=1s"), "{error}");
+        let error = load_with("incast", &["duration=soon".into()]).unwrap_err().to_string();
+        assert!(error.contains("with --set duration=soon: duration:"), "{error}");
+    }
+
+    #[test]
+    fn sets_know_the_scenario_files_keys() {
+        let keys = struct_fields::<Scenario>();
+        for key in ["name", "duration", "transport", "overrides", "class", "storm"] {
+            assert!(keys.contains(&key), "{key} missing from {keys:?}");
+        }
+        assert!(!keys.contains(&"sets") && !keys.contains(&"classes"));
+    }
 }

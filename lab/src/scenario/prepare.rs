@@ -1,17 +1,18 @@
 //! What both engines do before a run: load the scenario, check it against its topology (or
 //! generate its fabric), resolve its storms and write the switch configs into the run's
-//! directory.
+//! directory; and the same as a check that runs nothing ([`check`], before a sweep).
 
 use super::args::{RunArgs, run_dir};
 use super::configs::{InForce, write_configs};
 use super::fabric::FABRIC;
 use super::namespaces::describe;
-use super::plan::{Scenario, load};
+use super::plan::{Scenario, load_with};
 use super::policy::{RunPolicy, parse_policy};
 use super::topology::TopologyDescription;
 use crate::repository::workloads_dir;
-use crate::workload::{PlanContext, Storm};
+use crate::workload::{self, PlanContext, Storm};
 use anyhow::{Context, Result, bail};
+use pfcswitch_link::time::Instant;
 use pfcswitch_sim::fabric::Fabric;
 use pfcswitch_switch::config::SwitchConfig;
 use std::path::{Path, PathBuf};
@@ -45,7 +46,7 @@ pub(super) fn create_dirs(out: &Path, dirs: &[&str]) -> Result<()> {
 /// Loads the scenario, checks it against its topology and writes the switch configs;
 /// `suffix` tells a simulated run's directory from a real one's.
 pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
-    let (scenario, file) = load(&args.scenario)?;
+    let (scenario, file) = load_with(&args.scenario, &args.set)?;
     let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
     let out = args.out.clone().unwrap_or_else(|| {
         let parent = PathBuf::from("results").join(&scenario.name);
@@ -79,10 +80,15 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     if let Some(spec) = &scenario.qcn {
         spec.reaction.validate().map_err(|e| anyhow::anyhow!("{}: qcn.reaction: {e}", file.display()))?;
     }
-    write_configs(&scenario, &file, &policy, &args.modes, fabric.as_ref(), &out.join("configs"))?;
+    // A switch-config key of a `--set` is only checked here, in the merged configs.
+    let with_sets = |e: anyhow::Error| {
+        if scenario.sets.is_empty() { e } else { e.context(format!("with --set {}", scenario.sets.join(" --set "))) }
+    };
+    write_configs(&scenario, &file, &policy, &args.modes, fabric.as_ref(), &out.join("configs")).map_err(with_sets)?;
     let mut configs = Vec::new();
     for switch in &topology.switches {
-        let (config, _) = pfcswitchd::config::load(&out.join("configs").join(format!("{switch}.toml")))?;
+        let path = out.join("configs").join(format!("{switch}.toml"));
+        let (config, _) = pfcswitchd::config::load(&path).map_err(|e| with_sets(e.into()))?;
         configs.push(config);
     }
     let in_force = InForce::of(&scenario, &configs);
@@ -92,4 +98,35 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         builtin_dir: workloads_dir(),
     };
     Ok(Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload })
+}
+
+/// Checks that `args` would run, running nothing: the scenario loads with its `--set`s, its
+/// topology or fabric is built, its switch configs (written into a scratch directory,
+/// removed afterwards) are valid and its workload plans from the seed. Returns the scenario.
+pub(super) fn check(args: &RunArgs) -> Result<Scenario> {
+    let scratch = Scratch::new()?;
+    let args = RunArgs { out: Some(scratch.0.clone()), ..args.clone() };
+    let Prepared { scenario, topology, workload: context, .. } = prepare(&args, "")?;
+    workload::plan(&scenario.classes, &topology.hosts, args.seed, Instant::ZERO, scenario.duration, &context)?;
+    Ok(scenario)
+}
+
+/// A directory of its own under the system's temporary directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch> {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("pfcswitch-check-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // Best effort: a leftover directory in /tmp harms nothing.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
