@@ -129,6 +129,11 @@ impl HostNic {
         self.shaper.ready_at().max(self.pause.paused_until(priority))
     }
 
+    /// Nothing to send at `now`: idle time is no credit (see [`Shaper::rest`]).
+    pub fn rest(&mut self, now: Instant) {
+        self.shaper.rest(now);
+    }
+
     /// Books the wire for a frame of `len` bytes starting now.
     pub fn sent(&mut self, now: Instant, len: usize) {
         self.shaper.send(now, len);

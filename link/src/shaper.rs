@@ -68,6 +68,13 @@ impl Shaper {
         self.free_at = start + u128::from(wire_bytes(len) * 8) * 1_000_000_000;
     }
 
+    /// Nothing was ready to send at `now`: time the wire idles from here on is no credit. The
+    /// burst credit is for a datapath that woke late while frames waited, not for a port that
+    /// had nothing to send: a frame after a pause in traffic starts no earlier than it arrives.
+    pub fn rest(&mut self, now: Instant) {
+        self.free_at = self.free_at.max(self.scaled(now));
+    }
+
     /// Keeps the wire idle for `idle` more after the frame booked last (a gap in a flow's
     /// arrivals).
     pub fn idle(&mut self, idle: Duration) {
@@ -90,6 +97,23 @@ mod tests {
         }
         // 1e6 × 84 B × 8 / 10 Gbit/s = 67.2 ms, to the nanosecond.
         assert_eq!(shaper.ready_at(), Instant::from_nanos(67_200_000));
+    }
+
+    #[test]
+    fn an_idle_wire_earns_no_credit() {
+        let mut shaper = Shaper::new(BitRate::mbps(100), Duration::from_millis(2));
+        shaper.send(Instant::ZERO, 1500);
+        // Nothing to send at 1.5 ms: a frame that comes then starts then, not 1.5 ms earlier,
+        // and the one after it waits its turn.
+        shaper.rest(Instant::from_nanos(1_500_000));
+        shaper.send(Instant::from_nanos(1_500_000), 1500);
+        assert!(!shaper.is_ready(Instant::from_nanos(1_500_000)));
+        assert_eq!(shaper.ready_at(), Instant::from_nanos(1_500_000 + 121_920));
+        // Without the rest, the same frame would have been dated back by the whole credit.
+        let mut credited = Shaper::new(BitRate::mbps(100), Duration::from_millis(2));
+        credited.send(Instant::ZERO, 1500);
+        credited.send(Instant::from_nanos(1_500_000), 1500);
+        assert!(credited.is_ready(Instant::from_nanos(1_500_000)));
     }
 
     #[test]

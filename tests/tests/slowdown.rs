@@ -63,7 +63,7 @@ fn a_flow_alone_takes_its_ideal_fct_on_links_of_two_speeds() {
 
 /// WebSearch flows at 50 % load with an incast class on a k = 4 fat-tree at 10 Gbit/s: every
 /// flow's size, FCT, ideal FCT and slowdown in results.json, none below 1; the summary's
-/// slowdown by size in 20 bins; the load asked for and offered; the slowdown plot.
+/// slowdown by size in (at most) 20 bins; the load asked for and offered; the slowdown plot.
 #[test]
 fn websearch_at_a_target_load_reports_slowdown_by_flow_size() {
     let dir = tempfile::tempdir().unwrap();
@@ -115,9 +115,12 @@ fan_in = 8
     assert_eq!(summary["flows"].as_u64().unwrap() as usize, messages.len());
     assert_eq!(summary["below_one"], 0);
     let bins = summary["bins"].as_array().unwrap();
-    assert_eq!(bins.len(), 20);
+    // Twenty bins of 5 %, fewer where the incast's 64 KB answers fill more than one.
+    assert!((10..=20).contains(&bins.len()), "{} bins", bins.len());
+    let in_bins: u64 = bins.iter().map(|b| b["flows"].as_u64().unwrap()).sum();
+    assert_eq!(in_bins as usize, messages.len(), "every flow in one bin");
     for pair in bins.windows(2) {
-        assert!(pair[0]["max_bytes"].as_u64() <= pair[1]["min_bytes"].as_u64(), "bins sorted by size");
+        assert!(pair[0]["max_bytes"].as_u64() < pair[1]["min_bytes"].as_u64(), "bins sorted by size, none shared");
     }
     for bin in bins {
         let (p50, p99) = (bin["p50"].as_f64().unwrap(), bin["p99"].as_f64().unwrap());

@@ -239,10 +239,17 @@ impl Transport {
     /// Writes the next frame to send at `now` into `buffer` (at least `frame_len` bytes) and
     /// returns its length: an ACK or NAK first, then data from the connections in turn.
     pub fn poll_transmit(&mut self, now: Instant, nic: &mut HostNic, buffer: &mut [u8]) -> Option<usize> {
-        let len = (self.next_control(now, nic, buffer))
+        let next = (self.next_control(now, nic, buffer))
             .or_else(|| self.next_reflection(now, nic, buffer))
             .or_else(|| self.next_probe(now, nic, buffer))
-            .or_else(|| self.next_segment(now, nic, buffer))?;
+            .or_else(|| self.next_segment(now, nic, buffer));
+        let Some(len) = next else {
+            if nic.wire_free(now) {
+                // Nothing to send: the NIC's idle time is no credit for a burst later.
+                nic.rest(now);
+            }
+            return None;
+        };
         nic.sent(now, len);
         Some(len)
     }

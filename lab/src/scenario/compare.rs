@@ -9,6 +9,7 @@ use super::policy::parse_policy;
 use super::report::{mbps, ms, print_phases};
 use super::runner::run;
 use super::simulate::simulate;
+use super::slowdown::{self, SlowdownSummary};
 use super::summary::{FctStats, Outcome};
 use crate::plot::{self, BoxChart, BoxSeries, BoxStats};
 use crate::stats::quantile;
@@ -66,6 +67,14 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         print_comparison(&scenario, seed, &outcomes);
         let [svg, png] = plot_comparison(&scenario, &outcomes, &parent.join(format!("fct-box-seed{seed}{suffix}")))?;
         println!("\nFCT box plot: {} and {}", svg.display(), png.display());
+        let slowdowns: Vec<(String, &SlowdownSummary)> =
+            outcomes.iter().filter_map(|(label, o)| Some((label.clone(), o.slowdown.as_ref()?))).collect();
+        if !slowdowns.is_empty() {
+            let title = format!("{}: FCT slowdown by flow size (seed {seed})", scenario.name);
+            let stem = parent.join(format!("slowdown-seed{seed}{suffix}"));
+            let [svg, png] = slowdown::plot(&title, &slowdowns, &stem)?;
+            println!("slowdown by size: {} and {}", svg.display(), png.display());
+        }
         per_seed.push((seed, outcomes));
     }
     if per_seed.len() > 1 {
@@ -230,6 +239,15 @@ fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Outcome
                 o.groups
                     .get(g)
                     .map_or("-".into(), |x| format!("{:.0} / {:.1}", x.path.average_queue_bytes, x.path.paused_ms))
+            }));
+            table.row(row);
+        }
+        if outcomes.iter().any(|(_, o)| o.slowdown.is_some()) {
+            let mut row = vec!["FCT slowdown p50 / p95 / p99".to_string()];
+            row.extend(outcomes.iter().map(|(_, o)| {
+                o.slowdown
+                    .as_ref()
+                    .map_or("-".into(), |s| format!("{:.2} / {:.2} / {:.2}", s.all.p50, s.all.p95, s.all.p99))
             }));
             table.row(row);
         }

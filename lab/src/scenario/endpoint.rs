@@ -292,8 +292,14 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
     // A frame the transport built that the TX ring had no room for yet.
     let mut unsent: Option<usize> = None;
     let mut next_signal_check = Instant::ZERO;
+    // What the last wait was for: a message due then was ready no earlier, so the NIC's
+    // catch-up credit starts there, not at the poll before the wait.
+    let mut woke_for: Option<Instant> = None;
     loop {
         let now = clock.now();
+        if let Some(due) = woke_for {
+            nic.rest(due.min(now));
+        }
         port.recv(|frame| {
             if !nic.handle_rx(now, frame) && !transport.handle_rx(now, frame) {
                 foreign += 1;
@@ -326,6 +332,7 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
         let deadline = if now < end { Some(deadline.map_or(end, |d| d.min(end))) } else { deadline };
         let mut fds = [timer::readable(port.fd()), timer::readable(signal_fd.raw())];
         timer::wait(&clock, deadline, Duration::ZERO, &mut fds, || false, &mut lateness);
+        woke_for = deadline;
         // The signalfd is read when it woke us, and every 10 ms in case a busy loop never
         // polled: a frame's wake-up costs no extra syscall.
         if (fds[1].revents != 0 || now >= next_signal_check) && signal_fd.read().is_some() {

@@ -1,8 +1,10 @@
 //! FCT slowdown by flow size, the standard report of the congestion-control literature (HPCC,
 //! DCQCN, Homa, pFabric): each finished message's FCT divided by its ideal FCT (`ideal.rs`),
 //! and the flows sorted by size into bins of 5 % of their number, as HPCC's `fct_analysis.py`
-//! does, with the median, 95th and 99th percentile slowdown of each bin. A "flow" of the
-//! literature is a message here.
+//! does, with the median, 95th and 99th percentile slowdown of each bin. Unlike HPCC's, a bin
+//! never splits flows of one size (an incast's answers are all alike): it runs on to the last
+//! flow of its largest size, so bins can hold more than 5 % and be fewer than 20, and every
+//! size appears in one bin only. A "flow" of the literature is a message here.
 
 use super::endpoint::MessageResult;
 use super::ideal::IdealFct;
@@ -47,7 +49,7 @@ impl SlowdownStats {
 /// The flows of one size bin.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct SlowdownBin {
-    /// The bin's share of the flows sorted by size, in percent: [from, to).
+    /// The bin's share of the flows sorted by size, in percent (rounded down): [from, to).
     pub from_percent: usize,
     pub to_percent: usize,
     pub min_bytes: u64,
@@ -113,19 +115,26 @@ impl SlowdownSummary {
         let mut by_size: Vec<&FlowTime> = flows.iter().collect();
         by_size.sort_by_key(|f| f.size);
         let n = by_size.len();
-        let bins = (0..BINS)
-            .filter_map(|i| {
-                let (from, to) = (i * n / BINS, (i + 1) * n / BINS);
-                let bin = &by_size[from..to];
-                Some(SlowdownBin {
-                    from_percent: i * 100 / BINS,
-                    to_percent: (i + 1) * 100 / BINS,
-                    min_bytes: bin.first()?.size,
-                    max_bytes: bin.last()?.size,
+        let mut bins = Vec::new();
+        let mut from = 0;
+        for i in 0..BINS {
+            let mut to = ((i + 1) * n / BINS).max(from);
+            // Flows of one size are never split: a bin runs to the last flow of its largest size.
+            while to > from && to < n && by_size[to].size == by_size[to - 1].size {
+                to += 1;
+            }
+            let bin = &by_size[from..to];
+            if let (Some(first), Some(last)) = (bin.first(), bin.last()) {
+                bins.push(SlowdownBin {
+                    from_percent: from * 100 / n,
+                    to_percent: to * 100 / n,
+                    min_bytes: first.size,
+                    max_bytes: last.size,
                     slowdown: SlowdownStats::of(&sorted(bin.iter().map(|f| f.slowdown()).collect())),
-                })
-            })
-            .collect();
+                });
+            }
+            from = to;
+        }
         Some(SlowdownSummary {
             below_one: all.iter().filter(|&&s| s < 1.0).count(),
             all: SlowdownStats::of(&all),
@@ -136,7 +145,7 @@ impl SlowdownSummary {
     /// The slowdown-by-size table.
     pub(super) fn print(&self) {
         println!(
-            "FCT slowdown by flow size ({} flows sorted by size, in bins of {} %): mean {:.2}, p50 {:.2}, p95 {:.2}, p99 {:.2}",
+            "FCT slowdown by flow size ({} flows sorted by size, in bins of {} %, one size in one bin): mean {:.2}, p50 {:.2}, p95 {:.2}, p99 {:.2}",
             self.all.flows,
             100 / BINS,
             self.all.mean,

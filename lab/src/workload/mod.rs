@@ -146,9 +146,12 @@ pub struct PlannedConnection {
     pub messages: Vec<MessageSpec>,
 }
 
+/// The stream of one class and sender of a seed. Each part goes through SplitMix64's mixing
+/// in turn. (Until issue 27 the parts were XOR-ed together, so seed 2's sender 0 drew seed 3's
+/// sender 1's stream: another seed only gave the senders each other's arrivals and sizes.)
 fn stream(seed: u64, class: usize, sender: usize) -> Rng {
-    let mut mix = Rng::new(seed ^ ((class as u64) << 32) ^ sender as u64);
-    Rng::new(mix.next_u64())
+    let mix = |state: u64, part: u64| Rng::new(state ^ part).next_u64();
+    Rng::new(mix(mix(mix(0, seed), class as u64), sender as u64))
 }
 
 /// What a plan needs besides its classes: the senders' link rate (what `load` is a fraction
@@ -581,8 +584,15 @@ mod tests {
         assert!((offered - 0.5).abs() < 0.025, "offered load {offered:.4} for 0.5 ({} flows)", flows.len());
         assert!(planned.iter().all(|c| c.messages.len() == 1), "every flow a connection of its own");
         assert!(flows.iter().any(|&f| f > 10_000_000) && flows.iter().any(|&f| f < 10_000), "the CDF's spread");
-        let again = plan(&[web], &hosts(), 3, Instant::ZERO, length, &context()).unwrap();
+        let again = plan(std::slice::from_ref(&web), &hosts(), 3, Instant::ZERO, length, &context()).unwrap();
         assert_eq!(planned, again, "reproducible");
+        // Another seed draws other flows, not the same ones handed to other senders.
+        let total = |seed| -> u64 {
+            let planned = plan(std::slice::from_ref(&web), &hosts(), seed, Instant::ZERO, length, &context()).unwrap();
+            planned.iter().flat_map(|c| &c.messages).map(|m| u64::from(m.size.unwrap())).sum()
+        };
+        let totals: std::collections::BTreeSet<u64> = (1..=8).map(total).collect();
+        assert_eq!(totals.len(), 8, "eight seeds, eight different totals: {totals:?}");
     }
 
     #[test]

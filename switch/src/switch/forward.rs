@@ -67,6 +67,10 @@ impl Switch {
                 continue;
             }
             self.counters[egress].priority[p].assigned += 1;
+            if self.buffers.backlog(egress) == 0 {
+                // The port had nothing to send until now: its idle time is no credit.
+                self.ports[egress].shaper.rest(now);
+            }
             let queue_bytes = self.buffers.enqueue(egress, p, index, len);
             copies += 1;
             // Only a frame with one egress: the bytes of a flooded frame are every copy's.

@@ -27,7 +27,11 @@ impl Switch {
         let eligible = self.buffers.backlog(port) & !self.ports[port].peer_pause.paused_mask(now);
         let (buffers, arena) = (&self.buffers, &self.arena);
         let head_len = |p: usize| arena.get(buffers.head(port, p).expect("eligible queue has a head")).len;
-        let p = self.ports[port].scheduler.pick(eligible, head_len)?;
+        let Some(p) = self.ports[port].scheduler.pick(eligible, head_len) else {
+            // The wire idles (nothing queued, or all of it paused): no credit for a burst later.
+            self.ports[port].shaper.rest(now);
+            return None;
+        };
         let (frame, last) = self.take_head(now, port, p);
         self.settle(port, p);
         self.pfcwd.sent(port, p);
