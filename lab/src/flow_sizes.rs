@@ -252,6 +252,10 @@ mod tests {
         let sample_mean = samples.iter().sum::<f64>() / n as f64;
         let critical = 1.95 / (n as f64).sqrt(); // the KS test's 99.9 % critical value
         let distance = websearch.ks_distance(&mut samples);
+        println!(
+            "{n} WebSearch sizes: KS distance {distance:.5} (99.9 % bound {critical:.5}), mean {sample_mean:.0} B against {:.0} B",
+            websearch.mean()
+        );
         assert!(distance < critical, "KS distance {distance} ≥ {critical}");
         // Sizes are bounded (30 MB), so the variance is finite and the sample mean is normal
         // for n = 100,000 despite the heavy tail: σ = 3.97 MB, a standard error of 12.5 kB

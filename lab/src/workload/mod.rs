@@ -581,6 +581,7 @@ mod tests {
         // compound Poisson sum: relative σ = sqrt((1 + cv²) / flows) with WebSearch's cv of
         // 2.32, about 1 %, so 5 % is a margin of almost five σ.
         let offered = flows.iter().sum::<u64>() as f64 * 8.0 / (8.0 * 10e9 * length.as_secs_f64());
+        println!("{} WebSearch flows offer {offered:.4} of the senders' links for a load of 0.5", flows.len());
         assert!((offered - 0.5).abs() < 0.025, "offered load {offered:.4} for 0.5 ({} flows)", flows.len());
         assert!(planned.iter().all(|c| c.messages.len() == 1), "every flow a connection of its own");
         assert!(flows.iter().any(|&f| f > 10_000_000) && flows.iter().any(|&f| f < 10_000), "the CDF's spread");
