@@ -27,6 +27,7 @@ mod config;
 mod reactions;
 mod receiver;
 mod records;
+mod roster;
 mod sender;
 #[cfg(test)]
 mod tests;
@@ -43,8 +44,9 @@ use pfcswitch_wire::{
 };
 use reactions::{MAX_REFLECTIONS, Reflection, probe_frame};
 use receiver::Inbound;
+use roster::Roster;
 use sender::Connection;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 /// A host's transport: sending connections and receiving state per peer connection. It sends
@@ -54,6 +56,10 @@ use std::time::Duration;
 pub struct Transport {
     config: TransportConfig,
     connections: Vec<Connection>,
+    /// Which connections the scans visit.
+    roster: Roster,
+    /// Connection id → index into `connections`.
+    by_id: HashMap<u32, usize>,
     next_connection: usize,
     /// Receiver state by connection id (dense: the runner numbers connections from 0).
     inbound: Vec<Option<Inbound>>,
@@ -71,6 +77,8 @@ impl Transport {
         Transport {
             config,
             connections: Vec::new(),
+            roster: Roster::default(),
+            by_id: HashMap::new(),
             next_connection: 0,
             inbound: Vec::new(),
             control: VecDeque::new(),
@@ -86,7 +94,10 @@ impl Transport {
     /// Adds a connection with its messages (sent in start order).
     pub fn add_connection(&mut self, spec: ConnectionSpec, messages: Vec<MessageSpec>) {
         let pacer = spec.rate.map(|rate| self.pacer(rate, spec.arrivals, self.frame_time(rate)));
-        self.connections.push(Connection::new(spec, messages, pacer, &self.config));
+        let connection = Connection::new(spec, messages, pacer, &self.config);
+        self.roster.add(self.connections.len(), &connection);
+        self.by_id.entry(spec.id).or_insert(self.connections.len());
+        self.connections.push(connection);
     }
 
     /// Lets pacers and the QCN and FECN rate limiters send up to `burst` early after a late
@@ -190,19 +201,22 @@ impl Transport {
         }
     }
 
+    /// The sending connection `id` (the first added with it).
+    fn connection_mut(&mut self, id: u32) -> Option<&mut Connection> {
+        self.by_id.get(&id).map(|&i| &mut self.connections[i])
+    }
+
     fn receive_acknowledgement(&mut self, now: Instant, traffic: &TrafficRepr) {
         let payload = self.config.payload_len();
         let rto = self.config.rto;
-        let Some(connection) = self.connections.iter_mut().find(|c| c.spec.id == traffic.flow_id) else { return };
+        let Some(connection) = self.connection_mut(traffic.flow_id) else { return };
         connection.on_acknowledgement(now, traffic, payload, rto);
     }
 
     /// A CNM for the connection its CN-TAG names feeds that connection's reaction point.
     /// Without QCN, or for a flow this host does not send, it is not ours.
     fn receive_cnm(&mut self, now: Instant, flow: Option<u16>, quantized: u8) -> bool {
-        let Some(connection) = self.connections.iter_mut().find(|c| Some(c.spec.id) == flow.map(u32::from)) else {
-            return false;
-        };
+        let Some(connection) = flow.and_then(|flow| self.connection_mut(u32::from(flow))) else { return false };
         let Some(qcn) = &mut connection.qcn else { return false };
         qcn.rp.on_cnm(now, quantized);
         qcn.limiter.trace_mut().cnm_received(now);
@@ -225,11 +239,7 @@ impl Transport {
             }
             FecnSubtype::Reflected => {
                 let flow = u32::from(probe.flow_id);
-                let Some(source) =
-                    self.connections.iter_mut().find(|c| c.spec.id == flow).and_then(|c| c.fecn.as_mut())
-                else {
-                    return false;
-                };
+                let Some(source) = self.connection_mut(flow).and_then(|c| c.fecn.as_mut()) else { return false };
                 source.on_reflected(now, &probe);
                 true
             }
@@ -239,6 +249,7 @@ impl Transport {
     /// Writes the next frame to send at `now` into `buffer` (at least `frame_len` bytes) and
     /// returns its length: an ACK or NAK first, then data from the connections in turn.
     pub fn poll_transmit(&mut self, now: Instant, nic: &mut HostNic, buffer: &mut [u8]) -> Option<usize> {
+        self.roster.update(now, &self.connections);
         let next = (self.next_control(now, nic, buffer))
             .or_else(|| self.next_reflection(now, nic, buffer))
             .or_else(|| self.next_probe(now, nic, buffer))
@@ -286,9 +297,12 @@ impl Transport {
     /// The probe of the first connection due one, on the connection's priority and VLAN.
     fn next_probe(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
         let (payload, until) = (self.config.payload_len(), self.config.long_lived_until);
-        let connection = self.connections.iter_mut().find(|c| {
+        let connections = &self.connections;
+        let &index = self.roster.live().iter().find(|&&i| {
+            let c = &connections[i];
             c.probe_at(payload, until).is_some_and(|at| at <= now) && nic.can_send_to(now, c.spec.priority, c.spec.dst)
         })?;
+        let connection = &mut self.connections[index];
         let spec = connection.spec;
         let probe = connection.fecn.as_mut().expect("probing").probe(now, spec.id as u16);
         let vlan = Some(VlanRepr { pcp: spec.priority, dei: false, vid: spec.vid });
@@ -298,8 +312,12 @@ impl Transport {
     fn next_segment(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
         let (payload, window, until) = (self.config.payload_len(), self.config.window, self.config.long_lived_until);
         let n = self.connections.len();
-        let chosen = (0..n).map(|i| (self.next_connection + i) % n).find(|&i| {
-            let c = &self.connections[i];
+        // In turn from `next_connection`, as if every connection were visited.
+        let live = self.roster.live();
+        let (earlier, from_next) = live.split_at(live.partition_point(|&i| i < self.next_connection));
+        let connections = &self.connections;
+        let &chosen = from_next.iter().chain(earlier).find(|&&i| {
+            let c = &connections[i];
             c.send_at(payload, window, c.until(until), now) == Some(now)
                 && nic.can_send_to(now, c.spec.priority, c.spec.dst)
         })?;
@@ -313,20 +331,32 @@ impl Transport {
         let (payload, window, until) = (self.config.payload_len(), self.config.window, self.config.long_lived_until);
         let control =
             self.control.iter().map(|&id| nic.ready_at_to(self.control_priority(id), self.control_dst(id))).min();
-        let segments = (self.connections.iter())
-            .filter_map(|c| c.send_at(payload, window, c.until(until), nic.ready_at_to(c.spec.priority, c.spec.dst)));
-        let timers = self.connections.iter().filter_map(|c| c.rto_deadline);
-        let rate_timers = self.connections.iter().filter_map(|c| c.qcn.as_ref()?.rp.poll_timeout());
         let reflections = self.reflections.iter().map(|r| nic.ready_at_to(r.priority(), r.dst)).min();
-        let probes = (self.connections.iter())
-            .filter_map(|c| Some(c.probe_at(payload, until)?.max(nic.ready_at_to(c.spec.priority, c.spec.dst))));
-        (control.into_iter().chain(reflections).chain(segments).chain(timers).chain(rate_timers).chain(probes)).min()
+        let of_connection = |c: &Connection| {
+            let ready = nic.ready_at_to(c.spec.priority, c.spec.dst);
+            let segment = c.send_at(payload, window, c.until(until), ready);
+            let probe = c.probe_at(payload, until).map(|at| at.max(ready));
+            let rate_timer = c.qcn.as_ref().and_then(|q| q.rp.poll_timeout());
+            [segment, c.rto_deadline, rate_timer, probe].into_iter().flatten().min()
+        };
+        let live = self.roster.live().iter().filter_map(|&i| of_connection(&self.connections[i]));
+        let mut next = control.into_iter().chain(reflections).chain(live).min();
+        // A waiting connection does nothing before its start: those starting later than what
+        // is already due cannot come first.
+        for (start, i) in self.roster.waiting() {
+            if next.is_some_and(|n| start >= n) {
+                break;
+            }
+            next = next.into_iter().chain(of_connection(&self.connections[i])).min();
+        }
+        next
     }
 
     /// Fires retransmission timers: a connection with unacknowledged segments goes back.
     pub fn handle_timeout(&mut self, now: Instant) {
-        for connection in &mut self.connections {
-            connection.handle_timeout(now);
+        self.roster.update(now, &self.connections);
+        for &i in self.roster.live() {
+            self.connections[i].handle_timeout(now);
         }
     }
 }

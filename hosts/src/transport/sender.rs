@@ -88,6 +88,17 @@ impl Connection {
         self.messages.iter().all(|m| m.spec.size.is_none() || m.finish.is_some())
     }
 
+    /// Every message acknowledged (so no long-lived one), no retransmission timer and no
+    /// QCN reaction point: nothing left to send, time or react to.
+    pub(super) fn is_retired(&self) -> bool {
+        self.first_unacked == self.messages.len() && self.rto_deadline.is_none() && self.qcn.is_none()
+    }
+
+    /// When its first message starts, if it has one.
+    pub(super) fn first_start(&self) -> Option<Instant> {
+        self.messages.first().map(|m| m.spec.start)
+    }
+
     pub(super) fn records(&self) -> impl Iterator<Item = MessageRecord> + '_ {
         self.messages.iter().map(|m| MessageRecord { connection: self.spec.id, spec: m.spec, finish: m.finish })
     }

@@ -1,0 +1,59 @@
+//! Which connections the transport's scans visit. Workloads plan every flow of a run up
+//! front, and a flow-size workload makes each flow a connection of its own, so a host holds
+//! every flow it will ever send; scanning them all at every event made a run's cost grow with
+//! its length. A connection whose first message has not started waits in start order; one
+//! whose every message is acknowledged, with no timer left, is retired; only the others are
+//! visited. The choices are the same as scanning every connection: a waiting connection can
+//! do nothing before its start, and a retired one nothing at all.
+
+use super::sender::Connection;
+use pfcswitch_link::time::Instant;
+use std::collections::BTreeSet;
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct Roster {
+    /// Indices into the connections, ascending: started and not retired.
+    live: Vec<usize>,
+    /// (start of the first message, index) of the connections not started yet.
+    waiting: BTreeSet<(Instant, usize)>,
+}
+
+impl Roster {
+    /// Takes connection `index`. With QCN its reaction point runs on its own timers, so it
+    /// stays live from the start to the end.
+    pub fn add(&mut self, index: usize, connection: &Connection) {
+        match connection.first_start().filter(|_| connection.qcn.is_none()) {
+            Some(start) => {
+                self.waiting.insert((start, index));
+            }
+            None => self.live.push(index),
+        }
+    }
+
+    /// Starts the waiting connections whose first message is due at `now` and retires the
+    /// finished ones.
+    pub fn update(&mut self, now: Instant, connections: &[Connection]) {
+        let mut started = false;
+        while let Some(&(start, index)) = self.waiting.first()
+            && start <= now
+        {
+            self.waiting.pop_first();
+            self.live.push(index);
+            started = true;
+        }
+        if started {
+            self.live.sort_unstable();
+        }
+        self.live.retain(|&i| !connections[i].is_retired());
+    }
+
+    /// The live connections, ascending.
+    pub fn live(&self) -> &[usize] {
+        &self.live
+    }
+
+    /// The waiting connections, earliest start first.
+    pub fn waiting(&self) -> impl Iterator<Item = (Instant, usize)> + '_ {
+        self.waiting.iter().copied()
+    }
+}
