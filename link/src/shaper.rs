@@ -70,9 +70,13 @@ impl Shaper {
 
     /// Nothing was ready to send at `now`: time the wire idles from here on is no credit. The
     /// burst credit is for a datapath that woke late while frames waited, not for a port that
-    /// had nothing to send: a frame after a pause in traffic starts no earlier than it arrives.
+    /// had nothing to send: a frame after a pause in traffic starts no earlier than it arrives
+    /// (less the nanosecond always credited, so that a shaper without credit, the simulator's,
+    /// times every frame as it did without resting).
     pub fn rest(&mut self, now: Instant) {
-        self.free_at = self.free_at.max(self.scaled(now));
+        // The nanosecond every send is credited (see the type's doc) stays credited.
+        let on_time = self.scaled(now).saturating_sub(u128::from(self.speed.bps()));
+        self.free_at = self.free_at.max(on_time);
     }
 
     /// Keeps the wire idle for `idle` more after the frame booked last (a gap in a flow's
@@ -103,12 +107,13 @@ mod tests {
     fn an_idle_wire_earns_no_credit() {
         let mut shaper = Shaper::new(BitRate::mbps(100), Duration::from_millis(2));
         shaper.send(Instant::ZERO, 1500);
-        // Nothing to send at 1.5 ms: a frame that comes then starts then, not 1.5 ms earlier,
+        // Nothing to send at 1.5 ms: a frame that comes then starts then (but for the nanosecond
+        // always credited), not 1.5 ms earlier,
         // and the one after it waits its turn.
         shaper.rest(Instant::from_nanos(1_500_000));
         shaper.send(Instant::from_nanos(1_500_000), 1500);
         assert!(!shaper.is_ready(Instant::from_nanos(1_500_000)));
-        assert_eq!(shaper.ready_at(), Instant::from_nanos(1_500_000 + 121_920));
+        assert_eq!(shaper.ready_at(), Instant::from_nanos(1_499_999 + 121_920));
         // Without the rest, the same frame would have been dated back by the whole credit.
         let mut credited = Shaper::new(BitRate::mbps(100), Duration::from_millis(2));
         credited.send(Instant::ZERO, 1500);

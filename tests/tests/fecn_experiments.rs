@@ -74,11 +74,10 @@ fn fecn_gamma_keeps_the_direction_of_the_paper_s_tables_i_and_ii() {
     let throughput = |fecn: &str| {
         let results = simulate("fecn-gamma", fecn);
         let busiest = &results["summary"]["busiest_output"];
-        assert_eq!(
-            (busiest["switch"].as_str(), busiest["port"].as_str()),
-            (Some("sw1"), Some("p33")),
-            "the bottleneck"
-        );
+        // The 32 flows cross the trunk (sw1:p33) and the receiver's port (sw2:p1) in tandem:
+        // both carry the same bytes to within a few control frames, so either is the busiest.
+        let at = (busiest["switch"].as_str(), busiest["port"].as_str());
+        assert!(matches!(at, (Some("sw1"), Some("p33")) | (Some("sw2"), Some("p1"))), "the bottleneck: {at:?}");
         assert_eq!(results["summary"]["lossless_drops"], 0, "{fecn}: lossless");
         busiest["tx_mbps"].as_f64().unwrap()
     };
