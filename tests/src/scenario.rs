@@ -1,6 +1,6 @@
 //! Running `pfcswitch scenario` from tests and reading what it wrote.
 
-use crate::topology::binary;
+use crate::topology::{binary, repo};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -31,4 +31,12 @@ pub fn pfcswitch_scenario(args: &[&str], out: &Path) -> String {
 pub fn results(dir: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(dir.join("results.json")).expect("results.json written"))
         .expect("results.json is JSON")
+}
+
+/// Writes a scenario file `scenario.toml` into `dir` from `text`, with `@CONFIGS@` standing for
+/// the repository's `configs/`; returns its path.
+pub fn scenario_file(dir: &Path, text: &str) -> String {
+    let path = dir.join("scenario.toml");
+    std::fs::write(&path, text.replace("@CONFIGS@", &repo().join("configs").display().to_string())).unwrap();
+    path.display().to_string()
 }

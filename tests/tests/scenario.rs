@@ -1,7 +1,7 @@
 //! `pfcswitch scenario run` end to end: namespaces, one pfcswitchd per switch, AF_XDP
 //! endpoints with go-back-N, results.json and plots.
 
-use pfcswitch_tests::scenario::{pfcswitch_scenario, results};
+use pfcswitch_tests::scenario::{pfcswitch_scenario, results, scenario_file};
 use pfcswitch_tests::topology::{repo, serial};
 use serde_json::Value;
 use std::path::Path;
@@ -36,12 +36,6 @@ fn flow_set(out: &Path) -> Vec<(u64, u64, Option<u64>, u64)> {
     }
     set.sort();
     set
-}
-
-fn scenario_file(dir: &Path, text: &str) -> String {
-    let path = dir.join("scenario.toml");
-    std::fs::write(&path, text.replace("@CONFIGS@", &repo().join("configs").display().to_string())).unwrap();
-    path.display().to_string()
 }
 
 #[test]

@@ -3,16 +3,8 @@
 //! paths of one to five links and links of two speeds), and a WebSearch workload at a target
 //! load reports every flow's slowdown, by size, with the load it offered.
 
-use pfcswitch_tests::scenario::{pfcswitch_scenario, results};
-use pfcswitch_tests::topology::repo;
+use pfcswitch_tests::scenario::{pfcswitch_scenario, results, scenario_file};
 use serde_json::Value;
-use std::path::Path;
-
-fn scenario_file(dir: &Path, text: &str) -> String {
-    let path = dir.join("scenario.toml");
-    std::fs::write(&path, text.replace("@CONFIGS@", &repo().join("configs").display().to_string())).unwrap();
-    path.display().to_string()
-}
 
 /// One message of `size` from `from` to `to` at `at`, alone.
 fn lone(name: &str, size: &str, at: &str, from: &str, to: &str) -> String {
