@@ -27,13 +27,16 @@ pub struct Shaper {
     speed: BitRate,
     /// When the wire is free, × speed.
     free_at: u128,
+    /// `free_at` ÷ speed rounded up, in ns: the first instant the wire is free. Kept beside
+    /// it so that the per-event questions (ready? when?) need no 128-bit division.
+    ready_ns: u64,
     burst: u128,
 }
 
 impl Shaper {
     pub fn new(speed: BitRate, burst: Duration) -> Shaper {
         let burst = burst.max(Duration::from_nanos(1));
-        Shaper { speed, free_at: 0, burst: burst.as_nanos() * u128::from(speed.bps()) }
+        Shaper { speed, free_at: 0, ready_ns: 0, burst: burst.as_nanos() * u128::from(speed.bps()) }
     }
 
     pub fn speed(&self) -> BitRate {
@@ -42,10 +45,16 @@ impl Shaper {
 
     /// Changes the speed from the next frame on; the frame on the wire keeps its end time.
     pub fn set_speed(&mut self, speed: BitRate) {
-        let rescale = |scaled: u128| scaled * u128::from(speed.bps()) / u128::from(self.speed.bps());
-        self.free_at = rescale(self.free_at);
+        let old = self.speed;
+        let rescale = |scaled: u128| scaled * u128::from(speed.bps()) / u128::from(old.bps());
         self.burst = rescale(self.burst);
         self.speed = speed;
+        self.set_free_at(rescale(self.free_at));
+    }
+
+    fn set_free_at(&mut self, free_at: u128) {
+        self.free_at = free_at;
+        self.ready_ns = u64::try_from(free_at.div_ceil(u128::from(self.speed.bps()))).unwrap_or(u64::MAX);
     }
 
     fn scaled(&self, now: Instant) -> u128 {
@@ -54,18 +63,20 @@ impl Shaper {
 
     /// The earliest time the next frame may start.
     pub fn ready_at(&self) -> Instant {
-        Instant::from_nanos(u64::try_from(self.free_at.div_ceil(u128::from(self.speed.bps()))).unwrap_or(u64::MAX))
+        Instant::from_nanos(self.ready_ns)
     }
 
+    /// Whether a frame may start at `now`: `free_at ≤ now × speed`, which for a whole
+    /// number of nanoseconds is `now ≥ ⌈free_at ÷ speed⌉`.
     pub fn is_ready(&self, now: Instant) -> bool {
-        self.free_at <= self.scaled(now)
+        self.ready_ns <= now.as_nanos()
     }
 
     /// Books the wire for a frame of `len` bytes starting now (the caller checked
     /// [`Shaper::is_ready`]).
     pub fn send(&mut self, now: Instant, len: usize) {
         let start = self.free_at.max(self.scaled(now).saturating_sub(self.burst));
-        self.free_at = start + u128::from(wire_bytes(len) * 8) * 1_000_000_000;
+        self.set_free_at(start + u128::from(wire_bytes(len) * 8) * 1_000_000_000);
     }
 
     /// Nothing was ready to send at `now`: time the wire idles from here on is no credit. The
@@ -74,15 +85,20 @@ impl Shaper {
     /// (less the nanosecond always credited, so that a shaper without credit, the simulator's,
     /// times every frame as it did without resting).
     pub fn rest(&mut self, now: Instant) {
-        // The nanosecond every send is credited (see the type's doc) stays credited.
-        let on_time = self.scaled(now).saturating_sub(u128::from(self.speed.bps()));
-        self.free_at = self.free_at.max(on_time);
+        // The nanosecond every send is credited (see the type's doc) stays credited: the wire
+        // is free from now − 1 ns on, unless it is booked beyond that. `free_at ≤ (now − 1) ×
+        // speed` exactly when `ready_ns ≤ now − 1`, so the usual case needs no arithmetic.
+        let on_time = now.as_nanos().saturating_sub(1);
+        if self.ready_ns <= on_time {
+            self.free_at = u128::from(on_time) * u128::from(self.speed.bps());
+            self.ready_ns = on_time;
+        }
     }
 
     /// Keeps the wire idle for `idle` more after the frame booked last (a gap in a flow's
     /// arrivals).
     pub fn idle(&mut self, idle: Duration) {
-        self.free_at += idle.as_nanos() * u128::from(self.speed.bps());
+        self.set_free_at(self.free_at + idle.as_nanos() * u128::from(self.speed.bps()));
     }
 }
 
@@ -101,6 +117,25 @@ mod tests {
         }
         // 1e6 × 84 B × 8 / 10 Gbit/s = 67.2 ms, to the nanosecond.
         assert_eq!(shaper.ready_at(), Instant::from_nanos(67_200_000));
+    }
+
+    #[test]
+    fn ready_is_the_first_whole_nanosecond_the_wire_is_free() {
+        // 7 Mbit/s does not divide a second into whole nanoseconds per bit: every frame ends
+        // between two nanoseconds, and the wire is free at the later one.
+        let mut shaper = Shaper::new(BitRate::mbps(7), Duration::ZERO);
+        let mut now = Instant::ZERO;
+        for len in [60, 61, 1500, 99, 1514] {
+            shaper.send(now, len);
+            let ready = shaper.ready_at();
+            let exact = shaper.free_at;
+            assert!(u128::from(ready.as_nanos()) * 7_000_000 >= exact);
+            assert!(u128::from(ready.as_nanos() - 1) * 7_000_000 < exact);
+            assert!(shaper.is_ready(ready) && !shaper.is_ready(Instant::from_nanos(ready.as_nanos() - 1)));
+            now = ready;
+            shaper.rest(now);
+            assert_eq!(shaper.ready_at(), ready, "a wire that was just booked is not moved by a rest");
+        }
     }
 
     #[test]

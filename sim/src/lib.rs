@@ -66,10 +66,12 @@ pub struct TxRecord {
     pub control: Option<MacControlRepr>,
 }
 
-/// Frame bytes by handle, with buffers reused once freed.
+/// Frame bytes by handle, with buffers reused once freed, and where each frame on a wire
+/// is going (so that the event of its arrival needs to carry only its handle).
 #[derive(Debug, Default)]
 struct FrameStore {
     frames: Vec<Vec<u8>>,
+    destinations: Vec<Endpoint>,
     free: Vec<usize>,
 }
 
@@ -77,6 +79,7 @@ impl FrameStore {
     fn insert(&mut self, bytes: &[u8]) -> u64 {
         let index = self.free.pop().unwrap_or_else(|| {
             self.frames.push(Vec::with_capacity(1600));
+            self.destinations.push(Endpoint::host(0));
             self.frames.len() - 1
         });
         self.frames[index].clear();
@@ -102,27 +105,97 @@ impl FrameStore {
         &mut self.frames[handle as usize]
     }
 
+    fn destination(&self, handle: u64) -> Endpoint {
+        self.destinations[handle as usize]
+    }
+
+    fn set_destination(&mut self, handle: u64, to: Endpoint) {
+        self.destinations[handle as usize] = to;
+    }
+
     fn remove(&mut self, handle: u64) {
         self.free.push(handle as usize);
     }
 }
 
-/// What happens at an instant: a frame's last bit reaches a port, or a node's own timer
-/// (a transmitter free again, a pause ending, a retransmission timeout) comes due. The
-/// order of the variants and fields is the order at one instant: arrivals first, in the
-/// order their frames were sent, then switches' timers, then hosts' (each by node index).
-/// Runs are reproducible, and an instant's order does not depend on when its events were
-/// booked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// What happens at an instant: the last bit of a frame (by its handle) reaches the far end
+/// of its wire, or a node's own timer (a transmitter free again, a pause ending, a
+/// retransmission timeout) comes due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EventKind {
-    Arrival { sequence: u64, to: Endpoint, handle: u64 },
+    Arrival(u64),
     Wake(Node),
 }
 
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// An event: its time and its place at that instant in one integer, so that the heap
+/// compares one number and holds 32 bytes an event. The order at one instant: arrivals
+/// first, in the order their frames were sent, then switches' timers, then hosts' (each by
+/// node index), so runs are reproducible and an instant's order does not depend on when its
+/// events were booked.
+#[derive(Debug)]
 struct Event {
-    at: Instant,
-    kind: EventKind,
+    /// Time in ns (high 64 bits), then the rank at that instant (low 64 bits).
+    key: u128,
+    /// An arrival's frame handle; unused by a wake-up, whose node is in its rank.
+    handle: u64,
+}
+
+/// A rank at or above this is a timer (below, an arrival's sequence number); with
+/// [`HOST_RANK`] a host's, else a switch's; the node's index in the low bits.
+const WAKE_RANK: u64 = 1 << 63;
+const HOST_RANK: u64 = 1 << 62;
+
+impl Event {
+    fn arrival(at: Instant, sequence: u64, handle: u64) -> Event {
+        debug_assert!(sequence < HOST_RANK);
+        Event { key: Self::key(at, sequence), handle }
+    }
+
+    fn wake(at: Instant, node: Node) -> Event {
+        let rank = match node {
+            Node::Switch(s) => WAKE_RANK | s as u64,
+            Node::Host(h) => WAKE_RANK | HOST_RANK | h as u64,
+        };
+        Event { key: Self::key(at, rank), handle: 0 }
+    }
+
+    fn key(at: Instant, rank: u64) -> u128 {
+        u128::from(at.as_nanos()) << 64 | u128::from(rank)
+    }
+
+    fn at(&self) -> Instant {
+        Instant::from_nanos((self.key >> 64) as u64)
+    }
+
+    fn kind(&self) -> EventKind {
+        let rank = self.key as u64;
+        let index = (rank & (HOST_RANK - 1)) as usize;
+        match (rank & WAKE_RANK != 0, rank & HOST_RANK != 0) {
+            (false, _) => EventKind::Arrival(self.handle),
+            (true, false) => EventKind::Wake(Node::Switch(index)),
+            (true, true) => EventKind::Wake(Node::Host(index)),
+        }
+    }
+}
+
+impl PartialEq for Event {
+    fn eq(&self, other: &Event) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Event {}
+
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Event) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Event {
+    fn cmp(&self, other: &Event) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
 }
 
 /// A node's place in the schedule: the wake-up it has pending, and whether something
@@ -233,8 +306,8 @@ impl Network {
         self.trace.as_deref().unwrap_or(&[])
     }
 
-    fn schedule(&mut self, at: Instant, kind: EventKind) {
-        self.events.push(Reverse(Event { at, kind }));
+    fn schedule(&mut self, event: Event) {
+        self.events.push(Reverse(event));
     }
 
     fn slot(&mut self, node: Node) -> &mut Slot {
@@ -272,7 +345,8 @@ impl Network {
         }
         let at = self.now + speed.bits_duration(arrival_bytes(frame.len()) * 8) + delay;
         self.sequence += 1;
-        self.schedule(at, EventKind::Arrival { sequence: self.sequence, to, handle });
+        self.store.set_destination(handle, to);
+        self.schedule(Event::arrival(at, self.sequence, handle));
     }
 
     /// Lets switch `s` transmit what it may now, on every port.
@@ -339,7 +413,7 @@ impl Network {
             if slot.wake != next {
                 slot.wake = next;
                 if let Some(at) = next {
-                    self.schedule(at, EventKind::Wake(node));
+                    self.schedule(Event::wake(at, node));
                 }
             }
         }
@@ -390,23 +464,24 @@ impl Network {
         loop {
             self.poll_touched();
             let Some(Reverse(next)) = self.events.peek() else { break };
-            if next.at > end {
+            let at = next.at();
+            if at > end {
                 break;
             }
-            if next.at <= self.now {
+            if at <= self.now {
                 stuck += 1;
                 assert!(stuck < 1_000_000, "the network makes no progress at {}", self.now);
             } else {
                 stuck = 0;
             }
-            self.now = self.now.max(next.at);
+            self.now = self.now.max(at);
             // Everything due now happens before anyone transmits again.
-            while self.events.peek().is_some_and(|Reverse(e)| e.at <= self.now) {
+            while self.events.peek().is_some_and(|Reverse(e)| e.at() <= self.now) {
                 let Reverse(event) = self.events.pop().expect("peeked");
-                match event.kind {
-                    EventKind::Arrival { to, handle, .. } => self.deliver(to, handle),
+                match event.kind() {
+                    EventKind::Arrival(handle) => self.deliver(self.store.destination(handle), handle),
                     EventKind::Wake(node) => {
-                        if !self.wake(node, event.at) {
+                        if !self.wake(node, event.at()) {
                             continue;
                         }
                     }

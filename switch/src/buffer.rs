@@ -107,6 +107,9 @@ pub struct Buffers {
     ingress: Vec<[Level; 8]>,
     egress: Vec<[Level; 8]>,
     queues: Vec<[NestedQueue; 8]>,
+    /// Per port, bit p set: egress queue (port, p) holds a frame (OFC's held frames too).
+    /// The per-event paths read this instead of eight queues.
+    occupied: Vec<u8>,
     /// Shared mode: pool bytes held by each egress port, and by all.
     port_shared: Vec<u64>,
     pool_used: u64,
@@ -123,6 +126,7 @@ impl Buffers {
             ingress: vec![[Level::default(); 8]; ports],
             egress: vec![[Level::default(); 8]; ports],
             queues: (0..ports).map(|_| std::array::from_fn(queue)).collect(),
+            occupied: vec![0; ports],
             port_shared: vec![0; ports],
             pool_used: 0,
         }
@@ -240,6 +244,7 @@ impl Buffers {
     pub fn enqueue(&mut self, port: usize, priority: usize, index: u32, len: u32) -> u64 {
         let before = self.egress[port][priority].bytes;
         self.queues[port][priority].push(index);
+        self.occupied[port] |= 1 << priority;
         self.egress[port][priority].add(u64::from(len));
         let extra = self.shared_part(priority, before + u64::from(len)) - self.shared_part(priority, before);
         self.port_shared[port] += extra;
@@ -256,6 +261,9 @@ impl Buffers {
     /// after. A nested queue must be settled again before the next [`Buffers::head`].
     pub fn dequeue(&mut self, port: usize, priority: usize, len: u32) -> u64 {
         self.queues[port][priority].pop();
+        if self.queues[port][priority].is_empty() {
+            self.occupied[port] &= !(1 << priority);
+        }
         let before = self.egress[port][priority].bytes;
         self.egress[port][priority].sub(u64::from(len));
         let freed = self.shared_part(priority, before) - self.shared_part(priority, before - u64::from(len));
@@ -267,7 +275,22 @@ impl Buffers {
     /// Bit p set: egress queue (port, p) has a frame it may send (held frames of paused
     /// OFC flows do not count).
     pub fn backlog(&self, port: usize) -> u8 {
-        (0..8).filter(|&p| self.queues[port][p].head().is_some()).fold(0, |mask, p| mask | 1 << p)
+        let mut backlog = self.occupied[port];
+        // A plain FIFO with frames has a head; only a nested one may hold nothing it can send.
+        let mut nested = backlog & self.nested;
+        while nested != 0 {
+            let p = nested.trailing_zeros() as usize;
+            nested &= nested - 1;
+            if self.queues[port][p].head().is_none() {
+                backlog &= !(1 << p);
+            }
+        }
+        backlog
+    }
+
+    /// Whether `port`'s egress queues hold no frame at all.
+    pub fn port_is_empty(&self, port: usize) -> bool {
+        self.occupied[port] == 0
     }
 
     /// OFC's nested hierarchy of egress (port, priority).

@@ -331,6 +331,10 @@ impl Qcn {
     }
 
     /// The next CNM to send on `port`.
+    pub fn has_cnm(&self, port: usize) -> bool {
+        !self.pending[port].is_empty()
+    }
+
     pub fn poll_cnm(&mut self, port: usize) -> Option<CnmFrame> {
         self.pending[port].pop_front()
     }

@@ -30,11 +30,15 @@ impl Switch {
             consider(fecn.next_timeout());
         }
         for (index, port) in self.ports.iter().enumerate().filter(|&(index, _)| self.link_is_up(index)) {
+            let control = self.xoff.is_pending(index) || ofc.is_some_and(|ofc| ofc.has_frames(index));
+            let backlog = self.buffers.backlog(index);
+            if !control && backlog == 0 {
+                continue;
+            }
             let ready = port.shaper.ready_at();
-            if self.xoff.is_pending(index) || ofc.is_some_and(|ofc| ofc.has_frames(index)) {
+            if control {
                 consider(ready);
             }
-            let backlog = self.buffers.backlog(index);
             if let Some(resume) =
                 Pcp::ALL.into_iter().filter(|p| backlog & p.mask() != 0).map(|p| port.peer_pause.paused_until(p)).min()
             {

@@ -15,6 +15,12 @@ impl Switch {
         if !self.link_is_up(port) || !self.ports[port].shaper.is_ready(now) {
             return None;
         }
+        if self.buffers.port_is_empty(port) && !self.has_control(port) {
+            // Nothing at all to send (the common case on a large fabric): what the full
+            // path below would conclude, without looking at eight queues.
+            self.ports[port].shaper.rest(now);
+            return None;
+        }
         if let Some(control) = self.poll_control(now, port) {
             self.ports[port].shaper.send(now, control.wire_len());
             if let ControlFrame::Pause(PauseFrame { repr: MacControlRepr::Pfc(pfc), .. }) = control {
@@ -50,6 +56,14 @@ impl Switch {
             .zip(self.fecn.as_mut())
             .map(|(rate, fecn)| fecn.mark(port, Pcp::from_low_bits(p as u8), mac, rate));
         Some(Tx::Data { handle: frame.handle, len: frame.len, last, mark, ce: frame.ce })
+    }
+
+    /// Whether the switch has a frame of its own to send on `port`: a PFC or OFC frame, or
+    /// a CNM.
+    pub(super) fn has_control(&self, port: usize) -> bool {
+        self.xoff.is_pending(port)
+            || matches!(&self.policy, PolicyEngine::Ofc(ofc) if ofc.has_frames(port))
+            || self.qcn.as_ref().is_some_and(|qcn| qcn.has_cnm(port))
     }
 
     /// The next frame the switch makes for `port`: pause frames first, then CNMs.
