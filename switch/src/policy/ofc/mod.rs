@@ -439,10 +439,12 @@ impl Ofc {
     }
 
     /// Turns the transmitter's PFC decision for `port` into OFC frames: for each lossless
-    /// class it names, a RESUME with the flows resumed and not paused again, then (if the
-    /// class is asserted) a PAUSE with every flow of `pause_frame_tab`, split into frames
-    /// of at most the port's entries. Classes the engine does not manage are returned.
-    pub fn queue_frames(&mut self, port: usize, pfc: PfcRepr) -> PfcRepr {
+    /// class that `changed` (or is due for a refresh), a RESUME with the flows resumed and not
+    /// paused again, then (if the class is asserted) a PAUSE with every flow of
+    /// `pause_frame_tab`, split into frames of at most the port's entries. A class the PFC
+    /// frame only restates (one PFC frame carries every asserted class) is not repeated: an
+    /// OFC frame carries one class. Classes the engine does not manage are returned.
+    pub fn queue_frames(&mut self, port: usize, pfc: PfcRepr, changed: u8) -> PfcRepr {
         let mut rest = PfcRepr::default();
         let outbox = &mut self.outboxes[port];
         if outbox.frames.is_empty() {
@@ -453,6 +455,9 @@ impl Ofc {
                 rest = rest.with_class(class, quanta);
                 continue;
             };
+            if changed & class.mask() == 0 {
+                continue;
+            }
             let (paused, resuming) = (&self.pause_frame[i], &mut self.resuming[i]);
             resuming.retain(|flow, _| !paused.contains(flow));
             let outbox = &mut self.outboxes[port];

@@ -51,8 +51,12 @@ impl Harness {
 
     /// Every OFC frame `port` sends now: (header, quanta, flows).
     fn frames(&mut self, port: usize) -> Vec<(OfcHeader, u16, Vec<FlowKey>)> {
-        if let Some(pfc) = self.xoff.poll_frame(self.now, port) {
-            assert_eq!(self.ofc.queue_frames(port, pfc), PfcRepr::default(), "OFC manages every lossless class");
+        if let Some((pfc, changed)) = self.xoff.poll_changes(self.now, port) {
+            assert_eq!(
+                self.ofc.queue_frames(port, pfc, changed),
+                PfcRepr::default(),
+                "OFC manages every lossless class"
+            );
         }
         let mut frames = Vec::new();
         while let Some(frame) = self.ofc.poll_frame(port) {
@@ -186,6 +190,36 @@ fn refreshes_repeat_the_whole_list() {
 }
 
 #[test]
+fn a_class_that_did_not_change_is_not_paused_again_when_another_one_is() {
+    // Lossless 3 and 4: one PFC frame restates class 3 when class 4 pauses; OFC frames carry
+    // one class each, so class 3's list is not repeated until its refresh.
+    let p4 = Pcp::from_low_bits(4);
+    let mut h = Harness::new(1500, 8);
+    h.ofc = Ofc::new(&[1500; 4], P3.mask() | p4.mask(), THRESHOLDS, 8);
+    let (a, b) = (flow(0, 1), flow(0, 2));
+    h.egress(0, 1, a, true);
+    h.arrive(0, a, 28 * KB, 1, 27 * KB);
+    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![a])]);
+    let event = EgressEvent { ingress: 0, egress: 2, priority: p4, len: 1000, flow: b, queue_bytes: 0, enqueued: true };
+    h.ofc.on_egress(&event, &mut PolicyActions::new(h.now, &mut h.xoff));
+    let arrival = Arrival {
+        ingress: 0,
+        priority: p4,
+        flow: b,
+        q_in: 28 * KB,
+        egress: 2,
+        q_out: 27 * KB,
+        egress_coarse_paused: false,
+    };
+    h.ofc.on_arrival(&arrival, &mut PolicyActions::new(h.now, &mut h.xoff));
+    let class4 = OfcHeader { priority: p4, ..pause(false) };
+    assert_eq!(h.frames(0), [(class4, QUANTA, vec![b])], "no second PAUSE naming A");
+    h.now = h.xoff.next_timeout().expect("refresh scheduled");
+    h.xoff.handle_timeout(h.now);
+    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![a]), (class4, QUANTA, vec![b])], "the refresh: both");
+}
+
+#[test]
 fn a_long_list_is_split_over_frames_marked_more() {
     // Frames of 214 bytes (non-standard): (214 − 46) / 12 = 14 flows a frame.
     let mut h = Harness::new(214, 64);
@@ -315,7 +349,7 @@ fn lossy_priorities_are_not_ofc_managed() {
     let lossy = Pcp::from_low_bits(0);
     assert!(h.ofc.tables(0, lossy).is_none());
     let pfc = PfcRepr::default().with_class(lossy, 5);
-    assert_eq!(h.ofc.queue_frames(0, pfc), pfc, "returned to be sent as plain PFC");
+    assert_eq!(h.ofc.queue_frames(0, pfc, lossy.mask()), pfc, "returned to be sent as plain PFC");
     assert!(h.ofc.pause_received(0, lossy, [flow(1, 2)], h.now));
     assert!(!h.ofc.is_paused(0, lossy, &flow(1, 2)));
 }
