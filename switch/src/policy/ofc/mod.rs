@@ -16,9 +16,8 @@
 //! information (original congestion, line 6), else the congested flows learnt from downstream
 //! that enter through this port (local congestion, line 8; under a plain PFC pause, which
 //! names none, the flows it queued there); at q_in ≥ X_OFF every flow (lines 10–11, sent as
-//! COARSE); at
-//! q_in ≤ X_ON it resumes what `pause_frame_tab` holds (lines 16–19). Algorithm 2 is
-//! [`Ofc::pause_received`] / [`Ofc::resume_received`]; Algorithm 3 is [`NestedQueue`].
+//! COARSE); at q_in ≤ X_ON it resumes what `pause_frame_tab` holds (lines 16–19). Algorithm 2
+//! is [`Ofc::pause_received`] / [`Ofc::resume_received`]; Algorithm 3 is [`NestedQueue`].
 //!
 //! Where the paper is silent or would break something, decided here (README "OFC"):
 //! - The resume check (lines 16–19) runs whenever q_in changes, not only on arrivals: a port
