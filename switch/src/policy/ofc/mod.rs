@@ -288,10 +288,10 @@ impl Ofc {
         }
         let mut changed = false;
         let original = self.named[e].is_empty() && !arrival.egress_coarse_paused;
-        if self.named[e].is_empty() {
+        if self.named[e].is_empty() || arrival.egress_coarse_paused {
             // Line 6, original congestion: the flows this port queued at the congested egress.
-            // Also local congestion under a peer's coarse pause, which names no flow: every
-            // flow there is congested.
+            // Also local congestion under a peer's coarse pause (plain PFC, or COARSE): every
+            // flow there is stopped, so every flow there is congested, named or not.
             let ingress = arrival.ingress as u16;
             let queued = self.flow_in_port[e].iter().filter(|(_, q)| q.ingress == ingress).map(|(flow, _)| flow);
             let (added, full) = add_flows(&mut self.pause_frame[i], queued.chain([arrival.flow]));

@@ -147,6 +147,26 @@ fn a_port_that_carries_none_of_the_congested_flows_is_not_paused() {
 }
 
 #[test]
+fn under_a_coarse_pause_local_congestion_pauses_the_flows_this_port_queued_there() {
+    // Egress 1's peer named B (port 2's), then paused the whole priority (COARSE): A, which
+    // port 0 queued there, is stopped too, so port 0 pauses it.
+    let (mut h, a, b, _) = queued();
+    assert!(h.ofc.pause_received(1, P3, [b], h.now + std::time::Duration::from_millis(1)));
+    let arrival = Arrival {
+        ingress: 0,
+        priority: P3,
+        flow: a,
+        q_in: 28 * KB,
+        egress: 1,
+        q_out: 27 * KB,
+        egress_coarse_paused: true,
+    };
+    h.ofc.on_arrival(&arrival, &mut PolicyActions::new(h.now, &mut h.xoff));
+    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![a])], "not B: port 0 does not send it");
+    assert_eq!((h.tables(0).counters.local, h.tables(0).counters.original), (1, 0));
+}
+
+#[test]
 fn local_congestion_names_every_congested_flow_when_the_egress_lost_track_of_its_flows() {
     // Capacity 2: egress 1 could not record C, so C may be port 0's for all it knows.
     let mut h = Harness::new(1500, 2);
