@@ -280,18 +280,24 @@ fn a_local_congestion_pause_goes_only_to_the_port_that_carries_the_congested_flo
     assert!(rig.drain(0).1.is_empty(), "still nothing towards port 0");
 }
 
-#[test]
-fn a_pause_of_many_flows_goes_out_in_60_byte_frames_and_the_peer_pauses_the_whole_set() {
-    let mut rig = Rig::new();
-    // Nine sources behind port 0 queue 46 KB at port 1: original congestion names all nine.
+/// Nine sources behind port 0 queue 46 KB at port 1: original congestion names all nine.
+/// Returns the flows, sorted, and the control frames port 0 sent.
+fn pause_nine_flows(rig: &mut Rig) -> (Vec<FlowKey>, Vec<Vec<u8>>) {
     let sources: Vec<EthernetAddress> = (0..9).map(|n| EthernetAddress([2, 0, 0, 0, 9, n])).collect();
-    let mut expected: Vec<FlowKey> = sources.iter().map(|&src| FlowKey { src, dst: host_mac(1) }).collect();
-    expected.sort();
+    let mut flows: Vec<FlowKey> = sources.iter().map(|&src| FlowKey { src, dst: host_mac(1) }).collect();
+    flows.sort();
     let mut control = Vec::new();
     for k in 0..46 {
         rig.send_as(0, sources[k % 9], 1);
         control.extend(rig.drain(0).1);
     }
+    (flows, control)
+}
+
+#[test]
+fn a_pause_of_many_flows_goes_out_in_60_byte_frames_and_the_peer_pauses_the_whole_set() {
+    let mut rig = Rig::new();
+    let (expected, control) = pause_nine_flows(&mut rig);
     assert_eq!(control.len(), 9, "one flow a frame");
     let mut named = Vec::new();
     for (n, bytes) in control.iter().enumerate() {
@@ -370,4 +376,16 @@ fn a_reload_keeps_the_tables_and_refuses_a_new_capacity() {
     new.policy.flow_table_capacity = 64;
     let error = rig.switch.reconfigure(rig.now, &rig.config, &new).unwrap_err();
     assert_eq!(error.key, "policy.flow_table_capacity");
+}
+
+#[test]
+fn a_reload_applies_a_longer_ofc_frame_at_once() {
+    let mut rig = Rig::new();
+    let mut long = rig.config.clone();
+    long.policy.ofc_frame_len = 1514;
+    rig.switch.reconfigure(rig.now, &rig.config, &long).expect("reload");
+    let (expected, control) = pause_nine_flows(&mut rig);
+    assert_eq!(control.len(), 1, "the non-standard option: the nine flows in one frame");
+    assert_eq!(control[0].len(), 34 + 12 + 9 * 12);
+    assert_eq!(parse(&control[0]), (OfcOp::Pause, false, expected));
 }
