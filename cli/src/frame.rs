@@ -10,7 +10,7 @@ use pfcswitch_wire::{
     CNM_MAX_ENCAPSULATED, CnTagRepr, CnmRepr, DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FlowKey,
     Ipv4Addr, L2Repr, MacControlRepr, OfcHeader, OfcOp, PAUSE_MULTICAST, Pcp, PfcRepr, TRAFFIC_UDP_PORT, TrafficKind,
     TrafficRepr, VlanRepr, build_cnm_frame, build_data_frame, build_fecn_probe_frame, build_mac_control_frame,
-    build_ofc_frame, ofc_frame_len, ofc_max_entries,
+    build_ofc_frame, ofc_entries_per_frame, ofc_frame_len,
 };
 use std::path::PathBuf;
 
@@ -33,7 +33,7 @@ pub enum FrameCommand {
         quanta: u16,
     },
     /// An OFC PAUSE or RESUME: a PFC frame for the priority with the OFC TLV naming flows
-    /// (split over several frames, MORE set, when the list exceeds one frame at --mtu).
+    /// (split over several frames, MORE set, when the list exceeds one frame of --frame-len).
     Ofc(OfcArgs),
     /// An 802.1Qau congestion notification message.
     Cnm(CnmArgs),
@@ -104,9 +104,10 @@ pub struct OfcArgs {
     /// A flow as SRC_MAC>DST_MAC. Repeatable.
     #[arg(long = "flow", value_name = "SRC>DST", value_parser = parse_flow)]
     flows: Vec<FlowKey>,
-    /// The port's MTU, which bounds the flows one frame carries.
-    #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u32).range(68..=9216))]
-    mtu: u32,
+    /// The longest frame in bytes (no FCS): 60, a standard MAC Control frame, carries one
+    /// flow; longer is non-standard (as `[policy] ofc_frame_len`).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(60..=9230))]
+    frame_len: u32,
     #[command(flatten)]
     mac: MacControlArgs,
 }
@@ -277,7 +278,7 @@ fn write_ofc(args: &OfcArgs) -> Result<()> {
     if args.coarse && args.op == OfcOp::Resume {
         bail!("--coarse is for a PAUSE only");
     }
-    let per_frame = ofc_max_entries(args.mtu).max(1);
+    let per_frame = ofc_entries_per_frame(args.frame_len as usize);
     let chunks: Vec<&[FlowKey]> =
         if args.flows.is_empty() { vec![&[]] } else { args.flows.chunks(per_frame).collect() };
     let frames: Vec<Vec<u8>> = (chunks.iter().enumerate())

@@ -63,6 +63,7 @@ fn set(args: &SetArgs, socket: &Path, json: bool) -> Result<()> {
         alpha: args.alpha.unwrap_or(current.alpha),
         // The tables are sized at start: a running switch keeps its capacity.
         flow_table_capacity: current.flow_table_capacity,
+        ofc_frame_len: current.ofc_frame_len,
     };
     control::command(socket, ControlRequest::SetPolicy { policy }, json)
 }

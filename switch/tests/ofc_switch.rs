@@ -12,8 +12,8 @@ use pfcswitch_link::units::BitRate;
 use pfcswitch_switch::config::{PolicyKind, SwitchConfig};
 use pfcswitch_switch::switch::{RxVerdict, Switch, Tx};
 use pfcswitch_wire::{
-    DataFrameSpec, FlowKey, FrameView, MacControlRepr, OfcHeader, OfcOp, PAUSE_MULTICAST, PfcRepr, VlanRepr,
-    build_announcement_frame, build_mac_control_frame, build_ofc_frame,
+    DataFrameSpec, EthernetAddress, FlowKey, FrameView, MacControlRepr, OfcHeader, OfcOp, PAUSE_MULTICAST, PfcRepr,
+    VlanRepr, build_announcement_frame, build_mac_control_frame, build_ofc_frame,
 };
 use std::collections::HashMap;
 use std::time::Duration;
@@ -63,9 +63,14 @@ impl Rig {
 
     /// Host `src` sends a data frame to host `dst` (into port `src`).
     fn send(&mut self, src: usize, dst: usize) {
+        self.send_as(src, host_mac(src), dst);
+    }
+
+    /// A frame from `mac`, behind port `src`, to host `dst`.
+    fn send_as(&mut self, src: usize, mac: EthernetAddress, dst: usize) {
         let seq = self.sequence.entry((src, dst)).or_default();
         let vlan = VlanRepr { pcp: pcp(3), dei: false, vid: 1 };
-        let mut spec = DataFrameSpec::between(host_mac(src), host_mac(dst), Some(vlan), FRAME);
+        let mut spec = DataFrameSpec::between(mac, host_mac(dst), Some(vlan), FRAME);
         spec.traffic.sequence = *seq;
         let handle = self.next_handle;
         self.next_handle += 1;
@@ -252,6 +257,75 @@ fn the_switch_pauses_the_congested_flow_then_every_flow_then_resumes_what_it_pau
 }
 
 #[test]
+fn a_local_congestion_pause_goes_only_to_the_port_that_carries_the_congested_flow() {
+    let mut rig = Rig::new();
+    // Port 1's peer pauses 2→1 only: port 1's PAUSE information (local congestion).
+    rig.ofc(1, OfcOp::Pause, false, u16::MAX, &[flow(2, 1)]);
+    // 46 KB of 0→1 wait at port 1 (the test sends nothing there): X^c_OFF on both sides.
+    for _ in 0..46 {
+        rig.send(0, 1);
+    }
+    assert!(rig.drain(0).1.is_empty(), "port 0 carries none of the congested flows: no PAUSE");
+    let tables = rig.switch.ofc().unwrap().tables(0, pcp(3)).unwrap();
+    assert!(tables.pause_frame.is_empty() && !tables.coarse);
+    assert_eq!(tables.counters.local, 0);
+    // 2→1 is parked at port 1; once port 2's share reaches X^c_OFF, port 2 pauses it.
+    for _ in 0..46 {
+        rig.send(2, 1);
+    }
+    let control = rig.drain(2).1;
+    assert_eq!(control.len(), 1, "one PAUSE");
+    assert_eq!(parse(&control[0]), (OfcOp::Pause, false, vec![flow(2, 1)]));
+    assert_eq!(rig.switch.ofc().unwrap().tables(2, pcp(3)).unwrap().counters.local, 1);
+    assert!(rig.drain(0).1.is_empty(), "still nothing towards port 0");
+}
+
+/// Nine sources behind port 0 queue 46 KB at port 1: original congestion names all nine.
+/// Returns the flows, sorted, and the control frames port 0 sent.
+fn pause_nine_flows(rig: &mut Rig) -> (Vec<FlowKey>, Vec<Vec<u8>>) {
+    let sources: Vec<EthernetAddress> = (0..9).map(|n| EthernetAddress([2, 0, 0, 0, 9, n])).collect();
+    let mut flows: Vec<FlowKey> = sources.iter().map(|&src| FlowKey { src, dst: host_mac(1) }).collect();
+    flows.sort();
+    let mut control = Vec::new();
+    for k in 0..46 {
+        rig.send_as(0, sources[k % 9], 1);
+        control.extend(rig.drain(0).1);
+    }
+    (flows, control)
+}
+
+#[test]
+fn a_pause_of_many_flows_goes_out_in_60_byte_frames_and_the_peer_pauses_the_whole_set() {
+    let mut rig = Rig::new();
+    let (expected, control) = pause_nine_flows(&mut rig);
+    assert_eq!(control.len(), 9, "one flow a frame");
+    let mut named = Vec::new();
+    for (n, bytes) in control.iter().enumerate() {
+        assert_eq!(bytes.len(), 60, "a standard MAC Control frame (64 bytes with the FCS)");
+        let view = FrameView::parse(bytes).unwrap();
+        let ofc = view.ofc().unwrap().unwrap();
+        assert_eq!(ofc.more, n + 1 < control.len(), "MORE on all but the last");
+        let (op, coarse, flows) = parse(bytes);
+        assert_eq!((op, coarse, flows.len()), (OfcOp::Pause, false, 1));
+        named.extend(flows);
+    }
+    named.sort();
+    assert_eq!(named, expected);
+    // A second OFC switch receives them on its port 1: each frame adds its flow.
+    let mut peer = Rig::new();
+    for bytes in &control {
+        assert_eq!(peer.switch.handle_rx(peer.now, 1, u64::MAX, bytes), RxVerdict::Consumed);
+    }
+    let tables = peer.switch.ofc().unwrap().tables(1, pcp(3)).unwrap();
+    let congested: Vec<FlowKey> = tables.congested.iter().map(|&(flow, _)| flow).collect();
+    assert_eq!(congested, expected, "the whole set, not the last frame's flow");
+    assert_eq!(tables.counters.pause_rx, 9);
+    // Its other flows still go: only the named ones are paused.
+    peer.send(2, 1);
+    assert_eq!(peer.drain(1).0, [(2, 1, 0)]);
+}
+
+#[test]
 fn switching_policy_to_and_from_ofc_loses_nothing_and_keeps_each_flows_order() {
     let mut rig = Rig::new();
     rig.ofc(1, OfcOp::Pause, false, u16::MAX, &[flow(0, 1)]);
@@ -302,4 +376,16 @@ fn a_reload_keeps_the_tables_and_refuses_a_new_capacity() {
     new.policy.flow_table_capacity = 64;
     let error = rig.switch.reconfigure(rig.now, &rig.config, &new).unwrap_err();
     assert_eq!(error.key, "policy.flow_table_capacity");
+}
+
+#[test]
+fn a_reload_applies_a_longer_ofc_frame_at_once() {
+    let mut rig = Rig::new();
+    let mut long = rig.config.clone();
+    long.policy.ofc_frame_len = 1514;
+    rig.switch.reconfigure(rig.now, &rig.config, &long).expect("reload");
+    let (expected, control) = pause_nine_flows(&mut rig);
+    assert_eq!(control.len(), 1, "the non-standard option: the nine flows in one frame");
+    assert_eq!(control[0].len(), 34 + 12 + 9 * 12);
+    assert_eq!(parse(&control[0]), (OfcOp::Pause, false, expected));
 }

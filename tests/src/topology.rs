@@ -68,7 +68,9 @@ impl Topology {
 
     fn bring_up(name: &str, configs: Option<&Path>, daemons: bool) -> Topology {
         crate::require_root();
-        let prefix = format!("pt{}x{}-", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+        // PFCSWITCH_TEST_PREFIX names the namespaces where several people share a machine.
+        let base = std::env::var("PFCSWITCH_TEST_PREFIX").unwrap_or_else(|_| "pt".into());
+        let prefix = format!("{base}{}x{}-", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
         let topology = Topology { name: name.to_string(), prefix };
         let mut command = topology.script("up");
         if let Some(configs) = configs {

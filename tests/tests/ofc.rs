@@ -135,6 +135,9 @@ fn the_ofc_frames_pfcswitchd_sends_are_valid_pfc_frames_naming_the_congested_flo
             dst: "02:00:00:00:00:03".parse().unwrap(),
         };
         let frames = read_pcap(pcap);
+        let lengths = tshark_fields(pcap, &["frame.len"], &[]);
+        assert_eq!(lengths.len(), frames.len());
+        assert!(lengths.iter().all(|l| l[0] == "60"), "{port}: every OFC frame is 60 bytes on the wire: {lengths:?}");
         let (mut pauses, mut resumes) = (0, 0);
         for frame in &frames {
             let view = FrameView::parse(frame).unwrap();

@@ -225,7 +225,7 @@ fn entry<'a>(results: &'a Value, list: &str, key: &str, name: &str) -> &'a Value
 }
 
 /// OFC's experiments on virtual time, where only the policy decides: in `ofc-fig1` F0's sender
-/// is paused under pfc and never under ofc, and keeps 90 % of its rate, with lower maximum
+/// is paused under pfc and never under ofc (seeds 1–5), and keeps 90 % of its rate, with lower maximum
 /// FCTs; in `ofc-incast-8` the uncongested messages' tail is shorter under ofc. The datapath
 /// figures are in docs/ofc.md.
 #[test]
@@ -256,6 +256,14 @@ fn ofc_keeps_uncongested_flows_going_where_pfc_spreads_congestion() {
         assert!(queue(&ofc) < queue(&pfc), "{group}: path queue {} under ofc, {} under pfc", queue(&ofc), queue(&pfc));
     }
     assert_eq!(ofc["summary"]["lossless_drops"], 0);
+    // Other seeds: F0 is never paused (the seed draws nothing in this scenario, docs/ofc.md).
+    for seed in ["2", "3", "4", "5"] {
+        let dir = tempfile::tempdir().unwrap();
+        pfcswitch_scenario(&["simulate", "ofc-fig1", "--policy", "ofc", "--seed", seed], dir.path());
+        let other = results(dir.path());
+        assert_eq!(f0(&other, "senders_paused_ms"), 0.0, "seed {seed}: F0's sender never paused");
+        assert_eq!(path(&other, "paused_ms").as_f64(), Some(0.0), "seed {seed}: nor its path");
+    }
 
     let (pfc, ofc) = (simulate("ofc-incast-8", "pfc"), simulate("ofc-incast-8", "ofc"));
     let p99 = |r: &Value| entry(r, "groups", "group", "uncongested")["fct_p99_ms"].as_f64().unwrap();

@@ -44,7 +44,7 @@ pub use mac_control::{
 };
 pub use ofc::{
     FlowKey, OFC_ENTRY_LEN, OFC_HEADER_LEN, OFC_MAGIC, OFC_TLV_OFFSET, OfcHeader, OfcOp, OfcRepr, OfcTlv, has_ofc_tlv,
-    ofc_frame_len, ofc_max_entries,
+    ofc_entries_per_frame, ofc_frame_len, ofc_max_entries,
 };
 pub use traffic::{TRAFFIC_HEADER_LEN, TRAFFIC_UDP_PORT, TrafficHeader, TrafficKind, TrafficRepr};
 pub use udp::{UdpPacket, UdpRepr};

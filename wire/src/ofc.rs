@@ -53,10 +53,17 @@ const OP_RESUME: u8 = 2;
 const FLAG_COARSE: u8 = 1;
 const FLAG_MORE: u8 = 2;
 
-/// Flows one frame carries on a port of `mtu`: the payload after the EtherType holds 20 PFC
-/// bytes, the 12-byte TLV header and the entries.
+/// Flows one frame of at most `frame_len` bytes (FCS excluded) carries after the 14-byte
+/// header, the 20 PFC bytes and the 12-byte TLV header: 1 in a standard 60-byte MAC Control
+/// frame (IEEE 802.3 clause 31.4: minFrameSize, 64 bytes with the FCS).
+pub fn ofc_entries_per_frame(frame_len: usize) -> usize {
+    frame_len.saturating_sub(OFC_TLV_OFFSET + OFC_HEADER_LEN) / OFC_ENTRY_LEN
+}
+
+/// Flows one frame carries on a port of `mtu`, the longest frame its link takes (the MTU of
+/// payload after the 14-byte header).
 pub fn ofc_max_entries(mtu: u32) -> usize {
-    (mtu as usize).saturating_sub(20 + OFC_HEADER_LEN) / OFC_ENTRY_LEN
+    ofc_entries_per_frame(mtu as usize + 14)
 }
 
 /// The length (FCS excluded, padded to 60) of a frame with `entries` flows.
@@ -327,6 +334,9 @@ mod tests {
 
     #[test]
     fn entries_fit_the_mtu() {
+        assert_eq!(ofc_entries_per_frame(60), 1, "a standard MAC Control frame: one flow");
+        assert_eq!(ofc_frame_len(1), 60);
+        assert_eq!(ofc_entries_per_frame(57), 0);
         assert_eq!(ofc_max_entries(1500), 122);
         assert!(ofc_frame_len(122) - 14 <= 1500);
         assert!(ofc_frame_len(123) - 14 > 1500);

@@ -85,6 +85,11 @@ pub struct PolicyConfig {
     pub alpha: f64,
     /// OFC: flows each of the three tables holds per port and lossless priority.
     pub flow_table_capacity: u32,
+    /// OFC: the longest PAUSE/RESUME frame, in bytes without the FCS. 60, the default, is the
+    /// standard MAC Control frame (IEEE 802.3 clause 31.4), with one flow: a longer list is
+    /// split over several frames. Up to a port's MTU + 14 is allowed but non-standard: a frame
+    /// then carries (len − 46) / 12 flows, and a peer may drop MAC Control frames over 60 bytes.
+    pub ofc_frame_len: u32,
 }
 
 impl Default for PolicyConfig {
@@ -98,6 +103,7 @@ impl Default for PolicyConfig {
             egress_warn: ByteSize(20_000),
             alpha: 0.9,
             flow_table_capacity: 256,
+            ofc_frame_len: pfcswitch_wire::MIN_FRAME_LEN as u32,
         }
     }
 }

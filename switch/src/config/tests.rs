@@ -151,6 +151,33 @@ fn ofc_checks_its_thresholds_as_section_3c_says() {
 }
 
 #[test]
+fn ofc_frames_are_standard_size_unless_the_config_asks_and_the_mtu_allows() {
+    let mut c = config();
+    c.policy.kind = PolicyKind::Ofc;
+    assert_eq!(c.policy.ofc_frame_len, 60, "a standard MAC Control frame by default");
+    assert_eq!(crate::policy::ofc_frame_lens(&c), [60; 3]);
+    c.policy.ofc_frame_len = 59;
+    let reason = rejects(&c, "policy.ofc_frame_len");
+    assert!(reason.contains("59 is outside 60..=1514") && reason.contains("non-standard"), "{reason}");
+    c.policy.ofc_frame_len = 1515;
+    rejects(&c, "policy.ofc_frame_len");
+    c.policy.kind = PolicyKind::Pfc;
+    rejects(&c, "policy.ofc_frame_len");
+    // Longer frames where asked, capped at each port's MTU.
+    c.policy.kind = PolicyKind::Ofc;
+    c.ports[1].mtu = 1000;
+    c.policy.ofc_frame_len = 1514;
+    assert_eq!(c.validate().unwrap(), vec![]);
+    assert_eq!(crate::policy::ofc_frame_lens(&c), [1514, 1014, 1514]);
+    let toml = EXAMPLE.replace("[policy]", "[policy]\nofc_frame_len = 1514");
+    let parsed: SwitchConfig = toml::from_str(&toml).unwrap();
+    assert_eq!(parsed.policy.ofc_frame_len, 1514);
+    let misspelt = EXAMPLE.replace("[policy]", "[policy]\nofc_frame_size = 1514");
+    let error = toml::from_str::<SwitchConfig>(&misspelt).unwrap_err().to_string();
+    assert!(error.contains("unknown field `ofc_frame_size`"), "{error}");
+}
+
+#[test]
 fn descriptors_for_the_lossless_limits_are_required_under_pfc() {
     let mut c = three_ports_with_pfc_keys_only();
     assert_eq!(c.frames(), 3 * 1092 + 4096, "the default holds the lossless limits");

@@ -8,7 +8,7 @@ use super::ports::{MAX_PORTS, Trust};
 use super::switch_config::SwitchConfig;
 use crate::config_error::{ConfigError, error};
 use pfcswitch_link::units;
-use pfcswitch_wire::Pcp;
+use pfcswitch_wire::{MIN_FRAME_LEN, Pcp};
 use std::collections::HashSet;
 use std::fmt;
 use std::time::Duration;
@@ -147,6 +147,18 @@ impl SwitchConfig {
     /// OFC §III-C: X_ON < X^c_OFF = α·X_OFF < X_OFF, i.e. X_ON / X_OFF < α < 1.
     fn validate_ofc(&self) -> Result<(), ConfigError> {
         let policy = &self.policy;
+        // Checked under every policy: `policy set ofc` keeps it.
+        let longest = self.ports.iter().map(|port| port.mtu + 14).max().unwrap_or(0).max(MIN_FRAME_LEN as u32);
+        if !(MIN_FRAME_LEN as u32..=longest).contains(&policy.ofc_frame_len) {
+            return Err(error(
+                "policy.ofc_frame_len",
+                format!(
+                    "{} is outside {MIN_FRAME_LEN}..={longest}: {MIN_FRAME_LEN} is the standard MAC Control frame \
+                     (one flow each), longer is non-standard and at most a port's MTU + 14",
+                    policy.ofc_frame_len
+                ),
+            ));
+        }
         if policy.kind != PolicyKind::Ofc {
             return Ok(());
         }

@@ -12,6 +12,11 @@ pub fn ofc_thresholds(config: &SwitchConfig) -> OfcThresholds {
     OfcThresholds { xoff: config.pfc.xoff.bytes(), xon: config.pfc.xon.bytes(), xoff_c: config.ofc_xoff_c() }
 }
 
+/// The longest OFC frame each port sends: `policy.ofc_frame_len`, at most the port's MTU + 14.
+pub fn ofc_frame_lens(config: &SwitchConfig) -> Vec<usize> {
+    config.ports.iter().map(|port| config.policy.ofc_frame_len.min(port.mtu + 14) as usize).collect()
+}
+
 /// The configured policy, dispatched statically.
 #[derive(Clone, Debug)]
 pub enum PolicyEngine {
@@ -48,7 +53,7 @@ impl PolicyEngine {
                 )))
             }
             PolicyKind::Ofc => PolicyEngine::Ofc(Box::new(Ofc::new(
-                &config.ports.iter().map(|p| p.mtu).collect::<Vec<_>>(),
+                &ofc_frame_lens(config),
                 config.lossless_mask(),
                 ofc_thresholds(config),
                 config.policy.flow_table_capacity as usize,

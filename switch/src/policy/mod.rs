@@ -14,7 +14,7 @@ mod pfc;
 mod xoff;
 
 pub use capfc::{Capfc, CapfcQueueState, CapfcThresholds};
-pub use engine::{PolicyEngine, ofc_thresholds};
+pub use engine::{PolicyEngine, ofc_frame_lens, ofc_thresholds};
 pub use interface::{EgressEvent, Policy, PolicyActions};
 pub use ofc::{
     Arrival, FlowTable, NestedQueue, Ofc, OfcCounters, OfcFrame, OfcTable, OfcTables, OfcThresholds, TableFull,

@@ -102,6 +102,13 @@ impl XoffTransmitter {
         Some(PfcRepr { enable, quanta })
     }
 
+    /// [`XoffTransmitter::poll_frame`], with the classes that changed or are due for a
+    /// refresh: the frame restates the other asserted classes too.
+    pub fn poll_changes(&mut self, now: Instant, port: usize) -> Option<(PfcRepr, u8)> {
+        let changed = self.ports[port].changed;
+        self.poll_frame(now, port).map(|pfc| (pfc, changed))
+    }
+
     /// The earliest refresh due.
     pub fn next_timeout(&self) -> Option<Instant> {
         self.ports.iter().filter_map(|p| p.refresh_at).min()

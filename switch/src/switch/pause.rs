@@ -64,7 +64,8 @@ impl Switch {
             return self.xoff.poll_frame(now, port).map(plain);
         };
         if !ofc.has_frames(port) {
-            let rest = ofc.queue_frames(port, self.xoff.poll_frame(now, port)?);
+            let (pfc, changed) = self.xoff.poll_changes(now, port)?;
+            let rest = ofc.queue_frames(port, pfc, changed);
             if rest.enable != 0 {
                 return Some(plain(rest));
             }

@@ -6,7 +6,7 @@ use crate::config::{ConfigWarning, PolicyKind, SwitchConfig};
 use crate::config_error::ConfigError;
 use crate::ecn::EcnMarker;
 use crate::fecn::Fecn;
-use crate::policy::{EgressEvent, PolicyActions, PolicyEngine, ofc_thresholds};
+use crate::policy::{EgressEvent, PolicyActions, PolicyEngine, ofc_frame_lens, ofc_thresholds};
 use crate::qcn::Qcn;
 use crate::sched::Scheduler;
 use pfcswitch_link::time::Instant;
@@ -83,7 +83,10 @@ impl Switch {
         let speeds: Vec<BitRate> = new.ports.iter().map(|p| p.speed).collect();
         self.xoff.set_quanta(&speeds, new.pfc.quanta);
         match &mut self.policy {
-            PolicyEngine::Ofc(ofc) if keep_ofc => ofc.set_thresholds(ofc_thresholds(new)),
+            PolicyEngine::Ofc(ofc) if keep_ofc => {
+                ofc.set_thresholds(ofc_thresholds(new));
+                ofc.set_frame_lens(&ofc_frame_lens(new));
+            }
             _ => {
                 self.policy = PolicyEngine::from_config(new);
                 self.count_queued_flows(now);

@@ -14,10 +14,10 @@
 //! with X^c_OFF ≤ q_in < X_OFF whose egress queue holds q_out ≥ X^c_OFF, the port pauses the
 //! flows of that egress — the ones it queued there itself if the egress has no PAUSE
 //! information (original congestion, line 6), else the congested flows learnt from downstream
-//! (local congestion, line 8; under a plain PFC pause, which names none, the flows queued
-//! there); at q_in ≥ X_OFF every flow (lines 10–11, sent as COARSE); at
-//! q_in ≤ X_ON it resumes what `pause_frame_tab` holds (lines 16–19). Algorithm 2 is
-//! [`Ofc::pause_received`] / [`Ofc::resume_received`]; Algorithm 3 is [`NestedQueue`].
+//! that enter through this port (local congestion, line 8; under a plain PFC pause, which
+//! names none, the flows it queued there); at q_in ≥ X_OFF every flow (lines 10–11, sent as
+//! COARSE); at q_in ≤ X_ON it resumes what `pause_frame_tab` holds (lines 16–19). Algorithm 2
+//! is [`Ofc::pause_received`] / [`Ofc::resume_received`]; Algorithm 3 is [`NestedQueue`].
 //!
 //! Where the paper is silent or would break something, decided here (README "OFC"):
 //! - The resume check (lines 16–19) runs whenever q_in changes, not only on arrivals: a port
@@ -28,6 +28,10 @@
 //! - Original congestion pauses the flows this ingress port queued at the congested egress
 //!   (plus the arriving frame's flow, still in the pipeline): the paper's "flows within it",
 //!   read as the flows of this port — others' flows are not the upstream's to pause.
+//! - Local congestion (line 8) pauses the congested flows that enter through this port, not
+//!   the whole `congested_flow_tab`: a PAUSE naming flows the upstream does not send stops
+//!   nothing at an OFC peer and the whole priority at a PFC-only one (a host's NIC). Only if
+//!   the egress could not record its flows (a full `flow_in_port_tab`) does it name them all.
 //! - "Stored information from a previous PAUSE frame" (§III-A) is kept per egress for as long
 //!   as that congestion lasts: the flows PAUSE frames named stay on record until the egress
 //!   queue has emptied, even after their RESUME. Otherwise the backlog a RESUME releases
@@ -101,8 +105,9 @@ pub struct OfcCounters {
     pub original: u64,
     pub local: u64,
     pub coarse: u64,
-    /// Coarse fallbacks because a table was full, by [`OfcTable`] (flow_in_port_tab,
-    /// congested_flow_tab, pause_frame_tab).
+    /// Fallbacks because a table was full, by [`OfcTable`] (flow_in_port_tab,
+    /// congested_flow_tab, pause_frame_tab): a coarse pause, or, for local congestion at an
+    /// egress whose `flow_in_port_tab` is full, every congested flow it learnt.
     pub table_full: [u64; 3],
 }
 
@@ -175,7 +180,7 @@ pub struct Ofc {
     slot: [Option<usize>; 8],
     slots: usize,
     thresholds: OfcThresholds,
-    /// Entries one OFC frame carries on each port (its MTU).
+    /// Entries one OFC frame carries on each port (`policy.ofc_frame_len`, its MTU).
     max_entries: Vec<usize>,
     flow_in_port: Vec<FlowTable<Queued>>,
     untracked: Vec<u32>,
@@ -193,29 +198,30 @@ pub struct Ofc {
 }
 
 impl Ofc {
-    /// `mtus[i]` is port i's MTU, which bounds the flows one frame carries.
-    pub fn new(mtus: &[u32], lossless: u8, thresholds: OfcThresholds, capacity: usize) -> Ofc {
+    /// `frame_lens[i]` is the longest OFC frame port i sends, which bounds the flows one frame
+    /// carries.
+    pub fn new(frame_lens: &[usize], lossless: u8, thresholds: OfcThresholds, capacity: usize) -> Ofc {
         let mut slot = [None; 8];
         let mut slots = 0;
         for pcp in Pcp::ALL.iter().filter(|p| lossless & p.mask() != 0) {
             slot[pcp.index()] = Some(slots);
             slots += 1;
         }
-        let pairs = mtus.len() * slots;
-        let max_entries: Vec<usize> = mtus.iter().map(|&mtu| pfcswitch_wire::ofc_max_entries(mtu).max(1)).collect();
+        let pairs = frame_lens.len() * slots;
         let outbox_flows = slots * 3 * capacity;
-        Ofc {
+        let mut ofc = Ofc {
             slot,
             slots,
             thresholds,
-            outboxes: max_entries
+            // Room for one frame per flow, the standard frame's share, whatever a reload sets.
+            outboxes: frame_lens
                 .iter()
-                .map(|&per_frame| Outbox {
-                    frames: VecDeque::with_capacity(slots * (3 * capacity / per_frame + 2)),
+                .map(|_| Outbox {
+                    frames: VecDeque::with_capacity(slots * (3 * capacity + 2)),
                     flows: Vec::with_capacity(outbox_flows),
                 })
                 .collect(),
-            max_entries,
+            max_entries: vec![1; frame_lens.len()],
             flow_in_port: (0..pairs).map(|_| FlowTable::new(capacity)).collect(),
             untracked: vec![0; pairs],
             congested: (0..pairs).map(|_| FlowTable::new(capacity)).collect(),
@@ -226,6 +232,15 @@ impl Ofc {
             // A RESUME can still be pending when the set it resumed is paused and resumed again.
             resuming: (0..pairs).map(|_| FlowTable::new(2 * capacity)).collect(),
             counters: vec![OfcCounters::default(); pairs],
+        };
+        ofc.set_frame_lens(frame_lens);
+        ofc
+    }
+
+    /// New longest frames for a running engine (a reload); frames already queued keep theirs.
+    pub fn set_frame_lens(&mut self, frame_lens: &[usize]) {
+        for (entries, &len) in self.max_entries.iter_mut().zip(frame_lens) {
+            *entries = pfcswitch_wire::ofc_entries_per_frame(len).max(1);
         }
     }
 
@@ -273,10 +288,10 @@ impl Ofc {
         }
         let mut changed = false;
         let original = self.named[e].is_empty() && !arrival.egress_coarse_paused;
-        if self.named[e].is_empty() {
+        if self.named[e].is_empty() || arrival.egress_coarse_paused {
             // Line 6, original congestion: the flows this port queued at the congested egress.
-            // Also local congestion under a peer's coarse pause, which names no flow: every
-            // flow there is congested.
+            // Also local congestion under a peer's coarse pause (plain PFC, or COARSE): every
+            // flow there is stopped, so every flow there is congested, named or not.
             let ingress = arrival.ingress as u16;
             let queued = self.flow_in_port[e].iter().filter(|(_, q)| q.ingress == ingress).map(|(flow, _)| flow);
             let (added, full) = add_flows(&mut self.pause_frame[i], queued.chain([arrival.flow]));
@@ -289,11 +304,24 @@ impl Ofc {
                 changed |= self.pause_all(i, Some(OfcTable::FlowInPort));
             }
         } else {
-            // Line 8, local congestion: the congested flows learnt from downstream.
-            let (added, full) = add_flows(&mut self.pause_frame[i], self.named[e].keys());
+            // Line 8, local congestion: the congested flows learnt from downstream that enter
+            // through this port (queued at the egress from it, or arriving now). A port that
+            // carries none of them is not the upstream of the congestion.
+            let ingress = arrival.ingress as u16;
+            let (named, queued) = (&self.named[e], &self.flow_in_port[e]);
+            // If the egress could not record every flow it holds, which port carries which is
+            // unknown: the whole list, as line 8 has it.
+            let every = self.untracked[e] > 0;
+            let carried = named.keys().filter(|flow| {
+                every || *flow == arrival.flow || queued.get(flow).is_some_and(|q| q.ingress == ingress)
+            });
+            let (added, full) = add_flows(&mut self.pause_frame[i], carried);
             changed |= added;
             if full {
                 changed |= self.pause_all(i, Some(OfcTable::PauseFrame));
+            }
+            if every && added {
+                self.counters[i].table_full[OfcTable::FlowInPort as usize] += 1;
             }
         }
         if changed {
@@ -410,10 +438,12 @@ impl Ofc {
     }
 
     /// Turns the transmitter's PFC decision for `port` into OFC frames: for each lossless
-    /// class it names, a RESUME with the flows resumed and not paused again, then (if the
-    /// class is asserted) a PAUSE with every flow of `pause_frame_tab`, split into frames
-    /// of at most the port's entries. Classes the engine does not manage are returned.
-    pub fn queue_frames(&mut self, port: usize, pfc: PfcRepr) -> PfcRepr {
+    /// class that `changed` (or is due for a refresh), a RESUME with the flows resumed and not
+    /// paused again, then (if the class is asserted) a PAUSE with every flow of
+    /// `pause_frame_tab`, split into frames of at most the port's entries. A class the PFC
+    /// frame only restates (one PFC frame carries every asserted class) is not repeated: an
+    /// OFC frame carries one class. Classes the engine does not manage are returned.
+    pub fn queue_frames(&mut self, port: usize, pfc: PfcRepr, changed: u8) -> PfcRepr {
         let mut rest = PfcRepr::default();
         let outbox = &mut self.outboxes[port];
         if outbox.frames.is_empty() {
@@ -424,6 +454,9 @@ impl Ofc {
                 rest = rest.with_class(class, quanta);
                 continue;
             };
+            if changed & class.mask() == 0 {
+                continue;
+            }
             let (paused, resuming) = (&self.pause_frame[i], &mut self.resuming[i]);
             resuming.retain(|flow, _| !paused.contains(flow));
             let outbox = &mut self.outboxes[port];

@@ -22,9 +22,10 @@ struct Harness {
 }
 
 impl Harness {
-    fn new(mtu: u32, capacity: usize) -> Harness {
+    /// OFC frames of at most `frame_len` bytes on every port.
+    fn new(frame_len: usize, capacity: usize) -> Harness {
         Harness {
-            ofc: Ofc::new(&[mtu; 4], P3.mask(), THRESHOLDS, capacity),
+            ofc: Ofc::new(&[frame_len; 4], P3.mask(), THRESHOLDS, capacity),
             xoff: XoffTransmitter::new(&[BitRate::gbps(1); 4], QUANTA),
             now: Instant::from_nanos(1_000),
         }
@@ -50,8 +51,12 @@ impl Harness {
 
     /// Every OFC frame `port` sends now: (header, quanta, flows).
     fn frames(&mut self, port: usize) -> Vec<(OfcHeader, u16, Vec<FlowKey>)> {
-        if let Some(pfc) = self.xoff.poll_frame(self.now, port) {
-            assert_eq!(self.ofc.queue_frames(port, pfc), PfcRepr::default(), "OFC manages every lossless class");
+        if let Some((pfc, changed)) = self.xoff.poll_changes(self.now, port) {
+            assert_eq!(
+                self.ofc.queue_frames(port, pfc, changed),
+                PfcRepr::default(),
+                "OFC manages every lossless class"
+            );
         }
         let mut frames = Vec::new();
         while let Some(frame) = self.ofc.poll_frame(port) {
@@ -109,16 +114,71 @@ fn no_pause_while_the_egress_queue_is_below_the_congested_threshold() {
 }
 
 #[test]
-fn local_congestion_pauses_the_flows_learnt_from_downstream() {
-    // Lines 7–8: egress 1 holds PAUSE information from its peer.
-    let (mut h, a, _, _) = queued();
+fn local_congestion_pauses_the_congested_flows_that_enter_through_this_port() {
+    // Lines 7–8: egress 1 holds PAUSE information from its peer naming A (port 0's), B
+    // (port 2's) and X, Y (nobody's yet). Each port is paused for its own share only.
+    let (mut h, a, b, _) = queued();
     let (x, y) = (flow(9, 1), flow(8, 1));
-    assert!(h.ofc.pause_received(1, P3, [x, y], h.now + std::time::Duration::from_millis(1)));
+    assert!(h.ofc.pause_received(1, P3, [a, b, x, y], h.now + std::time::Duration::from_millis(1)));
     h.arrive(0, a, 28 * KB, 1, 27 * KB);
-    let mut expected = vec![x, y];
-    expected.sort();
-    assert_eq!(h.frames(0), [(pause(false), QUANTA, expected)], "the congested flows, not the ones queued here");
+    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![a])], "not B, X or Y: port 0 carries none of them");
     assert_eq!((h.tables(0).counters.local, h.tables(0).counters.original), (1, 0));
+    h.arrive(0, x, 28 * KB, 1, 27 * KB);
+    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![a, x])], "X now enters through port 0");
+    h.arrive(2, b, 28 * KB, 1, 27 * KB);
+    assert_eq!(h.frames(2), [(pause(false), QUANTA, vec![b])]);
+    assert_eq!(h.tables(2).pause_frame, [b]);
+}
+
+#[test]
+fn a_port_that_carries_none_of_the_congested_flows_is_not_paused() {
+    // Egress 1's peer named only B, which port 2 sends: port 0's A is not congested.
+    let (mut h, a, b, _) = queued();
+    assert!(h.ofc.pause_received(1, P3, [b], h.now + std::time::Duration::from_millis(1)));
+    h.arrive(0, a, 29 * KB, 1, 28 * KB);
+    assert!(h.frames(0).is_empty(), "no PAUSE naming B (or nothing) towards port 0");
+    let tables = h.tables(0);
+    assert!(tables.pause_frame.is_empty() && !tables.coarse);
+    assert_eq!(tables.counters, OfcCounters::default());
+    assert_eq!(h.xoff.asserted(0), 0);
+    // At X_OFF the port still pauses every flow, as PFC would.
+    h.ingress(0, 30 * KB);
+    assert_eq!(h.frames(0), [(pause(true), QUANTA, vec![])]);
+}
+
+#[test]
+fn under_a_coarse_pause_local_congestion_pauses_the_flows_this_port_queued_there() {
+    // Egress 1's peer named B (port 2's), then paused the whole priority (COARSE): A, which
+    // port 0 queued there, is stopped too, so port 0 pauses it.
+    let (mut h, a, b, _) = queued();
+    assert!(h.ofc.pause_received(1, P3, [b], h.now + std::time::Duration::from_millis(1)));
+    let arrival = Arrival {
+        ingress: 0,
+        priority: P3,
+        flow: a,
+        q_in: 28 * KB,
+        egress: 1,
+        q_out: 27 * KB,
+        egress_coarse_paused: true,
+    };
+    h.ofc.on_arrival(&arrival, &mut PolicyActions::new(h.now, &mut h.xoff));
+    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![a])], "not B: port 0 does not send it");
+    assert_eq!((h.tables(0).counters.local, h.tables(0).counters.original), (1, 0));
+}
+
+#[test]
+fn local_congestion_names_every_congested_flow_when_the_egress_lost_track_of_its_flows() {
+    // Capacity 2: egress 1 could not record C, so C may be port 0's for all it knows.
+    let mut h = Harness::new(1500, 2);
+    let (a, b, c) = (flow(0, 1), flow(2, 1), flow(3, 1));
+    h.egress(0, 1, a, true);
+    h.egress(2, 1, b, true);
+    h.egress(2, 1, c, true);
+    assert_eq!(h.tables(1).untracked_frames, 1);
+    assert!(h.ofc.pause_received(1, P3, [c], h.now + std::time::Duration::from_millis(1)));
+    h.arrive(0, a, 28 * KB, 1, 27 * KB);
+    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![c])], "the whole list, as line 8 has it");
+    assert_eq!(h.tables(0).counters.table_full[OfcTable::FlowInPort as usize], 1);
 }
 
 #[test]
@@ -150,9 +210,39 @@ fn refreshes_repeat_the_whole_list() {
 }
 
 #[test]
+fn a_class_that_did_not_change_is_not_paused_again_when_another_one_is() {
+    // Lossless 3 and 4: one PFC frame restates class 3 when class 4 pauses; OFC frames carry
+    // one class each, so class 3's list is not repeated until its refresh.
+    let p4 = Pcp::from_low_bits(4);
+    let mut h = Harness::new(1500, 8);
+    h.ofc = Ofc::new(&[1500; 4], P3.mask() | p4.mask(), THRESHOLDS, 8);
+    let (a, b) = (flow(0, 1), flow(0, 2));
+    h.egress(0, 1, a, true);
+    h.arrive(0, a, 28 * KB, 1, 27 * KB);
+    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![a])]);
+    let event = EgressEvent { ingress: 0, egress: 2, priority: p4, len: 1000, flow: b, queue_bytes: 0, enqueued: true };
+    h.ofc.on_egress(&event, &mut PolicyActions::new(h.now, &mut h.xoff));
+    let arrival = Arrival {
+        ingress: 0,
+        priority: p4,
+        flow: b,
+        q_in: 28 * KB,
+        egress: 2,
+        q_out: 27 * KB,
+        egress_coarse_paused: false,
+    };
+    h.ofc.on_arrival(&arrival, &mut PolicyActions::new(h.now, &mut h.xoff));
+    let class4 = OfcHeader { priority: p4, ..pause(false) };
+    assert_eq!(h.frames(0), [(class4, QUANTA, vec![b])], "no second PAUSE naming A");
+    h.now = h.xoff.next_timeout().expect("refresh scheduled");
+    h.xoff.handle_timeout(h.now);
+    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![a]), (class4, QUANTA, vec![b])], "the refresh: both");
+}
+
+#[test]
 fn a_long_list_is_split_over_frames_marked_more() {
-    // MTU 200: (200 − 32) / 12 = 14 flows a frame.
-    let mut h = Harness::new(200, 64);
+    // Frames of 214 bytes (non-standard): (214 − 46) / 12 = 14 flows a frame.
+    let mut h = Harness::new(214, 64);
     let flows: Vec<FlowKey> = (0..30).map(|n| flow(n, 100)).collect();
     for &f in &flows {
         h.egress(0, 1, f, true);
@@ -164,6 +254,26 @@ fn a_long_list_is_split_over_frames_marked_more() {
     let mut sent: Vec<FlowKey> = frames.into_iter().flat_map(|(_, _, f)| f).collect();
     sent.sort();
     assert_eq!(sent, flows);
+}
+
+#[test]
+fn standard_60_byte_frames_carry_one_flow_each_pause_and_resume() {
+    let mut h = Harness::new(pfcswitch_wire::MIN_FRAME_LEN, 8);
+    let flows: Vec<FlowKey> = (0..3).map(|n| flow(n, 100)).collect();
+    for &f in &flows {
+        h.egress(0, 1, f, true);
+    }
+    h.arrive(0, flows[0], 28 * KB, 1, 27 * KB);
+    let more = |more| OfcHeader { more, ..pause(false) };
+    let expected: Vec<_> = flows.iter().enumerate().map(|(n, &f)| (more(n < 2), QUANTA, vec![f])).collect();
+    assert_eq!(h.frames(0), expected);
+    h.ingress(0, 20 * KB);
+    let resumes = h.frames(0);
+    assert_eq!(
+        resumes.iter().map(|(header, _, f)| (header.more, f.len())).collect::<Vec<_>>(),
+        [(true, 1), (true, 1), (false, 1)]
+    );
+    assert!(resumes.iter().all(|(header, quanta, _)| header.op == OfcOp::Resume && *quanta == 0));
 }
 
 #[test]
@@ -259,7 +369,7 @@ fn lossy_priorities_are_not_ofc_managed() {
     let lossy = Pcp::from_low_bits(0);
     assert!(h.ofc.tables(0, lossy).is_none());
     let pfc = PfcRepr::default().with_class(lossy, 5);
-    assert_eq!(h.ofc.queue_frames(0, pfc), pfc, "returned to be sent as plain PFC");
+    assert_eq!(h.ofc.queue_frames(0, pfc, lossy.mask()), pfc, "returned to be sent as plain PFC");
     assert!(h.ofc.pause_received(0, lossy, [flow(1, 2)], h.now));
     assert!(!h.ofc.is_paused(0, lossy, &flow(1, 2)));
 }
