@@ -10,7 +10,6 @@
 pub mod deadlock;
 pub mod fabric;
 mod host;
-mod schedule;
 
 pub use host::SimHost;
 
@@ -18,8 +17,9 @@ use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_switch::switch::{Switch, Tx};
 use pfcswitch_wire::{FrameView, MacControlRepr, Pcp};
-use schedule::{EventKind, Schedule};
 use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::time::Duration;
 
 /// A node of the network.
@@ -118,6 +118,86 @@ impl FrameStore {
     }
 }
 
+/// What happens at an instant: the last bit of a frame (by its handle) reaches the far end
+/// of its wire, or a node's own timer (a transmitter free again, a pause ending, a
+/// retransmission timeout) comes due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EventKind {
+    Arrival(u64),
+    Wake(Node),
+}
+
+/// An event: its time and its place at that instant in one integer, so that the heap
+/// compares one number and holds 32 bytes an event. The order at one instant: arrivals
+/// first, in the order their frames were sent, then switches' timers, then hosts' (each by
+/// node index), so runs are reproducible and an instant's order does not depend on when its
+/// events were booked.
+#[derive(Debug)]
+struct Event {
+    /// Time in ns (high 64 bits), then the rank at that instant (low 64 bits).
+    key: u128,
+    /// An arrival's frame handle; unused by a wake-up, whose node is in its rank.
+    handle: u64,
+}
+
+/// A rank at or above this is a timer (below, an arrival's sequence number); with
+/// [`HOST_RANK`] a host's, else a switch's; the node's index in the low bits.
+const WAKE_RANK: u64 = 1 << 63;
+const HOST_RANK: u64 = 1 << 62;
+
+impl Event {
+    fn arrival(at: Instant, sequence: u64, handle: u64) -> Event {
+        debug_assert!(sequence < HOST_RANK);
+        Event { key: Self::key(at, sequence), handle }
+    }
+
+    fn wake(at: Instant, node: Node) -> Event {
+        let rank = match node {
+            Node::Switch(s) => WAKE_RANK | s as u64,
+            Node::Host(h) => WAKE_RANK | HOST_RANK | h as u64,
+        };
+        Event { key: Self::key(at, rank), handle: 0 }
+    }
+
+    fn key(at: Instant, rank: u64) -> u128 {
+        u128::from(at.as_nanos()) << 64 | u128::from(rank)
+    }
+
+    fn at(&self) -> Instant {
+        Instant::from_nanos((self.key >> 64) as u64)
+    }
+
+    fn kind(&self) -> EventKind {
+        let rank = self.key as u64;
+        let index = (rank & (HOST_RANK - 1)) as usize;
+        match (rank & WAKE_RANK != 0, rank & HOST_RANK != 0) {
+            (false, _) => EventKind::Arrival(self.handle),
+            (true, false) => EventKind::Wake(Node::Switch(index)),
+            (true, true) => EventKind::Wake(Node::Host(index)),
+        }
+    }
+}
+
+impl PartialEq for Event {
+    fn eq(&self, other: &Event) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Event {}
+
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Event) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Event {
+    fn cmp(&self, other: &Event) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
 /// A node's place in the schedule: the wake-up it has pending, and whether something
 /// happened to it at the current instant (so it must be polled before time moves on).
 #[derive(Clone, Copy, Debug, Default)]
@@ -152,7 +232,7 @@ pub struct Network {
     host_slots: Vec<Slot>,
     touched: Vec<Node>,
     store: FrameStore,
-    schedule: Schedule,
+    events: BinaryHeap<Reverse<Event>>,
     sequence: u64,
     stats: SimStats,
     trace: Option<Vec<TxRecord>>,
@@ -226,6 +306,10 @@ impl Network {
         self.trace.as_deref().unwrap_or(&[])
     }
 
+    fn schedule(&mut self, event: Event) {
+        self.events.push(Reverse(event));
+    }
+
     fn slot(&mut self, node: Node) -> &mut Slot {
         match node {
             Node::Switch(s) => &mut self.switch_slots[s],
@@ -262,7 +346,7 @@ impl Network {
         let at = self.now + speed.bits_duration(arrival_bytes(frame.len()) * 8) + delay;
         self.sequence += 1;
         self.store.set_destination(handle, to);
-        self.schedule.book_arrival(schedule::arrival_key(at, self.sequence), handle);
+        self.schedule(Event::arrival(at, self.sequence, handle));
     }
 
     /// Lets switch `s` transmit what it may now, on every port.
@@ -328,7 +412,9 @@ impl Network {
             slot.touched = false;
             if slot.wake != next {
                 slot.wake = next;
-                self.schedule.set_timer(node, next);
+                if let Some(at) = next {
+                    self.schedule(Event::wake(at, node));
+                }
             }
         }
     }
@@ -351,13 +437,16 @@ impl Network {
         self.touch(to.node);
     }
 
-    /// `node`'s timer at `at` came due: the node is polled (its timers first) before time
-    /// moves on.
-    fn wake(&mut self, node: Node, at: Instant) {
+    /// A wake-up booked for `node` at `at`: the node is polled (its timers first) before
+    /// time moves on. Returns false if it was stale (the node has booked another since).
+    fn wake(&mut self, node: Node, at: Instant) -> bool {
         let slot = self.slot(node);
-        debug_assert_eq!(slot.wake, Some(at), "a node's one timer is the one it booked last");
+        if slot.wake != Some(at) {
+            return false;
+        }
         slot.wake = None;
         self.touch(node);
+        true
     }
 
     /// Runs until `end` (or until nothing is left to happen).
@@ -374,8 +463,8 @@ impl Network {
         let mut stuck = 0u32;
         loop {
             self.poll_touched();
-            let Some(next) = self.schedule.peek() else { break };
-            let at = schedule::key_time(next);
+            let Some(Reverse(next)) = self.events.peek() else { break };
+            let at = next.at();
             if at > end {
                 break;
             }
@@ -387,11 +476,15 @@ impl Network {
             }
             self.now = self.now.max(at);
             // Everything due now happens before anyone transmits again.
-            while self.schedule.peek().is_some_and(|key| schedule::key_time(key) <= self.now) {
-                let (key, kind) = self.schedule.pop().expect("peeked");
-                match kind {
+            while self.events.peek().is_some_and(|Reverse(e)| e.at() <= self.now) {
+                let Reverse(event) = self.events.pop().expect("peeked");
+                match event.kind() {
                     EventKind::Arrival(handle) => self.deliver(self.store.destination(handle), handle),
-                    EventKind::Wake(node) => self.wake(node, schedule::key_time(key)),
+                    EventKind::Wake(node) => {
+                        if !self.wake(node, event.at()) {
+                            continue;
+                        }
+                    }
                 }
                 self.stats.events += 1;
             }
