@@ -66,9 +66,9 @@ pub fn show(snapshot: &Snapshot, port: Option<&str>, json: bool) -> Result<()> {
         ]);
     }
     table.print();
-    for q in
-        queues.iter().filter(|q| !(q.flow_in_port.is_empty() && q.congested.is_empty() && q.pause_frame.is_empty()))
-    {
+    for q in queues.iter().filter(|q| {
+        !(q.flow_in_port.is_empty() && q.congested.is_empty() && q.pause_frame.is_empty() && q.pauses_naming.is_empty())
+    }) {
         println!("\n{} priority {}:", q.port, q.priority);
         let queued: Vec<String> =
             q.flow_in_port.iter().map(|f| format!("{} ×{} (from {})", f.flow, f.frames, f.ingress)).collect();
@@ -82,6 +82,8 @@ pub fn show(snapshot: &Snapshot, port: Option<&str>, json: bool) -> Result<()> {
         println!("  congested_flow_tab: {}{expires}", list(&congested));
         let coarse = if q.coarse { " (and every other flow)" } else { "" };
         println!("  pause_frame_tab:    {}{coarse}", list(&q.pause_frame));
+        let named: Vec<String> = q.pauses_naming.iter().map(|(flow, n)| format!("{flow} ×{n}")).collect();
+        println!("  PAUSEs sent naming: {}", list(&named));
     }
     Ok(())
 }

@@ -170,6 +170,119 @@ fn the_ofc_frames_pfcswitchd_sends_are_valid_pfc_frames_naming_the_congested_flo
     }
 }
 
+/// A flow of `host` to `dst` on star3 (priority 3, a 100 Mbit/s NIC) at `rate`; `per_flow` makes
+/// its NIC OFC-aware (it stops only the flows a PAUSE names).
+fn star3_sender(topology: &Topology, host: &str, dst: &str, rate: &str, frames: u64, per_flow: bool) -> Child {
+    let mut command = topology.command(host, binary("pfcswitch"));
+    command
+        .args(["-j", "traffic", "send", "--iface", "eth0", "--speed", "100Mbps", "--rate", rate, "--dst", dst])
+        .args(["--pcp", "3"])
+        .args(["--frames", &frames.to_string(), "--flow", &host[1..], "--linger", "500ms"])
+        .stdout(Stdio::piped());
+    if per_flow {
+        command.arg("--ofc-per-flow");
+    }
+    command.spawn().unwrap()
+}
+
+/// The frames each flow (by sender) brought to the receiver `child`.
+fn received(child: Child) -> Vec<u64> {
+    let output = child.wait_with_output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["receiver_drops"], 0, "the measuring receiver kept up");
+    report["flows"].as_array().unwrap().iter().map(|f| f["frames"].as_u64().unwrap()).collect()
+}
+
+/// Two incasts at once on star3 under OFC, h1 in both: h1 and h3 send to h2, h1 and h2 send
+/// to h3 (h1 at 50 Mbit/s to each, the others at line rate: 150 % into each host). Both of sw1's egresses to hosts are congested and h1's port carries a congested
+/// flow into each, so its PAUSEs name two flows. At the default frame length every one of
+/// them is a 60-byte PFC frame (64 with FCS, as IEEE 802.3 clause 31 fixes MAC Control
+/// frames) naming one flow, MORE set on all but the last; h1's NIC, OFC-aware, reassembles
+/// the set and stops only what is named. Nothing is lost.
+#[test]
+fn an_ofc_pause_naming_several_flows_is_split_into_standard_60_byte_frames() {
+    const PER_FLOW: u64 = 4000;
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let topology = Topology::up("star3", Some(&ofc_star3(dir.path())));
+    let capture = Capture::start(&topology, "h1", "eth0", "ether proto 0x8808", &dir.path().join("h1.pcap"));
+    let receivers: Vec<Child> = ["h2", "h3"]
+        .iter()
+        .map(|host| {
+            topology
+                .command(host, binary("pfcswitch"))
+                .args(["-j", "traffic", "recv", "--iface", "eth0", "--duration", "60s", "--idle", "2s"])
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (to_h2, to_h3) = ("02:00:00:00:00:02", "02:00:00:00:00:03");
+    let senders = [
+        // Two processes, two emulated NICs on one link: half the line rate each.
+        star3_sender(&topology, "h1", to_h2, "50Mbps", PER_FLOW, true),
+        star3_sender(&topology, "h1", to_h3, "50Mbps", PER_FLOW, true),
+        star3_sender(&topology, "h3", to_h2, "100Mbps", PER_FLOW, false),
+        star3_sender(&topology, "h2", to_h3, "100Mbps", PER_FLOW, false),
+    ];
+    for sender in senders {
+        let output = sender.wait_with_output().unwrap();
+        assert!(output.status.success());
+    }
+    let arrived: Vec<Vec<u64>> = receivers.into_iter().map(received).collect();
+    let pcap = capture.stop();
+
+    assert_eq!(arrived, [[PER_FLOW; 2], [PER_FLOW; 2]], "every frame of the four flows arrived");
+    let h1 = "02:00:00:00:00:01".parse().unwrap();
+    let own: Vec<FlowKey> = [to_h2, to_h3].iter().map(|dst| FlowKey { src: h1, dst: dst.parse().unwrap() }).collect();
+    let frames = read_pcap(&pcap);
+    let lengths = tshark_fields(&pcap, &["frame.len"], &[]);
+    assert_eq!(lengths.len(), frames.len());
+    assert!(lengths.iter().all(|l| l[0] == "60"), "every OFC frame is 60 bytes on the wire: {lengths:?}");
+
+    // Reassembled as a receiver does: the flows of frames chained by MORE form one message.
+    let (mut messages, mut flows, mut counts) = (Vec::new(), Vec::new(), (0, 0));
+    let mut named = std::collections::BTreeMap::<String, u64>::new();
+    for frame in &frames {
+        let tlv = FrameView::parse(frame).unwrap().ofc().expect("a valid TLV").expect("an OFC TLV");
+        assert!(tlv.flows().count() <= 1, "one flow per 60-byte frame");
+        flows.extend(tlv.flows());
+        match tlv.op {
+            OfcOp::Pause => {
+                counts.0 += 1;
+                tlv.flows().for_each(|flow| *named.entry(flow.to_string()).or_default() += 1);
+            }
+            OfcOp::Resume => counts.1 += 1,
+        }
+        if !tlv.more {
+            flows.sort_unstable();
+            messages.push((tlv.op, tlv.coarse, std::mem::take(&mut flows)));
+        }
+    }
+    assert!(flows.is_empty(), "the last frame closes its message");
+    for (op, coarse, named) in &messages {
+        assert!(*coarse || named.iter().all(|f| own.contains(f)), "{op:?} names h1's flows only: {named:?}");
+    }
+    let both = messages.iter().filter(|(op, coarse, named)| *op == OfcOp::Pause && !coarse && *named == own).count();
+    assert!(both > 0, "a PAUSE named both of h1's congested flows, over two frames: {messages:?}");
+
+    let snapshot = topology.snapshot("sw1");
+    let ofc = snapshot.ofc.as_ref().expect("policy ofc");
+    let queue = ofc.queues.iter().find(|q| q.port == "p1" && q.priority == 3).unwrap();
+    let counters = &queue.counters;
+    assert_eq!(counts, (counters.pause_tx, counters.resume_tx), "the frames on the wire are the ones sw1 counted");
+    assert_eq!(queue.pauses_naming, named, "sw1's record of the flows its PAUSEs named is the wire's");
+    assert_decoders_agree(&pcap, &frames);
+    println!(
+        "h1's link: {} OFC PAUSE and {} RESUME frames, all 60 bytes, in {} messages; {both} PAUSEs named both of \
+         h1's flows over two frames",
+        counts.0,
+        counts.1,
+        messages.len()
+    );
+}
+
 const FRAMES: u64 = 2000;
 const SENDERS: [(&str, &str); 4] = [("h1", "1"), ("h2", "2"), ("h6", "6"), ("h7", "7")];
 

@@ -237,8 +237,8 @@ fn entry<'a>(results: &'a Value, list: &str, key: &str, name: &str) -> &'a Value
 }
 
 /// OFC's experiments on virtual time, where only the policy decides: in `ofc-fig1` F0's sender
-/// is paused under pfc and never under ofc (seeds 1–5), and keeps 90 % of its rate, with lower maximum
-/// FCTs; in `ofc-incast-8` the uncongested messages' tail is shorter under ofc. The datapath
+/// is paused under pfc and never under ofc, where no PAUSE names it (seeds 1–5), and keeps 90 %
+/// of its rate, with lower maximum FCTs; in `ofc-incast-8` the uncongested messages' tail is shorter under ofc. The datapath
 /// figures are in docs/ofc.md.
 #[test]
 fn ofc_keeps_uncongested_flows_going_where_pfc_spreads_congestion() {
@@ -252,6 +252,11 @@ fn ofc_keeps_uncongested_flows_going_where_pfc_spreads_congestion() {
     let f0 = |r: &Value, key: &str| entry(r, "classes", "class", "F0-uncongested")[key].as_f64().unwrap();
     assert!(f0(&pfc, "senders_paused_ms") > 10.0, "pfc pauses F0's sender");
     assert_eq!(f0(&ofc, "senders_paused_ms"), 0.0, "ofc never does");
+    assert_eq!(f0(&ofc, "ofc_pauses_naming"), 0.0, "no OFC PAUSE names F0, on any link");
+    let f1_named = entry(&ofc, "classes", "class", "F1-congested")["ofc_pauses_naming"].as_u64().unwrap();
+    assert!(f1_named > 0, "OFC PAUSEs name F1");
+    let f0_pfc = entry(&pfc, "classes", "class", "F0-uncongested");
+    assert!(f0_pfc["ofc_pauses_naming"].is_null(), "no OFC under pfc");
     assert!(f0(&ofc, "goodput_mbps") >= 0.9 * 40.0, "F0 keeps its rate: {}", f0(&ofc, "goodput_mbps"));
     for group in ["all", "uncongested", "congested"] {
         let max = |r: &Value| entry(r, "groups", "group", group)["fct_max_ms"].as_f64().unwrap();
@@ -274,6 +279,7 @@ fn ofc_keeps_uncongested_flows_going_where_pfc_spreads_congestion() {
         pfcswitch_scenario(&["simulate", "ofc-fig1", "--policy", "ofc", "--seed", seed], dir.path());
         let other = results(dir.path());
         assert_eq!(f0(&other, "senders_paused_ms"), 0.0, "seed {seed}: F0's sender never paused");
+        assert_eq!(f0(&other, "ofc_pauses_naming"), 0.0, "seed {seed}: nor named");
         assert_eq!(path(&other, "paused_ms").as_f64(), Some(0.0), "seed {seed}: nor its path");
     }
 

@@ -8,12 +8,15 @@ use super::paths::{Crossed, PathSummary, Paths};
 use super::phases::Phase;
 use super::record::{QueueSample, RunRecord};
 use super::slowdown::SlowdownSummary;
+use super::topology::host_addresses;
 use crate::stats::quantile;
 use crate::workload::{Pattern, PlannedConnection};
 use pfcswitch_link::shaper::WIRE_OVERHEAD;
 use pfcswitch_switch::counters::DropReason;
 use pfcswitch_switch::report::Snapshot;
+use pfcswitch_wire::FlowKey;
 use serde::Serialize;
+use std::collections::HashSet;
 
 /// Every flow's goodput before, during and after the storms: from the first storm's start to
 /// the last one's end, and from there to the workload's end.
@@ -119,6 +122,9 @@ pub struct ClassSummary {
     /// Time the NICs of the class's senders were paused on its priority, summed (ms): how
     /// much PFC (or OFC obeyed as PFC) held the class back at its source.
     pub senders_paused_ms: f64,
+    /// OFC PAUSE frames that named one of the class's flows, on any link, refreshes included:
+    /// how often OFC stopped the class upstream. `None` under other policies.
+    pub ofc_pauses_naming: Option<u64>,
     pub group: Option<String>,
     /// The egress queues its flows crossed.
     pub path: PathSummary,
@@ -380,12 +386,29 @@ pub(super) fn summaries(
                     let p = usize::from(class.priority);
                     senders.iter().map(|&h| record.endpoints[h].paused_seconds[p] * 1e3).sum()
                 },
+                ofc_pauses_naming: ofc_pauses_naming(record, class_flows().map(|f| f.connection)),
                 group: class.group.clone(),
                 path: PathSummary::of(&paths[c], record.samples, record.snapshots),
                 offered_load: OfferedLoad::of(record, c),
             }
         })
         .collect()
+}
+
+/// OFC PAUSE frames any switch sent naming one of `connections`' flows (`None` unless a
+/// switch runs OFC).
+fn ofc_pauses_naming<'a>(record: &RunRecord, connections: impl Iterator<Item = &'a PlannedConnection>) -> Option<u64> {
+    let mac = |host: usize| host_addresses(&record.hosts[host]).map(|(mac, _)| mac).ok();
+    let flows: HashSet<String> =
+        connections.filter_map(|c| Some(FlowKey { src: mac(c.sender)?, dst: mac(c.receiver)? }.to_string())).collect();
+    let reports: Vec<_> = record.snapshots.iter().filter_map(|(_, s)| s.ofc.as_ref()).collect();
+    (!reports.is_empty()).then(|| {
+        (reports.iter().flat_map(|r| &r.queues))
+            .flat_map(|q| &q.pauses_naming)
+            .filter(|(flow, _)| flows.contains(flow.as_str()))
+            .map(|(_, n)| n)
+            .sum()
+    })
 }
 
 /// Table II: each OFC table's bytes per port, averaged over the samples.

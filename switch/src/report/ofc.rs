@@ -55,6 +55,9 @@ pub struct OfcQueueReport {
     pub pause_frame: Vec<String>,
     /// The port pauses every flow of the priority upstream (X_OFF or a table fallback).
     pub coarse: bool,
+    /// PAUSE frames this port sent naming each flow since the counters were reset.
+    #[serde(default)]
+    pub pauses_naming: BTreeMap<String, u64>,
     /// Frames parked in the paused queue, whether a backup is draining before the normal
     /// queue, and the rotations so far.
     pub parked_frames: usize,
@@ -97,6 +100,7 @@ impl OfcReport {
                     named: tables.named.iter().map(ToString::to_string).collect(),
                     pause_frame: tables.pause_frame.iter().map(ToString::to_string).collect(),
                     coarse: tables.coarse,
+                    pauses_naming: (tables.pauses_naming.iter()).map(|(flow, n)| (flow.to_string(), *n)).collect(),
                     parked_frames: nested.paused_len(),
                     draining: nested.is_draining(),
                     rotations: nested.rotations(),

@@ -109,6 +109,10 @@ pub struct OfcCounters {
     /// congested_flow_tab, pause_frame_tab): a coarse pause, or, for local congestion at an
     /// egress whose `flow_in_port_tab` is full, every congested flow it learnt.
     pub table_full: [u64; 3],
+    /// Flow entries of PAUSE frames sent that [`OfcTables::pauses_naming`], full, could not
+    /// record.
+    #[serde(default)]
+    pub named_unrecorded: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -137,6 +141,12 @@ impl OfcFrame {
 struct Outbox {
     frames: VecDeque<OfcFrame>,
     flows: Vec<FlowKey>,
+}
+
+impl Outbox {
+    fn flows_of(&self, frame: &OfcFrame) -> &[FlowKey] {
+        &self.flows[frame.start as usize..(frame.start + frame.count) as usize]
+    }
 }
 
 /// An arrival as Algorithm 1 line 2 sees it.
@@ -171,6 +181,10 @@ pub struct OfcTables {
     pub pause_frame: Vec<FlowKey>,
     /// Every flow of the priority is paused upstream (X_OFF or a fallback).
     pub coarse: bool,
+    /// Each flow PAUSE frames of this port named since the counters were reset, with how
+    /// many named it (refreshes included): who was stopped upstream, which the tables, that
+    /// forget a flow on its RESUME, cannot say after the fact.
+    pub pauses_naming: Vec<(FlowKey, u64)>,
     pub counters: OfcCounters,
 }
 
@@ -193,6 +207,7 @@ pub struct Ofc {
     coarse: Vec<bool>,
     /// Flows of a RESUME not sent yet.
     resuming: Vec<FlowTable<()>>,
+    pauses_naming: Vec<FlowTable<u64>>,
     counters: Vec<OfcCounters>,
     outboxes: Vec<Outbox>,
 }
@@ -231,6 +246,8 @@ impl Ofc {
             coarse: vec![false; pairs],
             // A RESUME can still be pending when the set it resumed is paused and resumed again.
             resuming: (0..pairs).map(|_| FlowTable::new(2 * capacity)).collect(),
+            // The flows a port pauses over a run, not at once: room for more than one table.
+            pauses_naming: (0..pairs).map(|_| FlowTable::new(4 * capacity)).collect(),
             counters: vec![OfcCounters::default(); pairs],
         };
         ofc.set_frame_lens(frame_lens);
@@ -479,7 +496,15 @@ impl Ofc {
         let frame = self.outboxes[port].frames.pop_front()?;
         if let Some(i) = self.index(port, frame.header.priority) {
             match frame.header.op {
-                OfcOp::Pause => self.counters[i].pause_tx += 1,
+                OfcOp::Pause => {
+                    self.counters[i].pause_tx += 1;
+                    for &flow in self.outboxes[port].flows_of(&frame) {
+                        match self.pauses_naming[i].entry(flow, 0) {
+                            Ok(count) => *count += 1,
+                            Err(TableFull) => self.counters[i].named_unrecorded += 1,
+                        }
+                    }
+                }
                 OfcOp::Resume => self.counters[i].resume_tx += 1,
             }
         }
@@ -492,7 +517,7 @@ impl Ofc {
 
     /// The flows `frame` (polled from `port`) carries.
     pub fn frame_flows(&self, port: usize, frame: &OfcFrame) -> &[FlowKey] {
-        &self.outboxes[port].flows[frame.start as usize..(frame.start + frame.count) as usize]
+        self.outboxes[port].flows_of(frame)
     }
 
     /// The tables and counters of (port, priority); `None` for a lossy priority.
@@ -507,6 +532,8 @@ impl Ofc {
         named.sort_unstable();
         let mut pause_frame: Vec<_> = self.pause_frame[i].keys().collect();
         pause_frame.sort_unstable();
+        let mut pauses_naming: Vec<_> = self.pauses_naming[i].iter().collect();
+        pauses_naming.sort_unstable();
         Some(OfcTables {
             flow_in_port,
             untracked_frames: self.untracked[i],
@@ -515,6 +542,7 @@ impl Ofc {
             named,
             pause_frame,
             coarse: self.coarse[i],
+            pauses_naming,
             counters: self.counters[i],
         })
     }
@@ -528,6 +556,7 @@ impl Ofc {
 
     pub fn reset_counters(&mut self) {
         self.counters.fill(OfcCounters::default());
+        self.pauses_naming.iter_mut().for_each(FlowTable::clear);
     }
 }
 

@@ -210,6 +210,24 @@ fn refreshes_repeat_the_whole_list() {
 }
 
 #[test]
+fn every_pause_frame_counts_the_flows_it_names_until_the_counters_are_reset() {
+    let (mut h, a, _, c) = queued();
+    h.arrive(0, a, 28 * KB, 1, 27 * KB);
+    h.frames(0);
+    h.now = h.xoff.next_timeout().expect("refresh scheduled");
+    h.xoff.handle_timeout(h.now);
+    h.frames(0);
+    h.ingress(0, 20 * KB);
+    assert_eq!(h.frames(0), [(RESUME, 0, vec![a])]);
+    assert_eq!(h.tables(0).pause_frame, [], "the table forgets A on its RESUME");
+    h.arrive(0, c, 28 * KB, 2, 27 * KB);
+    h.frames(0);
+    assert_eq!(h.tables(0).pauses_naming, [(a, 2), (c, 1)], "the record keeps it: a PAUSE and its refresh");
+    h.ofc.reset_counters();
+    assert_eq!(h.tables(0).pauses_naming, []);
+}
+
+#[test]
 fn a_class_that_did_not_change_is_not_paused_again_when_another_one_is() {
     // Lossless 3 and 4: one PFC frame restates class 3 when class 4 pauses; OFC frames carry
     // one class each, so class 3's list is not repeated until its refresh.
