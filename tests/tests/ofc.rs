@@ -6,7 +6,8 @@
 //! `pfc`. h1 and h2 (on sw1) and h6 and h7 (on sw3) send 1500-byte frames on priority 3 to
 //! h10 (on sw3) at line rate: 4:1 into h10's port. sw3's port from sw2 sends OFC PAUSE frames
 //! to sw2, which knows only PFC and pauses the whole priority; sw2 then pauses sw1 with plain
-//! PFC, which sw1 takes as "every flow paused" and turns into OFC PAUSE frames to h1 and h2.
+//! PFC, which sw1 takes as "every flow paused" and turns into OFC PAUSE frames to h1 and h2,
+//! each 60 bytes on the wire (captured).
 
 use pfcswitch_tests::Rng;
 use pfcswitch_tests::capture::Capture;
@@ -312,6 +313,10 @@ fn an_incast_through_ofc_and_pfc_switches_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     mixed_configs(dir.path());
     let topology = Topology::up("ofc-fig1", Some(dir.path()));
+    let captures: Vec<Capture> = ["h1", "h2"]
+        .iter()
+        .map(|h| Capture::start(&topology, h, "eth0", "ether proto 0x8808", &dir.path().join(format!("{h}.pcap"))))
+        .collect();
     let receiver = topology
         .command("h10", binary("pfcswitch"))
         .args(["-j", "traffic", "recv", "--iface", "eth0", "--duration", "90s", "--idle", "3s"])
@@ -324,6 +329,7 @@ fn an_incast_through_ofc_and_pfc_switches_loses_nothing() {
         assert!(sender.wait().unwrap().success());
     }
     let output = receiver.wait_with_output().unwrap();
+    let pcaps: Vec<_> = captures.into_iter().map(Capture::stop).collect();
     let received: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(received["receiver_drops"], 0, "the measuring receiver kept up");
     let frames: Vec<u64> =
@@ -358,4 +364,10 @@ fn an_incast_through_ofc_and_pfc_switches_loses_nothing() {
     assert!(snapshots[1].port("p1").unwrap().priorities[3].pfc_tx > 0, "sw2 paused sw1 with plain PFC");
     assert_eq!(sw1_to_sw2.pause_rx, 0, "which carries no flows");
     assert!(ofc_counters(0, "p1").pause_tx + ofc_counters(0, "p2").pause_tx > 0, "sw1 (OFC) paused its hosts");
+    for (pcap, port) in pcaps.iter().zip(["p1", "p2"]) {
+        let lengths = tshark_fields(pcap, &["frame.len"], &[]);
+        let counters = ofc_counters(0, port);
+        assert_eq!(lengths.len() as u64, counters.pause_tx + counters.resume_tx, "{port}: every OFC frame sw1 sent");
+        assert!(lengths.iter().all(|l| l[0] == "60"), "{port}: every OFC frame is 60 bytes: {lengths:?}");
+    }
 }

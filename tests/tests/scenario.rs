@@ -238,7 +238,7 @@ fn entry<'a>(results: &'a Value, list: &str, key: &str, name: &str) -> &'a Value
 
 /// OFC's experiments on virtual time, where only the policy decides: in `ofc-fig1` F0's sender
 /// is paused under pfc and never under ofc, where no PAUSE names it (seeds 1–5), and keeps 90 %
-/// of its rate, with lower maximum FCTs; in `ofc-incast-8` the uncongested messages' tail is shorter under ofc. The datapath
+/// of its rate and finishes sooner; in `ofc-incast-8` the uncongested messages' tail is shorter under ofc. The datapath
 /// figures are in docs/ofc.md.
 #[test]
 fn ofc_keeps_uncongested_flows_going_where_pfc_spreads_congestion() {
@@ -258,9 +258,14 @@ fn ofc_keeps_uncongested_flows_going_where_pfc_spreads_congestion() {
     let f0_pfc = entry(&pfc, "classes", "class", "F0-uncongested");
     assert!(f0_pfc["ofc_pauses_naming"].is_null(), "no OFC under pfc");
     assert!(f0(&ofc, "goodput_mbps") >= 0.9 * 40.0, "F0 keeps its rate: {}", f0(&ofc, "goodput_mbps"));
-    for group in ["all", "uncongested", "congested"] {
-        let max = |r: &Value| entry(r, "groups", "group", group)["fct_max_ms"].as_f64().unwrap();
-        assert!(max(&ofc) < max(&pfc), "{group}: max FCT {} under ofc, {} under pfc", max(&ofc), max(&pfc));
+    let max = |r: &Value, group: &str| entry(r, "groups", "group", group)["fct_max_ms"].as_f64().unwrap();
+    let (ofc_f0, pfc_f0) = (max(&ofc, "uncongested"), max(&pfc, "uncongested"));
+    assert!(ofc_f0 < 0.99 * pfc_f0, "uncongested: max FCT {ofc_f0} under ofc, {pfc_f0} under pfc");
+    // F1 is paced (the links it shares with F0 stay uncongested): it cannot take the room F0
+    // leaves, so OFC does not shorten it (docs/ofc.md), nor may it lengthen it much.
+    for group in ["all", "congested"] {
+        let (o, p) = (max(&ofc, group), max(&pfc, group));
+        assert!(o < 1.01 * p, "{group}: max FCT {o} under ofc, {p} under pfc");
     }
     let path = |r: &Value, key: &str| entry(r, "classes", "class", "F0-uncongested")["path"][key].clone();
     assert_eq!(path(&ofc, "ports"), path(&pfc, "ports"), "F0 takes the same path under both");

@@ -24,10 +24,10 @@ use xdpilone::xdp::XdpDesc;
 
 mod links;
 
-/// Line-rate credit of every port's shaper (and of the endpoints' NICs): a wake-up late by
-/// scheduling (two cores shared with the endpoints) costs no throughput, and the long-run
-/// rate stays exact; a message that starts on an idle link may go faster for this long.
-pub const BURST_CREDIT: Duration = Duration::from_millis(2);
+/// Line-rate credit of the endpoints' NICs and pacers (the switch's ports take theirs from
+/// `[switch] shaper_burst`, by default the same): a wake-up late by scheduling (two cores
+/// shared with the switches) costs no throughput, and the long-run rate stays exact.
+pub const BURST_CREDIT: Duration = pfcswitch_switch::config::DEFAULT_SHAPER_BURST;
 
 /// Descriptors moved per ring per loop iteration.
 const BATCH: u32 = TX_BUDGET;
@@ -135,7 +135,7 @@ impl Datapath {
             crate::classifier::if_index(iface)?;
         }
         let (mut switch, _) = Switch::new(&config).map_err(|e| DatapathError::Config(e.to_string()))?;
-        switch.set_shaper_burst(BURST_CREDIT);
+        switch.set_shaper_burst(config.switch.shaper_burst);
         // Subscribed before the first read of the states, so that no change falls between.
         let links =
             LinkWatcher::open().map_err(|source| DatapathError::Io { what: "open the rtnetlink socket", source })?;
@@ -429,6 +429,9 @@ impl Datapath {
         let result = config::load(&self.options.config_path).map_err(|e| e.to_string()).and_then(|(new, _)| {
             let warnings =
                 self.switch.reconfigure(self.clock.now(), &self.config, &new).map_err(|e| format!("{path}: {e}"))?;
+            if new.switch.shaper_burst != self.config.switch.shaper_burst {
+                self.switch.set_shaper_burst(new.switch.shaper_burst);
+            }
             for index in (0..new.ports.len()).filter(|&index| self.port_links[index].is_bound()) {
                 let port = classification(&new, index).map_err(|e| e.to_string())?;
                 self.classifier.configure_port(iface_of(&new, index), &port).map_err(|e| e.to_string())?;

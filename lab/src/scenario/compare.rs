@@ -188,16 +188,19 @@ fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Outcome
         let mut row = vec![class.name.clone()];
         for (_, outcome) in outcomes {
             let s = &outcome.classes[c];
-            let paused = if s.senders_paused_ms > 0.0 {
+            let mut held_back = if s.senders_paused_ms > 0.0 {
                 format!(", senders paused {:.0} ms", s.senders_paused_ms)
             } else {
                 String::new()
             };
+            if let Some(named) = s.ofc_pauses_naming {
+                held_back += &format!(", named in {named} OFC PAUSEs");
+            }
             let offered = s.offered_mbps.map_or(String::new(), |o| format!(" of {o:.0}"));
             row.push(if s.long_lived {
-                format!("{:.1}{offered} Mbit/s goodput{paused}", s.goodput_mbps)
+                format!("{:.1}{offered} Mbit/s goodput{held_back}", s.goodput_mbps)
             } else if s.offered_mbps.is_some() {
-                format!("{} ms, {:.1}{offered} Mbit/s{paused}", ms(s.fct.fct_max_ms), s.goodput_mbps)
+                format!("{} ms, {:.1}{offered} Mbit/s{held_back}", ms(s.fct.fct_max_ms), s.goodput_mbps)
             } else {
                 format!(
                     "{} / {} / {} ({}/{})",

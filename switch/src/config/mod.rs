@@ -33,5 +33,5 @@ pub use pipeline::{EgressFull, PipelineConfig};
 pub use policy::{CapfcAlgorithm, PolicyConfig, PolicyKind};
 pub use ports::{MAX_PORTS, PortConfig, Trust};
 pub use scheduler::SchedulerConfig;
-pub use switch_config::{SwitchConfig, SwitchSection};
+pub use switch_config::{DEFAULT_SHAPER_BURST, SwitchConfig, SwitchSection};
 pub use validate::ConfigWarning;

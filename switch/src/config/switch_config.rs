@@ -13,8 +13,9 @@ use super::scheduler::SchedulerConfig;
 use crate::ecn::EcnConfig;
 use crate::fecn::FecnConfig;
 use crate::qcn::QcnConfig;
-use pfcswitch_link::units::BitRate;
+use pfcswitch_link::units::{self, BitRate};
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// A whole configuration file; the sections left out take their defaults.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -59,13 +60,32 @@ pub struct SwitchSection {
     /// Prometheus endpoint; the daemon defaults to 127.0.0.1:9464.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_listen: Option<String>,
+    /// How far behind its line-rate schedule each port of the AF_XDP datapath may catch up
+    /// after the daemon woke late, sending back to back (tc-tbf's `burst`, as time). More keeps
+    /// a busy link at its rate on a busy machine; less keeps the bursts a late wake-up leaves
+    /// short (2 ms is 25 KB at 100 Mbit/s, per hop). Virtual time has no late wake-ups and
+    /// ignores it.
+    #[serde(with = "units::duration", default = "default_shaper_burst")]
+    pub shaper_burst: Duration,
+}
+
+/// 2 ms: the lateness two shared cores give a userspace switch under load.
+pub const DEFAULT_SHAPER_BURST: Duration = Duration::from_millis(2);
+
+fn default_shaper_burst() -> Duration {
+    DEFAULT_SHAPER_BURST
 }
 
 impl SwitchConfig {
     /// A minimal configuration: `ports` at `speed`, everything else at its default.
     pub fn with_ports(name: &str, ports: usize, speed: BitRate) -> SwitchConfig {
         SwitchConfig {
-            switch: SwitchSection { name: name.into(), control_socket: None, metrics_listen: None },
+            switch: SwitchSection {
+                name: name.into(),
+                control_socket: None,
+                metrics_listen: None,
+                shaper_burst: DEFAULT_SHAPER_BURST,
+            },
             ports: (0..ports)
                 .map(|i| PortConfig {
                     name: format!("p{i}"),

@@ -21,6 +21,16 @@ fn defaults_validate() {
 }
 
 #[test]
+fn the_shaper_burst_defaults_to_2_ms_parses_as_a_duration_and_is_bounded() {
+    assert_eq!(config().switch.shaper_burst, Duration::from_millis(2));
+    let parsed: SwitchConfig = toml::from_str("[switch]\nname = \"sw1\"\nshaper_burst = \"500us\"").unwrap();
+    assert_eq!(parsed.switch.shaper_burst, Duration::from_micros(500));
+    let mut c = config();
+    c.switch.shaper_burst = Duration::from_secs(2);
+    assert!(rejects(&c, "switch.shaper_burst").contains("more than 1s of line time"));
+}
+
+#[test]
 fn threshold_order_is_enforced() {
     let mut c = config();
     c.pfc.xon = ByteSize(50_000);

@@ -54,9 +54,18 @@ impl SwitchConfig {
     }
 
     fn validate_switch(&self) -> Result<(), ConfigError> {
+        /// A second of line time at once is no shaping at all.
+        const MAX_SHAPER_BURST: std::time::Duration = std::time::Duration::from_secs(1);
         let name = &self.switch.name;
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
             return Err(error("switch.name", format!("`{name}` must be non-empty letters, digits, '-', '_' or '.'")));
+        }
+        if self.switch.shaper_burst > MAX_SHAPER_BURST {
+            let burst = self.switch.shaper_burst;
+            return Err(error(
+                "switch.shaper_burst",
+                format!("{burst:?} is more than {MAX_SHAPER_BURST:?} of line time"),
+            ));
         }
         Ok(())
     }
