@@ -2,7 +2,7 @@
 # Named topologies of network namespaces joined by veth pairs, with one pfcswitchd per
 # switch namespace.
 #
-#   topology.sh up NAME [--prefix P] [--config-dir DIR] [--mtu BYTES] [--no-daemon]
+#   topology.sh up NAME [--prefix P] [--config-dir DIR] [--mtu BYTES] [--no-daemon] [--tap END]...
 #   topology.sh down NAME [--prefix P]
 #   topology.sh list
 #   topology.sh describe NAME      (its switches, hosts and links, for programs)
@@ -19,13 +19,19 @@
 # with its control socket at /run/pfcswitch/${P}swK.sock and its log at
 # /run/pfcswitch/${P}swK.log, and `--spin ${PFCSWITCHD_SPIN:-0us}`. `down` stops the daemons
 # and removes every namespace of the prefix it created; nothing else is touched.
+#
+# --tap END (SW:PORT, or a host for its link; repeatable) builds that link through a tap
+# namespace ${P}tap-SW-PORT (SW:PORT the link's first end in `describe`): its interface
+# end-a leads to that end, end-b to the other, and tc mirred passes every frame across
+# unchanged. tcpdump on end-a there sees both directions, which taps at the ends cannot: a switch port's
+# (and a scenario endpoint's) frames go through AF_XDP and never pass the kernel's taps.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 rundir=/run/pfcswitch
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 # Topology tables: "switch:port host" for host links, "switch:port switch:port" for trunks.
 topology_star3() {
@@ -161,17 +167,56 @@ up() {
   for sw in $SWITCHES; do wait_ready "$PREFIX$sw"; done
 }
 
+# The tap namespace of a link (an entry of $LINKS), named after its first end.
+tap_namespace() { # link
+  local a=${1%%-*}
+  echo "${PREFIX}tap-${a%%:*}-${a#*:}"
+}
+
+is_tapped() { # link
+  local end
+  for end in $TAPS; do [ "$(link_at "$end")" = "$1" ] && return 0; done
+  return 1
+}
+
+# Joins interface $1 of namespace $2 to interface $3 of namespace $4: one veth pair, or two
+# through the link's tap namespace when it is tapped.
+join() { # iface-a ns-a iface-b ns-b link
+  if is_tapped "$5"; then
+    local tap; tap=$(tap_namespace "$5")
+    ip netns add "$tap"
+    ip -n "$tap" link set lo up
+    # The tap only passes frames on: no address, no neighbour discovery of its own.
+    ip netns exec "$tap" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1
+    ip link add "$1" netns "$2" type veth peer name end-a netns "$tap"
+    ip link add "$3" netns "$4" type veth peer name end-b netns "$tap"
+    local from to
+    for from in end-a end-b; do
+      to=$([ $from = end-a ] && echo end-b || echo end-a)
+      # Frames cross as they came: VLAN tags stay in the frame (a tag the kernel lifted into
+      # metadata would reach the switch's XDP program untagged, priority 0), no offloads.
+      ip netns exec "$tap" ethtool -K "$from" rxvlan off txvlan off tx off tso off gso off gro off >/dev/null
+      ip -n "$tap" link set dev "$from" mtu "$MTU" up
+      ip netns exec "$tap" tc qdisc add dev "$from" ingress
+      ip netns exec "$tap" tc filter add dev "$from" parent ffff: protocol all u32 match u32 0 0 \
+        action mirred egress redirect dev "$to"
+    done
+  else
+    ip link add "$1" netns "$2" type veth peer name "$3" netns "$4"
+  fi
+}
+
 add_link() { # switch:port-(host|switch:port), an entry of $LINKS
   local link=$1
   local a=${link%%-*} b=${link#*-}
   local sw=${a%%:*} port=${a#*:}
   if [[ $b == *:* ]]; then
     local sw2=${b%%:*} port2=${b#*:}
-    ip link add "$port" netns "$PREFIX$sw" type veth peer name "$port2" netns "$PREFIX$sw2"
+    join "$port" "$PREFIX$sw" "$port2" "$PREFIX$sw2" "$link"
     for end in "$sw:$port" "$sw2:$port2"; do switch_port "${end%%:*}" "${end#*:}"; done
   else
     local n=${b#h}
-    ip link add "$port" netns "$PREFIX$sw" type veth peer name eth0 netns "$PREFIX$b"
+    join "$port" "$PREFIX$sw" eth0 "$PREFIX$b" "$link"
     switch_port "$sw" "$port"
     ip -n "$PREFIX$b" link set eth0 address "$(printf '02:00:00:00:00:%02x' "$n")"
     ip -n "$PREFIX$b" addr add "10.0.0.$n/24" dev eth0
@@ -192,7 +237,7 @@ link_at() { # switch:port
   echo "topology.sh: no link at $1" >&2; exit 2
 }
 
-relink() { # switch:port
+relink() { # switch:port (an untapped link)
   local link; link=$(link_at "$1")
   local a=${link%%-*}
   ip -n "$PREFIX${a%%:*}" link del "${a#*:}" 2>/dev/null || true
@@ -230,6 +275,8 @@ down() {
   for ns in $SWITCHES $HOSTS; do
     ip netns del "$PREFIX$ns" 2>/dev/null || true
   done
+  local link
+  for link in $LINKS; do ip netns del "$(tap_namespace "$link")" 2>/dev/null || true; done
 }
 
 [ $# -ge 1 ] || usage
@@ -239,13 +286,14 @@ command=$1; shift
 select_topology "$1"; shift
 # For programs that drive a topology (pfcswitch scenario run): its nodes, one kind per line.
 [ "$command" = describe ] && { echo "switches $SWITCHES"; echo "hosts $HOSTS"; echo "links $LINKS"; exit 0; }
-PREFIX=pfc- CONFIGS=$DEFAULT_CONFIGS NO_DAEMON= MTU=1500 END=
+PREFIX=pfc- CONFIGS=$DEFAULT_CONFIGS NO_DAEMON= MTU=1500 END= TAPS=
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) PREFIX=$2; shift 2 ;;
     --config-dir|--config) CONFIGS=$2; shift 2 ;;
     --no-daemon) NO_DAEMON=1; shift ;;
     --mtu) MTU=$2; shift 2 ;;
+    --tap) link_at "$2" >/dev/null; TAPS+=" $2"; shift 2 ;;
     *:*) [ "$command" = relink ] && [ -z "$END" ] || usage; END=$1; shift ;;
     *) usage ;;
   esac

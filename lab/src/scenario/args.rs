@@ -25,6 +25,11 @@ pub struct RunArgs {
     /// `overrides`). VALUE is TOML if it parses as TOML, else a string.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Links to capture, comma-separated: a host (its link), SW:PORT (the link there) or
+    /// `all`. Every frame both ways goes into OUT/captures/LINK.pcap (`sw1.p3-sw2.p1.pcap`),
+    /// taken in a tap namespace the link is built through (namespaces only).
+    #[arg(long, value_delimiter = ',', value_name = "LINKS")]
+    pub capture: Vec<String>,
     /// Output directory (default: results/NAME/POLICY[-pfcwd-MODE][-qcn-MODE][-fecn-MODE]-seedN).
     // The text is also `--help`'s, where brackets mean optional, not links.
     #[allow(rustdoc::broken_intra_doc_links)]

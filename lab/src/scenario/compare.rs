@@ -51,6 +51,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
                     modes,
                     seed,
                     set: args.set.clone(),
+                    capture: Vec::new(),
                     out: Some(run_dir(&parent, policy, &modes, seed, suffix)),
                 };
                 let outcome = if args.sim { simulate(&run_args)? } else { run(&run_args)? };

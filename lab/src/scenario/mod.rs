@@ -22,6 +22,7 @@
 //! This file only declares them and re-exports what the CLI uses.
 
 mod args;
+mod capture;
 mod compare;
 mod configs;
 mod deadlock;

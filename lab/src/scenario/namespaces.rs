@@ -16,20 +16,35 @@ pub(super) struct Topology {
     logs: PathBuf,
 }
 
+/// `sw1:p1` of the link `sw1:p1-h1`.
+fn first_end(link: &str) -> &str {
+    link.split_once('-').map_or(link, |(a, _)| a)
+}
+
 fn topology_script() -> PathBuf {
     root().join("netns-scripts/topology.sh")
 }
 
 impl Topology {
-    pub(super) fn up(name: &str, prefix: &str, switches: &[String], out: &Path, mtu: u32) -> Result<Topology> {
+    /// `tapped` links (entries of `describe`'s list) go through a tap namespace, where
+    /// [`Topology::tap`] captures them.
+    pub(super) fn up(
+        name: &str,
+        prefix: &str,
+        switches: &[String],
+        out: &Path,
+        mtu: u32,
+        tapped: &[String],
+    ) -> Result<Topology> {
         let topology =
             Topology { name: name.into(), prefix: prefix.into(), switches: switches.to_vec(), logs: out.join("logs") };
         let configs = out.join("configs");
-        let output = Command::new(topology_script())
-            .args(["up", name, "--prefix", prefix, "--mtu", &mtu.to_string(), "--config-dir"])
-            .arg(&configs)
-            .output()
-            .context("cannot run topology.sh")?;
+        let mut command = Command::new(topology_script());
+        command.args(["up", name, "--prefix", prefix, "--mtu", &mtu.to_string(), "--config-dir"]).arg(&configs);
+        for link in tapped {
+            command.args(["--tap", first_end(link)]);
+        }
+        let output = command.output().context("cannot run topology.sh")?;
         if !output.status.success() {
             bail!("topology.sh up {name} failed: {}", String::from_utf8_lossy(&output.stderr).trim());
         }
@@ -38,6 +53,11 @@ impl Topology {
 
     pub(super) fn namespace(&self, node: &str) -> String {
         format!("{}{node}", self.prefix)
+    }
+
+    /// The namespace and interface where a tapped link's frames pass, both ways.
+    pub(super) fn tap(&self, link: &str) -> (String, &'static str) {
+        (format!("{}tap-{}", self.prefix, first_end(link).replace(':', "-")), "end-a")
     }
 
     pub(super) fn socket(&self, switch: &str) -> PathBuf {

@@ -2,6 +2,7 @@
 //! queues sampled, everything torn down by guards whatever happens (error, panic, Ctrl-C).
 
 use super::args::RunArgs;
+use super::capture::{Captures, links_to_capture};
 use super::configs::InForce;
 use super::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
 use super::ideal::IdealFct;
@@ -223,10 +224,12 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         pfcswitch_link::units::format_duration(scenario.duration),
         scenario.speed
     );
+    let captured = links_to_capture(&args.capture, &links)?;
     create_dirs(&out, &["plans", "endpoints"])?;
-    let topology =
-        Topology::up(&scenario.topology, &format!("sc{}-", std::process::id()), &switches, &out, scenario.mtu)?;
+    let prefix = format!("sc{}-", std::process::id());
+    let topology = Topology::up(&scenario.topology, &prefix, &switches, &out, scenario.mtu, &captured)?;
     check_interrupt()?;
+    let captures = Captures::start(&topology, &captured, &out.join("captures"))?;
 
     let clock = Clock::system();
     // Endpoints open their ports and announce themselves well before the workload starts.
@@ -319,6 +322,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     }
     storms.stop()?;
     endpoints.stop()?;
+    let pcaps = captures.stop()?;
     drop(topology);
     let storms = StormRun::of(&scenario, &storm_frames(&mut storms)?);
     let mut results = Vec::new();
@@ -354,5 +358,9 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         simulator: None,
         ideal: &ideal,
     };
-    report::write(&record, &out)
+    let outcome = report::write(&record, &out)?;
+    for pcap in pcaps {
+        println!("capture: {}", pcap.display());
+    }
+    Ok(outcome)
 }

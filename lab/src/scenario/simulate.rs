@@ -56,6 +56,9 @@ fn cable(
 }
 
 pub fn simulate(args: &RunArgs) -> Result<Outcome> {
+    if !args.capture.is_empty() {
+        anyhow::bail!("--capture taps the namespaces' links; the simulator writes no pcap (yet)");
+    }
     let Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload: plan_context } =
         prepare(args, "-sim")?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;

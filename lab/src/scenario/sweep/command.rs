@@ -88,6 +88,7 @@ fn check_points(manifest: &Manifest) -> Result<()> {
                 modes: Modes::default(),
                 seed: manifest.seeds[0],
                 set: set.clone(),
+                capture: Vec::new(),
                 out: None,
             };
             let context = || format!("sweep point --set {} under {policy}", set.join(" --set "));
