@@ -131,8 +131,9 @@ enum EventKind {
 /// compares one number and holds 32 bytes an event. The order at one instant: arrivals
 /// first, in the order their frames were sent, then switches' timers, then hosts' (each by
 /// node index), so runs are reproducible and an instant's order does not depend on when its
-/// events were booked.
-#[derive(Debug)]
+/// events were booked. Ordered by `key` first, which no two pending events share (a wake-up
+/// repeated for the same node and instant is the same event), so `handle` never decides.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Event {
     /// Time in ns (high 64 bits), then the rank at that instant (low 64 bits).
     key: u128,
@@ -175,26 +176,6 @@ impl Event {
             (true, false) => EventKind::Wake(Node::Switch(index)),
             (true, true) => EventKind::Wake(Node::Host(index)),
         }
-    }
-}
-
-impl PartialEq for Event {
-    fn eq(&self, other: &Event) -> bool {
-        self.key == other.key
-    }
-}
-
-impl Eq for Event {}
-
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Event) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Event {
-    fn cmp(&self, other: &Event) -> std::cmp::Ordering {
-        self.key.cmp(&other.key)
     }
 }
 

@@ -3,7 +3,6 @@
 
 use super::Switch;
 use crate::pfcwd::PfcwdEvent;
-use crate::policy::PolicyEngine;
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::Pcp;
 
@@ -16,11 +15,7 @@ impl Switch {
         if let Some(at) = self.pfcwd.next_timeout(|port, p| self.xoff.asserting_since(port, p)) {
             consider(at);
         }
-        let ofc = match &self.policy {
-            PolicyEngine::Ofc(ofc) => Some(ofc),
-            _ => None,
-        };
-        if let Some(at) = ofc.and_then(|ofc| ofc.next_timeout()) {
+        if let Some(at) = self.ofc().and_then(|ofc| ofc.next_timeout()) {
             consider(at);
         }
         if self.pipeline.waiting > 0 && self.pipeline.blocked.is_none() && self.pipeline.interval.is_some() {
@@ -30,7 +25,9 @@ impl Switch {
             consider(fecn.next_timeout());
         }
         for (index, port) in self.ports.iter().enumerate().filter(|&(index, _)| self.link_is_up(index)) {
-            let control = self.xoff.is_pending(index) || ofc.is_some_and(|ofc| ofc.has_frames(index));
+            // Pause frames, OFC frames and CNMs: a CNM waiting behind a paused data priority
+            // must not wait for the resume.
+            let control = self.has_control(index);
             let backlog = self.buffers.backlog(index);
             if !control && backlog == 0 {
                 continue;
