@@ -321,8 +321,8 @@ fn ofc_fig1_captured_link_by_link_carries_only_60_byte_ofc_frames() {
         assert!(!all.is_empty(), "{link}: the tap saw the link's traffic");
         let control: Vec<Vec<u8>> =
             all.into_iter().filter(|f| FrameView::parse(f).is_ok_and(|v| v.is_mac_control())).collect();
-        let counted: u64 = ends.iter().map(|(switch, port)| counted(switch, port)).sum();
-        assert_eq!(control.len() as u64, counted, "{link}: the OFC frames its ends counted, all on the wire");
+        let at_ends: u64 = ends.iter().map(|(switch, port)| counted(switch, port)).sum();
+        assert_eq!(control.len() as u64, at_ends, "{link}: the OFC frames its ends counted, all on the wire");
         for frame in &control {
             let tlv = FrameView::parse(frame).unwrap().ofc().expect("a valid TLV").expect("an OFC TLV");
             let named: Vec<FlowKey> = tlv.flows().collect();

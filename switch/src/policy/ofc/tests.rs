@@ -67,6 +67,13 @@ impl Harness {
         frames
     }
 
+    /// Moves time to the next refresh of an asserted class and returns what `port` sends.
+    fn refresh(&mut self, port: usize) -> Vec<(OfcHeader, u16, Vec<FlowKey>)> {
+        self.now = self.xoff.next_timeout().expect("refresh scheduled");
+        self.xoff.handle_timeout(self.now);
+        self.frames(port)
+    }
+
     fn tables(&self, port: usize) -> OfcTables {
         self.ofc.tables(port, P3).expect("lossless")
     }
@@ -204,9 +211,7 @@ fn refreshes_repeat_the_whole_list() {
     let (mut h, a, _, _) = queued();
     h.arrive(0, a, 28 * KB, 1, 27 * KB);
     h.frames(0);
-    h.now = h.xoff.next_timeout().expect("refresh scheduled");
-    h.xoff.handle_timeout(h.now);
-    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![a])]);
+    assert_eq!(h.refresh(0), [(pause(false), QUANTA, vec![a])]);
 }
 
 #[test]
@@ -214,9 +219,7 @@ fn every_pause_frame_counts_the_flows_it_names_until_the_counters_are_reset() {
     let (mut h, a, _, c) = queued();
     h.arrive(0, a, 28 * KB, 1, 27 * KB);
     h.frames(0);
-    h.now = h.xoff.next_timeout().expect("refresh scheduled");
-    h.xoff.handle_timeout(h.now);
-    h.frames(0);
+    h.refresh(0);
     h.ingress(0, 20 * KB);
     assert_eq!(h.frames(0), [(RESUME, 0, vec![a])]);
     assert_eq!(h.tables(0).pause_frame, [], "the table forgets A on its RESUME");
@@ -252,9 +255,7 @@ fn a_class_that_did_not_change_is_not_paused_again_when_another_one_is() {
     h.ofc.on_arrival(&arrival, &mut PolicyActions::new(h.now, &mut h.xoff));
     let class4 = OfcHeader { priority: p4, ..pause(false) };
     assert_eq!(h.frames(0), [(class4, QUANTA, vec![b])], "no second PAUSE naming A");
-    h.now = h.xoff.next_timeout().expect("refresh scheduled");
-    h.xoff.handle_timeout(h.now);
-    assert_eq!(h.frames(0), [(pause(false), QUANTA, vec![a]), (class4, QUANTA, vec![b])], "the refresh: both");
+    assert_eq!(h.refresh(0), [(pause(false), QUANTA, vec![a]), (class4, QUANTA, vec![b])], "the refresh: both");
 }
 
 #[test]
