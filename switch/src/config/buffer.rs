@@ -1,8 +1,11 @@
-//! `[buffer]`: egress queue memory in its two modes (dedicated, shared), the limits it
+//! `[buffer]`: egress queue memory in its modes (dedicated, shared, pools), the limits it
 //! resolves to, and the descriptor counts the frame budget is built from.
 
+use super::pools::{PoolConfig, PoolLayout, ProfileConfig};
 use pfcswitch_link::units::ByteSize;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The least a frame costs the ingress accounting (a minimum Ethernet frame without FCS).
 pub const MIN_FRAME_CHARGE: u64 = pfcswitch_wire::MIN_FRAME_LEN as u64;
@@ -19,6 +22,9 @@ pub enum BufferMode {
     Dedicated,
     /// Per-queue reserve plus a shared pool with per-queue and per-port caps (CaPFC §II-F, §IV-7).
     Shared,
+    /// Pools, profiles and their maps in SONiC's shape, with dynamic thresholds
+    /// (`docs/buffers.md`); PFC's thresholds come from the profiles, not from `[pfc]`.
+    Pools,
 }
 
 /// `[buffer]`: egress queues.
@@ -47,6 +53,19 @@ pub struct BufferConfig {
     /// for lossy traffic.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frames: Option<u32>,
+    /// Mode "pools": `[buffer.pools.NAME]` (SONiC's `BUFFER_POOL`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub pools: BTreeMap<String, PoolConfig>,
+    /// Mode "pools": `[buffer.profiles.NAME]` (`BUFFER_PROFILE`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub profiles: BTreeMap<String, ProfileConfig>,
+    /// Mode "pools": `"PORTS|PRIORITIES" = "PROFILE"` for ingress priority groups
+    /// (`BUFFER_PG`): `"p1|3"`, `"p1,p2|3-4"`, `"*|0-7"`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub pg: BTreeMap<String, String>,
+    /// Mode "pools": the same for egress queues (`BUFFER_QUEUE`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub queue: BTreeMap<String, String>,
 }
 
 impl Default for BufferConfig {
@@ -59,13 +78,18 @@ impl Default for BufferConfig {
             queue_cap: None,
             port_cap: None,
             frames: None,
+            pools: BTreeMap::new(),
+            profiles: BTreeMap::new(),
+            pg: BTreeMap::new(),
+            queue: BTreeMap::new(),
         }
     }
 }
 
 /// Buffer settings with mode defaults applied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BufferLimits {
     Dedicated { egress_max: u64 },
     Shared { reserve: u64, pool: u64, queue_cap: u64, port_cap: u64 },
+    Pools(Arc<PoolLayout>),
 }

@@ -16,12 +16,15 @@ mod pfc;
 mod pfcwd;
 mod pipeline;
 mod policy;
+mod pools;
 mod ports;
 mod resolve;
 mod scheduler;
 mod switch_config;
 mod validate;
 
+#[cfg(test)]
+mod pools_tests;
 #[cfg(test)]
 mod tests;
 
@@ -31,6 +34,10 @@ pub use pfc::{L2_HEADER_MAX, PFC_WIRE_BYTES, PfcConfig, headroom_bound};
 pub use pfcwd::{PfcwdAction, PfcwdConfig};
 pub use pipeline::{EgressFull, PipelineConfig};
 pub use policy::{CapfcAlgorithm, PolicyConfig, PolicyKind};
+pub use pools::{
+    DYNAMIC_TH_RANGE, LinkTerms, PoolConfig, PoolLayout, PoolLimits, PoolMode, PoolType, Profile, ProfileConfig,
+    Threshold,
+};
 pub use ports::{MAX_PORTS, PortConfig, Trust};
 pub use scheduler::SchedulerConfig;
 pub use switch_config::{DEFAULT_SHAPER_BURST, SwitchConfig, SwitchSection};

@@ -6,11 +6,14 @@
 use super::buffer::{BufferLimits, BufferMode, DEFAULT_LOSSY_FRAMES, MIN_FRAME_CHARGE};
 use super::pipeline::EgressFull;
 use super::policy::PolicyKind;
+use super::pools::LinkTerms;
 use super::ports::PortConfig;
 use super::switch_config::SwitchConfig;
+use crate::buffer::StaticPg;
 use crate::config_error::{ConfigError, error};
 use pfcswitch_link::units::ByteSize;
 use pfcswitch_wire::{EthernetAddress, Pcp};
+use std::sync::Arc;
 
 impl SwitchConfig {
     /// OFC's congested pause threshold X^c_OFF in bytes.
@@ -24,10 +27,19 @@ impl SwitchConfig {
     }
 
     /// Descriptors the lossless ingress limits can need: every (port, lossless priority) at
-    /// MAX in frames charged the minimum.
+    /// MAX in frames charged the minimum; in mode "pools", the lossless PGs' reserves and
+    /// headroom and the ingress pools they share.
     pub fn lossless_frames_bound(&self) -> u64 {
+        if let Ok(BufferLimits::Pools(layout)) = self.buffer_limits() {
+            return layout.lossless_bytes_bound(self.lossless_mask()) / MIN_FRAME_CHARGE;
+        }
         let lossless = u64::from(self.lossless_mask().count_ones());
         self.ports.len() as u64 * lossless * (self.pfc.max.bytes() / MIN_FRAME_CHARGE)
+    }
+
+    /// `[pfc]`'s ingress thresholds (modes other than "pools").
+    pub fn static_pg(&self) -> StaticPg {
+        StaticPg { xoff: self.pfc.xoff.bytes(), xon: self.pfc.xon.bytes(), max: self.pfc.max.bytes() }
     }
 
     /// `buffer.frames`, or its default.
@@ -51,11 +63,59 @@ impl SwitchConfig {
         if self.policy.kind.lossless_egress_unbounded() { self.lossless_mask() } else { 0 }
     }
 
-    /// The egress limits with the mode's defaults; keys of the other mode are errors.
+    /// The buffer limits with the mode's defaults; keys of another mode are errors.
     pub fn buffer_limits(&self) -> Result<BufferLimits, ConfigError> {
         let b = &self.buffer;
         let bytes = |value: Option<ByteSize>, default: u64| value.map_or(default, ByteSize::bytes);
+        if b.mode != BufferMode::Pools {
+            for (key, empty) in [
+                ("pools", b.pools.is_empty()),
+                ("profiles", b.profiles.is_empty()),
+                ("pg", b.pg.is_empty()),
+                ("queue", b.queue.is_empty()),
+            ] {
+                if !empty {
+                    return Err(error(format!("buffer.{key}"), "only applies to mode = \"pools\""));
+                }
+            }
+        }
         match b.mode {
+            BufferMode::Pools => {
+                for (key, value) in [
+                    ("egress_max", b.egress_max),
+                    ("reserve", b.reserve),
+                    ("pool", b.pool),
+                    ("queue_cap", b.queue_cap),
+                    ("port_cap", b.port_cap),
+                ] {
+                    if value.is_some() {
+                        return Err(error(
+                            format!("buffer.{key}"),
+                            "does not apply to mode = \"pools\", whose limits are its profiles",
+                        ));
+                    }
+                }
+                let link = LinkTerms {
+                    ports: &self.ports,
+                    lossless: self.lossless_mask(),
+                    cable_delay: self.pfc.cable_delay,
+                    response_time: self.pfc.response_time,
+                };
+                let layout = b.resolve_pools(&link)?;
+                let unbounded = self.unbounded_egress_mask();
+                for (port, queues) in layout.queue.iter().enumerate() {
+                    if let Some(p) = (0..8).find(|&p| unbounded & (1 << p) == 0 && queues[p].is_none()) {
+                        return Err(error(
+                            "buffer.queue",
+                            format!(
+                                "no entry maps port `{}` priority {p} to a profile (`\"*|0-7\" = \"PROFILE\"` maps every queue)",
+                                self.ports[port].name
+                            ),
+                        ));
+                    }
+                }
+                Ok(BufferLimits::Pools(Arc::new(layout)))
+            }
             BufferMode::Dedicated => {
                 for (key, value) in
                     [("reserve", b.reserve), ("pool", b.pool), ("queue_cap", b.queue_cap), ("port_cap", b.port_cap)]

@@ -1,8 +1,8 @@
 //! [`SwitchConfig::validate`]: the checks across sections, the first error with its key, and
 //! the warnings about settings that work but can lose lossless frames.
 
-use super::buffer::{BufferLimits, MIN_FRAME_CHARGE, MIN_LOSSY_FRAMES};
-use super::pfc::headroom_bound;
+use super::buffer::{BufferLimits, BufferMode, MIN_FRAME_CHARGE, MIN_LOSSY_FRAMES};
+use super::pfc::{PfcConfig, headroom_bound};
 use super::policy::PolicyKind;
 use super::ports::{MAX_PORTS, Trust};
 use super::switch_config::SwitchConfig;
@@ -140,10 +140,7 @@ impl SwitchConfig {
             ));
         }
         // What one egress queue can hold: its MAX, or its reserve plus its share of the pool.
-        let capacity = match self.buffer_limits()? {
-            BufferLimits::Dedicated { egress_max } => egress_max,
-            BufferLimits::Shared { reserve, queue_cap, .. } => reserve + queue_cap,
-        };
+        let (_, capacity) = self.lossless_queue_capacity(&self.buffer_limits()?);
         if xoff.bytes() > capacity {
             return Err(error(
                 "policy.egress_xoff",
@@ -212,6 +209,9 @@ impl SwitchConfig {
         if pfc.quanta == 0 {
             return Err(error("pfc.quanta", "0 would send XOFF frames that pause nothing"));
         }
+        if self.buffer.mode == BufferMode::Pools {
+            return self.validate_pool_pfc(warnings);
+        }
         if pfc.lossless.is_empty() {
             return Ok(());
         }
@@ -230,6 +230,77 @@ impl SwitchConfig {
                     units::format_duration(pfc.response_time),
                 );
                 self.lossless_at_risk(warnings, "pfc.max", problem)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Mode "pools": XOFF, XON and headroom are the profiles'; a lossless PG's headroom below
+    /// what its link needs is a way to lose lossless frames.
+    fn validate_pool_pfc(&self, warnings: &mut Vec<ConfigWarning>) -> Result<(), ConfigError> {
+        let defaults = PfcConfig::default();
+        for (key, set, default) in [
+            ("pfc.xoff", self.pfc.xoff, defaults.xoff),
+            ("pfc.xon", self.pfc.xon, defaults.xon),
+            ("pfc.max", self.pfc.max, defaults.max),
+        ] {
+            if set != default {
+                return Err(error(
+                    key,
+                    "buffer mode \"pools\" takes XOFF, XON and headroom from the profiles buffer.pg maps \
+                     (xoff, xon, xon_offset, dynamic_th or static_th); remove it",
+                ));
+            }
+        }
+        if self.policy.kind == PolicyKind::Ofc {
+            return Err(error(
+                "buffer.mode",
+                "\"pools\" does not apply to policy \"ofc\": OFC's X^c_OFF = alpha × X_OFF (§III-C) is a fixed \
+                 threshold, and a dynamic X_OFF would break X_ON < X^c_OFF < X_OFF",
+            ));
+        }
+        let BufferLimits::Pools(layout) = self.buffer_limits()? else { unreachable!("mode is pools") };
+        let lossless = self.lossless_mask();
+        for (index, port) in self.ports.iter().enumerate() {
+            let bound = headroom_bound(port.speed, port.mtu, self.pfc.cable_delay, self.pfc.response_time);
+            for p in (0..8).filter(|p| lossless & (1 << p) != 0) {
+                let Some(profile) = layout.pg[index][p] else { continue };
+                if profile.headroom < bound {
+                    let name = &layout.profiles[usize::from(profile.name)];
+                    let problem = format!(
+                        "headroom xoff = {} B is below the {bound} B that port[{index}] `{}` priority {p} needs at \
+                         {} with MTU {}, cable delay {} and response time {}; leave xoff out to have it computed \
+                         from the link",
+                        profile.headroom,
+                        port.name,
+                        port.speed,
+                        port.mtu,
+                        units::format_duration(self.pfc.cable_delay),
+                        units::format_duration(self.pfc.response_time),
+                    );
+                    self.lossless_at_risk(warnings, &format!("buffer.profiles.{name}.xoff"), problem)?;
+                }
+            }
+        }
+        for pool in layout.pools.iter() {
+            let Some(size) = pool.headroom else { continue };
+            let sum: u64 = layout
+                .pg
+                .iter()
+                .flatten()
+                .flatten()
+                .filter(|pg| layout.pools[usize::from(pg.pool)].name == pool.name)
+                .map(|pg| pg.headroom)
+                .sum();
+            if size < sum {
+                warnings.push(ConfigWarning {
+                    key: format!("buffer.pools.{}.xoff", pool.name),
+                    message: format!(
+                        "the shared headroom pool ({size} B) is below the {sum} B of headroom its PGs have: \
+                         oversubscribed, it assumes not every PG needs its headroom at once; a lossless frame \
+                         that finds it full is dropped at ingress (ingress_max)"
+                    ),
+                });
             }
         }
         Ok(())
@@ -256,6 +327,31 @@ impl SwitchConfig {
         Ok(())
     }
 
+    /// The most bytes one egress queue of a lossless priority holds, and the key that sets it.
+    fn lossless_queue_capacity(&self, limits: &BufferLimits) -> (&'static str, u64) {
+        match limits {
+            BufferLimits::Dedicated { egress_max } => ("buffer.egress_max", *egress_max),
+            BufferLimits::Shared { reserve, queue_cap, .. } => ("buffer.queue_cap", reserve + queue_cap),
+            BufferLimits::Pools(layout) => {
+                let lossless = self.lossless_mask();
+                let capacity = (0..8).filter(|p| lossless & (1 << p) != 0).map(|p| layout.queue_bytes_bound(p)).min();
+                ("buffer.queue", capacity.unwrap_or(0))
+            }
+        }
+    }
+
+    /// The most bytes one lossless (port, priority) may hold at ingress: `[pfc]`'s MAX, or
+    /// in mode "pools" the largest reserve + pool share + headroom of a lossless PG.
+    fn lossless_pg_bound(&self) -> u64 {
+        match self.buffer_limits() {
+            Ok(BufferLimits::Pools(layout)) => {
+                let lossless = self.lossless_mask();
+                (0..8).filter(|p| lossless & (1 << p) != 0).map(|p| layout.pg_bytes_bound(p)).max().unwrap_or(0)
+            }
+            _ => self.pfc.max.bytes(),
+        }
+    }
+
     /// Where else than at a headroom below the bound a lossless frame can be lost under the
     /// configured policy: descriptors, egress queues and the shared pool too small for what
     /// the lossless ingress limits admit.
@@ -275,7 +371,7 @@ impl SwitchConfig {
             });
             return Ok(());
         }
-        let (ports, max) = (self.ports.len() as u64, self.pfc.max.bytes());
+        let (ports, max) = (self.ports.len() as u64, self.lossless_pg_bound());
         let frames_needed = self.lossless_frames_bound();
         let lossy_room = if kind.keeps_lossless() { MIN_LOSSY_FRAMES } else { 0 };
         if u64::from(self.frames()) < frames_needed + lossy_room {
@@ -296,10 +392,8 @@ impl SwitchConfig {
             return Ok(());
         }
         let feeders = ports.saturating_sub(1);
-        let (key, capacity) = match self.buffer_limits()? {
-            BufferLimits::Dedicated { egress_max } => ("buffer.egress_max", egress_max),
-            BufferLimits::Shared { reserve, queue_cap, .. } => ("buffer.queue_cap", reserve + queue_cap),
-        };
+        let limits = self.buffer_limits()?;
+        let (key, capacity) = self.lossless_queue_capacity(&limits);
         if feeders * max > capacity {
             warnings.push(ConfigWarning {
                 key: key.into(),
@@ -313,7 +407,7 @@ impl SwitchConfig {
                 ),
             });
         }
-        if let BufferLimits::Shared { pool, .. } = self.buffer_limits()? {
+        if let BufferLimits::Shared { pool, .. } = limits {
             let need = ports * lossless * max;
             if need > pool {
                 warnings.push(ConfigWarning {

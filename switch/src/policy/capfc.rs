@@ -15,14 +15,13 @@
 //! are dense arrays sized ports² × lossless priorities, allocated once.
 
 use crate::config::CapfcAlgorithm;
-use crate::policy::interface::{EgressEvent, Policy, PolicyActions, hysteresis};
+use crate::policy::interface::{EgressEvent, IngressLevel, Policy, PolicyActions, hysteresis};
 use pfcswitch_wire::Pcp;
 
-/// Thresholds in bytes: ingress XOFF/XON (PFC's) and the egress queues' XOFF/XON/WARN.
+/// The egress queues' XOFF/XON/WARN in bytes (the ingress XOFF/XON are PFC's, given with
+/// each ingress change).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CapfcThresholds {
-    pub ingress_xoff: u64,
-    pub ingress_xon: u64,
     pub egress_xoff: u64,
     pub egress_xon: u64,
     pub egress_warn: u64,
@@ -221,10 +220,10 @@ impl Capfc {
 
 impl Policy for Capfc {
     /// §II-C: I(i,p) with PFC's hysteresis.
-    fn on_ingress(&mut self, port: usize, priority: Pcp, bytes: u64, actions: &mut PolicyActions<'_>) {
+    fn on_ingress(&mut self, port: usize, priority: Pcp, level: IngressLevel, actions: &mut PolicyActions<'_>) {
         let Some(slot) = self.slot[priority.index()] else { return };
         let index = self.ingress_index(port, slot);
-        let Some(state) = hysteresis(bytes, self.thresholds.ingress_xoff, self.thresholds.ingress_xon) else { return };
+        let Some(state) = hysteresis(level.bytes, level.xoff, level.xon) else { return };
         if state != self.ingress_state[index] {
             self.ingress_state[index] = state;
             self.update_decision(port, priority, slot, actions);
@@ -284,13 +283,8 @@ mod tests {
 
     const P3: Pcp = Pcp::from_low_bits(3);
     const KB: u64 = 1000;
-    const THRESHOLDS: CapfcThresholds = CapfcThresholds {
-        ingress_xoff: 50 * KB,
-        ingress_xon: 40 * KB,
-        egress_xoff: 25 * KB,
-        egress_xon: 20 * KB,
-        egress_warn: 20 * KB,
-    };
+    const THRESHOLDS: CapfcThresholds =
+        CapfcThresholds { egress_xoff: 25 * KB, egress_xon: 20 * KB, egress_warn: 20 * KB };
 
     struct Harness {
         capfc: Capfc,
@@ -320,7 +314,8 @@ mod tests {
         }
 
         fn ingress(&mut self, port: usize, bytes: u64) {
-            self.capfc.on_ingress(port, P3, bytes, &mut PolicyActions::new(Instant::ZERO, &mut self.xoff));
+            let level = IngressLevel { bytes, xoff: 50 * KB, xon: 40 * KB };
+            self.capfc.on_ingress(port, P3, level, &mut PolicyActions::new(Instant::ZERO, &mut self.xoff));
         }
 
         /// Enqueues frames from the given inputs at egress 4, the queue growing 1 KB each.
@@ -461,7 +456,12 @@ mod tests {
             };
             h.capfc.on_egress(&event, &mut PolicyActions::new(Instant::ZERO, &mut h.xoff));
         }
-        h.capfc.on_ingress(0, lossy, 60 * KB, &mut PolicyActions::new(Instant::ZERO, &mut h.xoff));
+        h.capfc.on_ingress(
+            0,
+            lossy,
+            IngressLevel { bytes: 60 * KB, xoff: 50 * KB, xon: 40 * KB },
+            &mut PolicyActions::new(Instant::ZERO, &mut h.xoff),
+        );
         assert!(!h.capfc.decision(0, lossy) && h.xoff.asserted(0) == 0);
         assert!(h.capfc.queue_state(4, lossy).is_none());
     }

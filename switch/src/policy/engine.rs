@@ -2,7 +2,7 @@
 
 use crate::config::{PolicyKind, SwitchConfig};
 use crate::policy::capfc::{Capfc, CapfcThresholds};
-use crate::policy::interface::{EgressEvent, Policy, PolicyActions};
+use crate::policy::interface::{EgressEvent, IngressLevel, Policy, PolicyActions};
 use crate::policy::ofc::{Ofc, OfcThresholds};
 use crate::policy::pfc::Pfc;
 use pfcswitch_wire::Pcp;
@@ -32,13 +32,11 @@ impl PolicyEngine {
         match config.policy.kind {
             PolicyKind::None => PolicyEngine::None,
             PolicyKind::Pfc | PolicyKind::PfcWdrop | PolicyKind::PfcWstop => {
-                PolicyEngine::Pfc(Pfc::new(config.lossless_mask(), config.pfc.xoff.bytes(), config.pfc.xon.bytes()))
+                PolicyEngine::Pfc(Pfc::new(config.lossless_mask()))
             }
             PolicyKind::Capfc => {
                 let policy = &config.policy;
                 let thresholds = CapfcThresholds {
-                    ingress_xoff: config.pfc.xoff.bytes(),
-                    ingress_xon: config.pfc.xon.bytes(),
                     egress_xoff: policy.egress_xoff.bytes(),
                     egress_xon: policy.egress_xon.bytes(),
                     egress_warn: policy.egress_warn.bytes(),
@@ -70,9 +68,9 @@ impl PolicyEngine {
         }
     }
 
-    pub fn on_ingress(&mut self, port: usize, priority: Pcp, bytes: u64, actions: &mut PolicyActions<'_>) {
+    pub fn on_ingress(&mut self, port: usize, priority: Pcp, level: IngressLevel, actions: &mut PolicyActions<'_>) {
         if let Some(engine) = self.engine() {
-            engine.on_ingress(port, priority, bytes, actions);
+            engine.on_ingress(port, priority, level, actions);
         }
     }
 

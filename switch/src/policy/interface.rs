@@ -2,6 +2,7 @@
 //! accounting), the actions it may take ([`PolicyActions`]: XOFF/XON per port and priority),
 //! the [`Policy`] trait, and PFC's hysteresis that several engines share.
 
+pub use crate::buffer::IngressLevel;
 use crate::policy::xoff::XoffTransmitter;
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{FlowKey, Pcp};
@@ -60,8 +61,9 @@ pub struct EgressEvent {
 
 /// A flow-control scheme's decision logic.
 pub trait Policy {
-    /// Ingress accounting of (port, priority) changed to `bytes`.
-    fn on_ingress(&mut self, port: usize, priority: Pcp, bytes: u64, actions: &mut PolicyActions<'_>);
+    /// Ingress accounting of (port, priority) changed: `level` is its bytes and the XOFF and
+    /// XON points in force (`[pfc]`'s, or its buffer profile's in mode "pools").
+    fn on_ingress(&mut self, port: usize, priority: Pcp, level: IngressLevel, actions: &mut PolicyActions<'_>);
 
     /// A frame was queued on or sent from an egress queue.
     fn on_egress(&mut self, _event: &EgressEvent, _actions: &mut PolicyActions<'_>) {}

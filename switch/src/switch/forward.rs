@@ -118,8 +118,8 @@ impl Switch {
     pub(super) fn release(&mut self, now: Instant, index: u32) {
         let frame = *self.arena.get(index);
         let (ingress, priority) = (usize::from(frame.ingress), Pcp::from_low_bits(frame.priority));
-        let bytes = self.buffers.sub_ingress(ingress, priority.index(), frame.len);
-        self.policy.on_ingress(ingress, priority, bytes, &mut PolicyActions::new(now, &mut self.xoff));
+        let level = self.buffers.sub_ingress(ingress, priority.index(), frame.len);
+        self.policy.on_ingress(ingress, priority, level, &mut PolicyActions::new(now, &mut self.xoff));
         self.arena.release(index);
         self.lossless_held -= u32::from(frame.lossless);
     }

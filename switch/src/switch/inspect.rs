@@ -32,6 +32,11 @@ impl Switch {
         }
     }
 
+    /// Buffer mode "pools": the pools' use and each priority group's split.
+    pub fn pools(&self) -> Option<&crate::buffer::PoolBook> {
+        self.buffers.pools()
+    }
+
     pub fn pfcwd(&self) -> &Watchdog {
         &self.pfcwd
     }

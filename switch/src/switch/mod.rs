@@ -146,7 +146,6 @@ pub struct Switch {
     pipeline: Pipeline,
     freed: VecDeque<u64>,
     lossless: u8,
-    ingress_max: u64,
     frames: u32,
     /// Lossless frames held, and the most frames lossy ones may hold (under `pfc` the
     /// descriptors the lossless ingress limits can need are kept from lossy traffic).
@@ -203,6 +202,7 @@ impl Switch {
             buffers: Buffers::new(
                 ports.len(),
                 limits,
+                config.static_pg(),
                 config.unbounded_egress_mask(),
                 config.nested_egress_mask(),
                 frames,
@@ -222,7 +222,6 @@ impl Switch {
             },
             freed: VecDeque::with_capacity(frames as usize),
             lossless: config.lossless_mask(),
-            ingress_max: config.pfc.max.bytes(),
             frames,
             lossless_held: 0,
             lossy_frame_limit: config.lossy_frame_limit(),

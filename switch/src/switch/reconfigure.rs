@@ -61,6 +61,7 @@ impl Switch {
         let egress_full = new.egress_full()?;
         self.buffers.set_limits(
             new.buffer_limits()?,
+            new.static_pg(),
             new.unbounded_egress_mask(),
             new.nested_egress_mask(),
             self.frames,
@@ -77,7 +78,6 @@ impl Switch {
         statics.retain(|&(_, ports)| ports & !self.all_ports() == 0);
         self.fdb.reconfigure(new.fdb.aging, &statics);
         self.lossless = new.lossless_mask();
-        self.ingress_max = new.pfc.max.bytes();
         let mut restored = Vec::new();
         self.pfcwd.reconfigure(self.lossless, &new.pfcwd, &mut restored);
         let speeds: Vec<BitRate> = new.ports.iter().map(|p| p.speed).collect();
@@ -103,7 +103,7 @@ impl Switch {
                     self.policy.on_ingress(
                         port,
                         priority,
-                        self.buffers.ingress(port, priority.index()).bytes,
+                        self.buffers.ingress_level(port, priority.index()),
                         &mut actions,
                     );
                 }

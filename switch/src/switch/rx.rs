@@ -2,7 +2,7 @@
 //! admission checks of a received frame; MAC control frames go on to `pause`.
 
 use super::{RxVerdict, Switch};
-use crate::buffer::{Buffers, Descriptor};
+use crate::buffer::Descriptor;
 use crate::counters::DropReason;
 use crate::fdb;
 use crate::policy::{PolicyActions, PolicyEngine};
@@ -78,8 +78,9 @@ impl Switch {
             return self.drop_rx(port, p, DropReason::Filtered);
         }
         let lossless = self.lossless & priority.mask() != 0;
-        if lossless && self.buffers.ingress(port, p).bytes + Buffers::ingress_charge(len) > self.ingress_max {
-            return self.drop_rx(port, p, DropReason::IngressMax);
+        if !self.buffers.ingress_admits(port, p, len, lossless) {
+            let reason = if lossless { DropReason::IngressMax } else { DropReason::NoBuffer };
+            return self.drop_rx(port, p, reason);
         }
         let lossy_held = self.arena.in_use() as u32 - self.lossless_held;
         if !self.buffers.is_unbounded(p) && !self.buffers.pool_has_room()
@@ -113,8 +114,9 @@ impl Switch {
         if let Some(qcn) = self.qcn.as_mut().filter(|qcn| qcn.monitors(priority)) {
             qcn.remember(index, Culprit::of(&view, priority));
         }
-        let bytes = self.buffers.add_ingress(port, p, len);
-        self.policy.on_ingress(port, priority, bytes, &mut PolicyActions::new(now, &mut self.xoff));
+        let level = self.buffers.add_ingress(port, p, len);
+        let bytes = level.bytes;
+        self.policy.on_ingress(port, priority, level, &mut PolicyActions::new(now, &mut self.xoff));
         if lossless {
             self.ofc_arrival(now, port, priority, flow, bytes, egress);
         }

@@ -50,7 +50,7 @@ mod nested;
 pub use flow_table::{FlowTable, TableFull};
 pub use nested::NestedQueue;
 
-use crate::policy::interface::{EgressEvent, Policy, PolicyActions};
+use crate::policy::interface::{EgressEvent, IngressLevel, Policy, PolicyActions};
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{FlowKey, OfcHeader, OfcOp, Pcp, PfcRepr};
 use std::collections::VecDeque;
@@ -600,14 +600,15 @@ fn push_frames(
 impl Policy for Ofc {
     /// Algorithm 1 lines 10–11 (every flow at X_OFF) and 16–19 (RESUME at X_ON), on every
     /// change of q_in.
-    fn on_ingress(&mut self, port: usize, priority: Pcp, bytes: u64, actions: &mut PolicyActions<'_>) {
+    fn on_ingress(&mut self, port: usize, priority: Pcp, level: IngressLevel, actions: &mut PolicyActions<'_>) {
         let Some(i) = self.index(port, priority) else { return };
-        if bytes >= self.thresholds.xoff {
+        // OFC's thresholds are its own (mode "pools" is refused under OFC, see validate).
+        if level.bytes >= self.thresholds.xoff {
             if self.pause_all(i, None) {
                 actions.set_xoff(port, priority, true);
                 actions.announce(port, priority);
             }
-        } else if bytes <= self.thresholds.xon && (self.coarse[i] || !self.pause_frame[i].is_empty()) {
+        } else if level.bytes <= self.thresholds.xon && (self.coarse[i] || !self.pause_frame[i].is_empty()) {
             let (paused, resuming) = (&mut self.pause_frame[i], &mut self.resuming[i]);
             let mut complete = true;
             for flow in paused.keys() {

@@ -46,7 +46,7 @@ impl Harness {
 
     fn ingress(&mut self, port: usize, bytes: u64) {
         let mut actions = PolicyActions::new(self.now, &mut self.xoff);
-        self.ofc.on_ingress(port, P3, bytes, &mut actions);
+        self.ofc.on_ingress(port, P3, IngressLevel { bytes, xoff: 0, xon: 0 }, &mut actions);
     }
 
     /// Every OFC frame `port` sends now: (header, quanta, flows).

@@ -14,6 +14,14 @@
 //!
 //! Every egress queue is a [`NestedQueue`]; under policy `ofc` the lossless ones use its two
 //! backup queues (OFC's nested hierarchy), otherwise it is a plain FIFO.
+//!
+//! In buffer mode "pools" ([`pools`]) the ingress accounting of a (port, priority) is a
+//! priority group with a profile: its admission and its PFC thresholds follow the pool, and
+//! egress queues are limited by theirs. Otherwise ingress admission is `[pfc]`'s static MAX.
+
+mod pools;
+
+pub use pools::{PgUse, PoolBook, PoolUse};
 
 use crate::config::BufferLimits;
 use crate::policy::NestedQueue;
@@ -96,10 +104,30 @@ impl Level {
     }
 }
 
+/// `[pfc]`'s ingress thresholds, for the modes without pools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaticPg {
+    pub xoff: u64,
+    pub xon: u64,
+    pub max: u64,
+}
+
+/// What PFC decides on: a (port, priority)'s ingress bytes and the XOFF and XON points in
+/// force for it now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IngressLevel {
+    pub bytes: u64,
+    pub xoff: u64,
+    pub xon: u64,
+}
+
 /// Ingress accounting and egress queues of every port.
 #[derive(Debug)]
 pub struct Buffers {
     limits: BufferLimits,
+    static_pg: StaticPg,
+    /// Mode "pools": the pools and the PGs' split.
+    book: Option<PoolBook>,
     /// Bit p set: egress queues of priority p are unbounded (see the module docs).
     unbounded: u8,
     /// Bit p set: egress queues of priority p are OFC's nested hierarchy.
@@ -116,30 +144,48 @@ pub struct Buffers {
 }
 
 impl Buffers {
-    pub fn new(ports: usize, limits: BufferLimits, unbounded: u8, nested: u8, frames: u32) -> Buffers {
+    pub fn new(
+        ports: usize,
+        limits: BufferLimits,
+        static_pg: StaticPg,
+        unbounded: u8,
+        nested: u8,
+        frames: u32,
+    ) -> Buffers {
         let queue =
-            |p: usize| NestedQueue::new(Self::queue_frames(limits, unbounded, p, frames), nested & (1 << p) != 0);
+            |p: usize| NestedQueue::new(Self::queue_frames(&limits, unbounded, p, frames), nested & (1 << p) != 0);
+        let queues = (0..ports).map(|_| std::array::from_fn(queue)).collect();
         Buffers {
+            book: Self::book(&limits),
             limits,
+            static_pg,
             unbounded,
             nested,
             ingress: vec![[Level::default(); 8]; ports],
             egress: vec![[Level::default(); 8]; ports],
-            queues: (0..ports).map(|_| std::array::from_fn(queue)).collect(),
+            queues,
             occupied: vec![0; ports],
             port_shared: vec![0; ports],
             pool_used: 0,
         }
     }
 
+    fn book(limits: &BufferLimits) -> Option<PoolBook> {
+        match limits {
+            BufferLimits::Pools(layout) => Some(PoolBook::new(layout.clone())),
+            _ => None,
+        }
+    }
+
     /// A queue never holds more frames than fit in its bytes, nor more than exist.
-    fn queue_frames(limits: BufferLimits, unbounded: u8, priority: usize, frames: u32) -> usize {
+    fn queue_frames(limits: &BufferLimits, unbounded: u8, priority: usize, frames: u32) -> usize {
         if unbounded & (1 << priority) != 0 {
             return frames as usize;
         }
         let queue_bytes = match limits {
-            BufferLimits::Dedicated { egress_max } => egress_max,
+            BufferLimits::Dedicated { egress_max } => *egress_max,
             BufferLimits::Shared { reserve, queue_cap, .. } => reserve + queue_cap,
+            BufferLimits::Pools(layout) => layout.queue_bytes_bound(priority),
         };
         (queue_bytes / MIN_FRAME_LEN as u64 + 1).min(u64::from(frames)) as usize
     }
@@ -147,8 +193,8 @@ impl Buffers {
     /// Applies new limits to queues that may hold frames (a configuration reload): queue
     /// capacities grow if needed, queues that stop being nested are flattened (each flow's
     /// frames stay in order), and the pool accounting is recomputed under the new mode.
-    pub fn set_limits(&mut self, limits: BufferLimits, unbounded: u8, nested: u8, frames: u32) {
-        self.limits = limits;
+    pub fn set_limits(&mut self, limits: BufferLimits, static_pg: StaticPg, unbounded: u8, nested: u8, frames: u32) {
+        self.static_pg = static_pg;
         self.unbounded = unbounded;
         self.nested = nested;
         for queues in &mut self.queues {
@@ -157,13 +203,18 @@ impl Buffers {
                 if !is_nested {
                     queue.flatten();
                 }
-                queue.reserve(Self::queue_frames(limits, unbounded, p, frames), is_nested);
+                queue.reserve(Self::queue_frames(&limits, unbounded, p, frames), is_nested);
             }
         }
         for (port, levels) in self.egress.iter().enumerate() {
-            self.port_shared[port] = (0..8).map(|p| self.shared_part_under(limits, p, levels[p].bytes)).sum();
+            self.port_shared[port] = (0..8).map(|p| self.shared_part_under(&limits, p, levels[p].bytes)).sum();
         }
         self.pool_used = self.port_shared.iter().sum();
+        self.book = Self::book(&limits);
+        if let Some(book) = &mut self.book {
+            book.rebuild(&self.ingress, &self.egress);
+        }
+        self.limits = limits;
     }
 
     pub fn ingress(&self, port: usize, priority: usize) -> Level {
@@ -179,35 +230,66 @@ impl Buffers {
         u64::from(len).max(crate::config::MIN_FRAME_CHARGE)
     }
 
-    pub fn add_ingress(&mut self, port: usize, priority: usize, len: u32) -> u64 {
-        self.ingress[port][priority].add(Self::ingress_charge(len));
-        self.ingress[port][priority].bytes
-    }
-
-    pub fn sub_ingress(&mut self, port: usize, priority: usize, len: u32) -> u64 {
-        self.ingress[port][priority].sub(Self::ingress_charge(len));
-        self.ingress[port][priority].bytes
-    }
-
-    /// Shared mode: "if there is no space left in the shared memory pool, the packet is not
-    /// admitted" at ingress (CaPFC §II-F). Always true in dedicated mode.
-    pub fn pool_has_room(&self) -> bool {
-        match self.limits {
-            BufferLimits::Dedicated { .. } => true,
-            BufferLimits::Shared { pool, .. } => self.pool_used < pool,
+    /// Whether (port, priority) may take a frame of `len` at ingress: a lossless one within
+    /// `[pfc]`'s MAX, or, in mode "pools", any within its PG's reserve, pool share or headroom.
+    pub fn ingress_admits(&self, port: usize, priority: usize, len: u32, lossless: bool) -> bool {
+        let charge = Self::ingress_charge(len);
+        match &self.book {
+            Some(book) => book.pg_admits(port, priority, charge),
+            None => !lossless || self.ingress[port][priority].bytes + charge <= self.static_pg.max,
         }
     }
 
-    /// Bytes of a priority-`priority` queue at `bytes` that live in the shared pool.
-    fn shared_part(&self, priority: usize, bytes: u64) -> u64 {
-        self.shared_part_under(self.limits, priority, bytes)
+    /// Charges a frame of `len` to (port, priority)'s ingress; the caller checked
+    /// [`Buffers::ingress_admits`].
+    pub fn add_ingress(&mut self, port: usize, priority: usize, len: u32) -> IngressLevel {
+        let charge = Self::ingress_charge(len);
+        if let Some(book) = &mut self.book {
+            book.charge_pg(port, priority, charge);
+        }
+        self.ingress[port][priority].add(charge);
+        self.ingress_level(port, priority)
     }
 
-    fn shared_part_under(&self, limits: BufferLimits, priority: usize, bytes: u64) -> u64 {
+    pub fn sub_ingress(&mut self, port: usize, priority: usize, len: u32) -> IngressLevel {
+        let charge = Self::ingress_charge(len);
+        if let Some(book) = &mut self.book {
+            book.release_pg(port, priority, charge);
+        }
+        self.ingress[port][priority].sub(charge);
+        self.ingress_level(port, priority)
+    }
+
+    /// (port, priority)'s ingress bytes with the PFC thresholds in force now.
+    pub fn ingress_level(&self, port: usize, priority: usize) -> IngressLevel {
+        let bytes = self.ingress[port][priority].bytes;
+        let (xoff, xon) = match &self.book {
+            Some(book) => book.pg_thresholds(port, priority).unwrap_or((u64::MAX, 0)),
+            None => (self.static_pg.xoff, self.static_pg.xon),
+        };
+        IngressLevel { bytes, xoff, xon }
+    }
+
+    /// Shared mode: "if there is no space left in the shared memory pool, the packet is not
+    /// admitted" at ingress (CaPFC §II-F). Always true in the other modes (pools admit at
+    /// the PG).
+    pub fn pool_has_room(&self) -> bool {
+        match self.limits {
+            BufferLimits::Shared { pool, .. } => self.pool_used < pool,
+            _ => true,
+        }
+    }
+
+    /// Shared mode: bytes of a priority-`priority` queue at `bytes` that live in the pool.
+    fn shared_part(&self, priority: usize, bytes: u64) -> u64 {
+        self.shared_part_under(&self.limits, priority, bytes)
+    }
+
+    fn shared_part_under(&self, limits: &BufferLimits, priority: usize, bytes: u64) -> u64 {
         match limits {
             _ if self.unbounded & (1 << priority) != 0 => 0,
-            BufferLimits::Dedicated { .. } => 0,
-            BufferLimits::Shared { reserve, .. } => bytes.saturating_sub(reserve),
+            BufferLimits::Shared { reserve, .. } => bytes.saturating_sub(*reserve),
+            _ => 0,
         }
     }
 
@@ -217,7 +299,7 @@ impl Buffers {
 
     /// Whether egress queue (port, priority) can take `len` more bytes: always when it is
     /// unbounded; its own capacity in dedicated mode; in shared mode its reserve, then the
-    /// pool within the queue's, the port's and the pool's caps.
+    /// pool within the queue's, the port's and the pool's caps; in mode "pools" its profile.
     pub fn fits(&self, port: usize, priority: usize, len: u32) -> bool {
         if !self.queues[port][priority].has_room() {
             return false;
@@ -229,6 +311,9 @@ impl Buffers {
         let after = bytes + u64::from(len);
         match self.limits {
             BufferLimits::Dedicated { egress_max } => after <= egress_max,
+            BufferLimits::Pools(_) => {
+                self.book.as_ref().is_none_or(|book| book.queue_fits(port, priority, bytes, u64::from(len)))
+            }
             BufferLimits::Shared { pool, queue_cap, port_cap, .. } => {
                 let extra = self.shared_part(priority, after) - self.shared_part(priority, bytes);
                 extra == 0
@@ -249,7 +334,11 @@ impl Buffers {
         let extra = self.shared_part(priority, before + u64::from(len)) - self.shared_part(priority, before);
         self.port_shared[port] += extra;
         self.pool_used += extra;
-        self.egress[port][priority].bytes
+        let after = self.egress[port][priority].bytes;
+        if let Some(book) = &mut self.book {
+            book.queue_changed(port, priority, before, after);
+        }
+        after
     }
 
     /// The frame (port, priority) sends next: for a nested queue, as of its last settle.
@@ -269,7 +358,11 @@ impl Buffers {
         let freed = self.shared_part(priority, before) - self.shared_part(priority, before - u64::from(len));
         self.port_shared[port] -= freed;
         self.pool_used -= freed;
-        self.egress[port][priority].bytes
+        let after = self.egress[port][priority].bytes;
+        if let Some(book) = &mut self.book {
+            book.queue_changed(port, priority, before, after);
+        }
+        after
     }
 
     /// Bit p set: egress queue (port, p) has a frame it may send (held frames of paused
@@ -311,6 +404,14 @@ impl Buffers {
         for level in self.ingress.iter_mut().chain(self.egress.iter_mut()).flatten() {
             level.high_water = level.bytes;
         }
+        if let Some(book) = &mut self.book {
+            book.reset_high_water();
+        }
+    }
+
+    /// Mode "pools": the pools and the PGs' split.
+    pub fn pools(&self) -> Option<&PoolBook> {
+        self.book.as_ref()
     }
 
     /// Shared mode: bytes of the pool in use.
@@ -323,9 +424,11 @@ impl Buffers {
 mod tests {
     use super::*;
 
+    const STATIC_PG: StaticPg = StaticPg { xoff: 50_000, xon: 40_000, max: 60_000 };
+
     #[test]
     fn dedicated_queues_hold_egress_max_bytes() {
-        let mut buffers = Buffers::new(2, BufferLimits::Dedicated { egress_max: 3000 }, 0, 0, 64);
+        let mut buffers = Buffers::new(2, BufferLimits::Dedicated { egress_max: 3000 }, STATIC_PG, 0, 0, 64);
         assert!(buffers.fits(1, 3, 1500));
         buffers.enqueue(1, 3, 0, 1500);
         buffers.enqueue(1, 3, 1, 1500);
@@ -338,7 +441,7 @@ mod tests {
     #[test]
     fn shared_mode_applies_reserve_queue_port_and_pool_caps() {
         let limits = BufferLimits::Shared { reserve: 1000, pool: 5000, queue_cap: 3000, port_cap: 4000 };
-        let mut buffers = Buffers::new(3, limits, 0, 0, 1024);
+        let mut buffers = Buffers::new(3, limits, STATIC_PG, 0, 0, 1024);
         for i in 0..4 {
             buffers.enqueue(0, 0, i, 1000); // reserve + 3000 shared
         }
