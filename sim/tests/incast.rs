@@ -32,9 +32,9 @@ fn incast(senders: usize, headroom: u64, policy: PolicyKind) -> Outcome {
     let speed = BitRate::gbps(1);
     let mut config = SwitchConfig::with_ports("incast", senders + 1, speed);
     config.policy.kind = policy;
-    config.pfc.max = ByteSize(config.pfc.xoff.bytes() + headroom);
+    config.pfc.max = Some(ByteSize(config.pfc.xoff.bytes() + headroom));
     if policy == PolicyKind::PfcWdrop {
-        config.buffer.egress_max = Some(ByteSize(config.pfc.max.bytes() * senders as u64));
+        config.buffer.egress_max = Some(ByteSize(config.pfc_max() * senders as u64));
     }
     let mut net = star(&config, CABLE);
     let receiver = senders;

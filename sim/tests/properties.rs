@@ -83,7 +83,7 @@ proptest! {
         let bound = config.ports.iter().map(|p| headroom_bound(p.speed, p.mtu, cable, Duration::ZERO)).max().unwrap();
         config.pfc.xoff = ByteSize(s.xoff);
         config.pfc.xon = ByteSize(s.xoff - s.hysteresis);
-        config.pfc.max = ByteSize(s.xoff + bound);
+        config.pfc.max = Some(ByteSize(s.xoff + bound));
         // Policy `pfc` with the default egress_max and buffer.frames: only the ingress limits
         // decide, so nothing lossless may be lost whatever the egress queues hold.
         prop_assert!(config.validate().unwrap().is_empty(), "headroom at the bound: no warning");
@@ -118,7 +118,7 @@ proptest! {
                 let ledger = switch.ledger(port, priority);
                 prop_assert!(ledger.balanced(), "({}, {}): {:?}", port, priority, ledger);
                 if config.pfc.lossless.contains(&priority.value()) {
-                    prop_assert!(state.ingress.high_water <= config.pfc.max.bytes());
+                    prop_assert!(state.ingress.high_water <= config.pfc_max());
                     prop_assert_eq!(switch.counters(port).priority[priority.index()].drops(DropReason::IngressMax), 0);
                 }
             }

@@ -25,7 +25,7 @@ fn switch(name: &str, speed: BitRate) -> Switch {
     let mut config = SwitchConfig::with_ports(name, 2, speed);
     config.fecn.priorities = vec![3];
     // PFC far above the queues the tests build.
-    (config.pfc.xoff, config.pfc.xon, config.pfc.max) = (ByteSize(300_000), ByteSize(250_000), ByteSize(400_000));
+    (config.pfc.xoff, config.pfc.xon, config.pfc.max) = (ByteSize(300_000), ByteSize(250_000), Some(ByteSize(400_000)));
     let (mut switch, _) = Switch::new(&config).unwrap();
     switch.handle_timeout(T0);
     switch.handle_timeout(T0 + MS);

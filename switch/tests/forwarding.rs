@@ -241,7 +241,7 @@ fn reconfigure_applies_thresholds_at_once_and_keeps_every_frame() {
     let mut lower = config.clone();
     lower.pfc.xoff = ByteSize(2_000);
     lower.pfc.xon = ByteSize(1_000);
-    lower.pfc.max = ByteSize(10_000);
+    lower.pfc.max = Some(ByteSize(10_000));
     sw.reconfigure(T0, &config, &lower).unwrap();
     assert!(sw.queue_state(T0, 0, p3).pausing_peer, "3000 B now exceeds the new XOFF");
     let later = Instant::from_nanos(1_000_000);

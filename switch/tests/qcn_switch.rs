@@ -62,7 +62,7 @@ impl Rig {
         let mut config = SwitchConfig::with_ports("qcn", 4, BitRate::gbps(1));
         config.pfc.xoff = ByteSize(300_000);
         config.pfc.xon = ByteSize(250_000);
-        config.pfc.max = ByteSize(400_000);
+        config.pfc.max = Some(ByteSize(400_000));
         config
     }
 

@@ -396,6 +396,10 @@ impl Datapath {
                     self.switch.reset_counters(self.clock.now());
                     ControlResponse::Done { message: "counters reset".into() }
                 }
+                ControlRequest::ClearWatermarks => {
+                    self.switch.clear_watermarks();
+                    ControlResponse::Done { message: "watermarks cleared".into() }
+                }
                 ControlRequest::Reload => self.reload(),
                 ControlRequest::SetPolicy { policy } => self.set_policy(policy),
             };

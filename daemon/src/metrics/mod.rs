@@ -20,6 +20,7 @@
 //! - one request per connection (`Connection: close`); garbage gets `400` and is closed;
 //! - two threads in all: the runtime and one blocking thread that asks the datapath.
 
+mod buffer;
 mod family;
 mod fecn;
 mod ofc;
@@ -328,6 +329,9 @@ impl Collector for SnapshotCollector {
         }
         if let Some(report) = &s.ofc {
             ofc::encode(e, report)?;
+        }
+        if let Some(report) = &s.buffer {
+            buffer::encode(e, report)?;
         }
 
         let per_port = s.ports.iter().map(|p| (vec![("port", p.name.clone())], counter(p.pause_rx)));
@@ -705,6 +709,37 @@ mod tests {
             ],
         );
         assert!(!text.contains("pfcswitch_ofc_congested_flows{port=\"p1\",priority=\"0\""), "lossless only");
+    }
+
+    #[test]
+    fn buffer_families_are_exported_per_pool_and_per_lossless_pg() {
+        let text = default_switch_exports(
+            |config| {
+                let tables: pfcswitch_switch::config::BufferConfig = toml::from_str(
+                    "mode = \"pools\"\n\
+                     [pools.ingress_lossless_pool]\ntype = \"ingress\"\nsize = 100000\nxoff = 50000\n\
+                     [pools.egress_lossy_pool]\ntype = \"egress\"\nsize = 100000\n\
+                     [profiles.pg_lossless]\npool = \"ingress_lossless_pool\"\ndynamic_th = 0\n\
+                     [profiles.q_lossy]\npool = \"egress_lossy_pool\"\nsize = 1000\ndynamic_th = 1\n\
+                     [pg]\n\"*|3\" = \"pg_lossless\"\n[queue]\n\"*|0-2,4-7\" = \"q_lossy\"\n",
+                )
+                .expect("tables");
+                config.buffer = tables;
+                let defaults = pfcswitch_switch::config::PfcConfig::default();
+                (config.pfc.xoff, config.pfc.xon, config.pfc.max) = (defaults.xoff, defaults.xon, None);
+            },
+            &[
+                "pfcswitch_buffer_pool_size_bytes{pool=\"ingress_lossless_pool\",kind=\"ingress\"} 100000",
+                "pfcswitch_buffer_pool_used_bytes{pool=\"egress_lossy_pool\",kind=\"egress\"} 0",
+                "pfcswitch_buffer_pool_headroom_watermark_bytes{pool=\"ingress_lossless_pool\",kind=\"ingress\"} 0",
+                // An empty pool: alpha = 1 of 100000 free bytes.
+                "pfcswitch_pg_xoff_threshold_bytes{port=\"p1\",priority=\"3\"} 100000",
+                "pfcswitch_pg_headroom_watermark_bytes{port=\"p1\",priority=\"3\"} 0",
+                // The reserve and alpha = 2 of 100000 free bytes, capped by nothing but the pool.
+                "pfcswitch_queue_limit_bytes{port=\"p1\",priority=\"0\"} 201000",
+            ],
+        );
+        assert!(!text.contains("pfcswitch_queue_limit_bytes{port=\"p1\",priority=\"3\"}"), "lossless: unbounded");
     }
 
     #[test]

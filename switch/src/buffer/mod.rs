@@ -141,6 +141,7 @@ pub struct Buffers {
     /// Shared mode: pool bytes held by each egress port, and by all.
     port_shared: Vec<u64>,
     pool_used: u64,
+    pool_high_water: u64,
 }
 
 impl Buffers {
@@ -167,6 +168,7 @@ impl Buffers {
             occupied: vec![0; ports],
             port_shared: vec![0; ports],
             pool_used: 0,
+            pool_high_water: 0,
         }
     }
 
@@ -334,6 +336,7 @@ impl Buffers {
         let extra = self.shared_part(priority, before + u64::from(len)) - self.shared_part(priority, before);
         self.port_shared[port] += extra;
         self.pool_used += extra;
+        self.pool_high_water = self.pool_high_water.max(self.pool_used);
         let after = self.egress[port][priority].bytes;
         if let Some(book) = &mut self.book {
             book.queue_changed(port, priority, before, after);
@@ -404,6 +407,7 @@ impl Buffers {
         for level in self.ingress.iter_mut().chain(self.egress.iter_mut()).flatten() {
             level.high_water = level.bytes;
         }
+        self.pool_high_water = self.pool_used;
         if let Some(book) = &mut self.book {
             book.reset_high_water();
         }
@@ -414,9 +418,37 @@ impl Buffers {
         self.book.as_ref()
     }
 
+    pub fn limits(&self) -> &BufferLimits {
+        &self.limits
+    }
+
+    pub fn static_pg(&self) -> StaticPg {
+        self.static_pg
+    }
+
+    /// The most bytes egress queue (port, priority) may hold now; `None` when unbounded.
+    pub fn queue_limit(&self, port: usize, priority: usize) -> Option<u64> {
+        if self.is_unbounded(priority) {
+            return None;
+        }
+        match &self.limits {
+            BufferLimits::Dedicated { egress_max } => Some(*egress_max),
+            BufferLimits::Shared { reserve, queue_cap, .. } => Some(reserve + queue_cap),
+            BufferLimits::Pools(layout) => {
+                let profile = layout.queue[port][priority]?;
+                self.book.as_ref().map(|book| profile.reserved + book.limit(&profile))
+            }
+        }
+    }
+
     /// Shared mode: bytes of the pool in use.
     pub fn pool_used(&self) -> u64 {
         self.pool_used
+    }
+
+    /// Shared mode: the most bytes of the pool in use since the last reset.
+    pub fn pool_high_water(&self) -> u64 {
+        self.pool_high_water
     }
 }
 

@@ -86,6 +86,16 @@ impl Default for BufferConfig {
     }
 }
 
+impl BufferConfig {
+    pub fn mode_name(&self) -> &'static str {
+        match self.mode {
+            BufferMode::Dedicated => "dedicated",
+            BufferMode::Shared => "shared",
+            BufferMode::Pools => "pools",
+        }
+    }
+}
+
 /// Buffer settings with mode defaults applied.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BufferLimits {

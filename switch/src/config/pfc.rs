@@ -10,6 +10,9 @@ pub const L2_HEADER_MAX: u64 = 18;
 /// A PAUSE/PFC frame on the wire: 60 B + FCS + preamble + gap.
 pub const PFC_WIRE_BYTES: u64 = 60 + WIRE_OVERHEAD;
 
+/// The CaPFC paper's Table II ingress MAX, the default unless a link needs more headroom.
+pub const DEFAULT_PFC_MAX: u64 = 60_000;
+
 /// `[pfc]`: 802.1Qbb thresholds on ingress accounting, per (port, lossless priority).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -18,8 +21,11 @@ pub struct PfcConfig {
     pub lossless: Vec<u8>,
     pub xoff: ByteSize,
     pub xon: ByteSize,
-    /// Ingress MAX: a lossless frame that would exceed it is dropped.
-    pub max: ByteSize,
+    /// Ingress MAX: a lossless frame that would exceed it is dropped. Default: 60KB, or more
+    /// when a port's link needs more headroom above XOFF
+    /// ([`SwitchConfig::pfc_max`](crate::config::SwitchConfig::pfc_max)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<ByteSize>,
     /// Pause time sent with XOFF; refreshed at half of it while still above XON.
     pub quanta: u16,
     /// One-way propagation delay of the cables, for the headroom check.
@@ -37,7 +43,7 @@ impl Default for PfcConfig {
             lossless: vec![3],
             xoff: ByteSize(50_000),
             xon: ByteSize(40_000),
-            max: ByteSize(60_000),
+            max: None,
             quanta: u16::MAX,
             cable_delay: Duration::from_nanos(100),
             response_time: Duration::from_micros(1),

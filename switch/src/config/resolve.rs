@@ -4,6 +4,7 @@
 //! [`SwitchConfig::validate`] reports.
 
 use super::buffer::{BufferLimits, BufferMode, DEFAULT_LOSSY_FRAMES, MIN_FRAME_CHARGE};
+use super::pfc::{DEFAULT_PFC_MAX, headroom_bound};
 use super::pipeline::EgressFull;
 use super::policy::PolicyKind;
 use super::pools::LinkTerms;
@@ -34,12 +35,31 @@ impl SwitchConfig {
             return layout.lossless_bytes_bound(self.lossless_mask()) / MIN_FRAME_CHARGE;
         }
         let lossless = u64::from(self.lossless_mask().count_ones());
-        self.ports.len() as u64 * lossless * (self.pfc.max.bytes() / MIN_FRAME_CHARGE)
+        self.ports.len() as u64 * lossless * (self.pfc_max() / MIN_FRAME_CHARGE)
+    }
+
+    /// `pfc.max`, or its default: the CaPFC paper's 60KB, raised to XOFF plus the headroom
+    /// the most demanding port's link needs ([`headroom_bound`]) so that a config without
+    /// `[pfc]` works at any speed.
+    pub fn pfc_max(&self) -> u64 {
+        self.pfc.max.map_or_else(
+            || {
+                let pfc = &self.pfc;
+                let needed = self
+                    .ports
+                    .iter()
+                    .map(|port| headroom_bound(port.speed, port.mtu, pfc.cable_delay, pfc.response_time))
+                    .max()
+                    .unwrap_or(0);
+                DEFAULT_PFC_MAX.max(pfc.xoff.bytes() + needed)
+            },
+            ByteSize::bytes,
+        )
     }
 
     /// `[pfc]`'s ingress thresholds (modes other than "pools").
     pub fn static_pg(&self) -> StaticPg {
-        StaticPg { xoff: self.pfc.xoff.bytes(), xon: self.pfc.xon.bytes(), max: self.pfc.max.bytes() }
+        StaticPg { xoff: self.pfc.xoff.bytes(), xon: self.pfc.xon.bytes(), max: self.pfc_max() }
     }
 
     /// `buffer.frames`, or its default.

@@ -36,7 +36,7 @@ fn threshold_order_is_enforced() {
     c.pfc.xon = ByteSize(50_000);
     assert!(rejects(&c, "pfc.xon").contains("must be below xoff"));
     let mut c = config();
-    c.pfc.xoff = ByteSize(60_000);
+    (c.pfc.xoff, c.pfc.max) = (ByteSize(60_000), Some(ByteSize(60_000)));
     assert!(rejects(&c, "pfc.xoff").contains("must be below max"));
 }
 
@@ -45,6 +45,7 @@ fn headroom_below_the_bound_is_refused_under_pfc_and_a_warning_otherwise() {
     let mut c = config();
     c.ports[1].speed = BitRate::gbps(10);
     c.pfc.response_time = Duration::from_micros(10);
+    c.pfc.max = Some(ByteSize(60_000));
     let reason = rejects(&c, "pfc.max");
     assert!(reason.contains("17460 B") && reason.contains("policy \"pfc\" keeps lossless"), "{reason}");
     c.policy.kind = PolicyKind::PfcWstop;
@@ -313,4 +314,15 @@ fn ports_must_be_distinct() {
     assert!(rejects(&c, "fdb.static[0].port").contains("empty list"));
     c.fdb.static_entries[0].port = StaticPorts::Group(vec!["p1".into(), "p2".into()]);
     assert_eq!(c.static_fdb_entries().unwrap(), vec![("02:00:00:00:00:01".parse().unwrap(), 0b110)]);
+}
+
+#[test]
+fn without_pfc_max_the_headroom_comes_from_the_fastest_link() {
+    let mut c = SwitchConfig::with_ports("sw400", 2, BitRate::gbps(400));
+    let bound = headroom_bound(BitRate::gbps(400), 1500, c.pfc.cable_delay, c.pfc.response_time);
+    assert_eq!(c.validate().unwrap(), vec![], "a config without [pfc] works at 400 Gbit/s");
+    assert_eq!(c.pfc_max(), c.pfc.xoff.bytes() + bound);
+    assert_eq!(config().pfc_max(), 60_000, "slow links keep the Table II default");
+    c.pfc.max = Some(ByteSize(60_000));
+    assert!(rejects(&c, "pfc.max").contains(&format!("{bound} B that port[0] `p0` needs at 400Gbps")));
 }

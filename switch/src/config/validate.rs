@@ -7,7 +7,7 @@ use super::policy::PolicyKind;
 use super::ports::{MAX_PORTS, Trust};
 use super::switch_config::SwitchConfig;
 use crate::config_error::{ConfigError, error};
-use pfcswitch_link::units;
+use pfcswitch_link::units::{self, ByteSize};
 use pfcswitch_wire::{MIN_FRAME_LEN, Pcp};
 use std::collections::HashSet;
 use std::fmt;
@@ -203,8 +203,9 @@ impl SwitchConfig {
         if pfc.xon >= pfc.xoff {
             return Err(error("pfc.xon", format!("xon ({}) must be below xoff ({})", pfc.xon, pfc.xoff)));
         }
-        if pfc.xoff >= pfc.max {
-            return Err(error("pfc.xoff", format!("xoff ({}) must be below max ({})", pfc.xoff, pfc.max)));
+        let max = ByteSize(self.pfc_max());
+        if pfc.xoff >= max {
+            return Err(error("pfc.xoff", format!("xoff ({}) must be below max ({max})", pfc.xoff)));
         }
         if pfc.quanta == 0 {
             return Err(error("pfc.quanta", "0 would send XOFF frames that pause nothing"));
@@ -215,7 +216,7 @@ impl SwitchConfig {
         if pfc.lossless.is_empty() {
             return Ok(());
         }
-        let headroom = pfc.max.bytes() - pfc.xoff.bytes();
+        let headroom = max.bytes() - pfc.xoff.bytes();
         for (index, port) in self.ports.iter().enumerate() {
             let bound = headroom_bound(port.speed, port.mtu, pfc.cable_delay, pfc.response_time);
             if headroom < bound {
@@ -239,12 +240,12 @@ impl SwitchConfig {
     /// what its link needs is a way to lose lossless frames.
     fn validate_pool_pfc(&self, warnings: &mut Vec<ConfigWarning>) -> Result<(), ConfigError> {
         let defaults = PfcConfig::default();
-        for (key, set, default) in [
-            ("pfc.xoff", self.pfc.xoff, defaults.xoff),
-            ("pfc.xon", self.pfc.xon, defaults.xon),
-            ("pfc.max", self.pfc.max, defaults.max),
+        for (key, set) in [
+            ("pfc.xoff", self.pfc.xoff != defaults.xoff),
+            ("pfc.xon", self.pfc.xon != defaults.xon),
+            ("pfc.max", self.pfc.max.is_some()),
         ] {
-            if set != default {
+            if set {
                 return Err(error(
                     key,
                     "buffer mode \"pools\" takes XOFF, XON and headroom from the profiles buffer.pg maps \
@@ -348,7 +349,7 @@ impl SwitchConfig {
                 let lossless = self.lossless_mask();
                 (0..8).filter(|p| lossless & (1 << p) != 0).map(|p| layout.pg_bytes_bound(p)).max().unwrap_or(0)
             }
-            _ => self.pfc.max.bytes(),
+            _ => self.pfc_max(),
         }
     }
 

@@ -2,10 +2,12 @@
 //! CLI prints and what the metrics endpoint renders. Built at scrape time only, never on the
 //! per-frame path.
 
+mod buffer;
 mod fecn;
 mod ofc;
 mod qcn;
 
+pub use buffer::{BufferQueueReport, BufferReport, PgReport, PoolReport};
 pub use fecn::{FecnReport, RateInterval, RateReport};
 pub use ofc::{OfcCongestedFlow, OfcQueueReport, OfcQueuedFlow, OfcReport};
 pub use qcn::{CpReport, CpSample, QcnReport};
@@ -30,6 +32,8 @@ pub enum ControlRequest {
     Reload,
     /// Queue occupancy only: cheap enough to ask for every few milliseconds.
     Queues,
+    /// Restart the high-water marks of PGs, queues and pools (counters stay).
+    ClearWatermarks,
     /// Switch the flow-control policy now, without losing a frame. Not written to the
     /// configuration file: a reload returns to the file's policy.
     SetPolicy { policy: crate::config::PolicyConfig },
@@ -75,6 +79,9 @@ pub struct Snapshot {
     /// FECN's rate points, when `[fecn]` monitors a priority.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fecn: Option<FecnReport>,
+    /// Pools, priority groups and queues with their thresholds and watermarks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<BufferReport>,
 }
 
 /// CaPFC (§II): per input and lossless priority the decision D = I ∨ ⋁E and the egress
@@ -396,7 +403,7 @@ impl Snapshot {
                 lossless: config.pfc.lossless.clone(),
                 xoff_bytes: config.pfc.xoff.bytes(),
                 xon_bytes: config.pfc.xon.bytes(),
-                max_bytes: config.pfc.max.bytes(),
+                max_bytes: config.pfc_max(),
                 quanta: config.pfc.quanta,
             },
             ports,
@@ -407,6 +414,7 @@ impl Snapshot {
             ofc: OfcReport::of(switch, config, now),
             qcn: QcnReport::of(switch, config),
             fecn: FecnReport::of(switch, config),
+            buffer: Some(BufferReport::of(switch.buffers(), config)),
         }
     }
 

@@ -37,6 +37,17 @@ impl Switch {
         self.buffers.pools()
     }
 
+    /// Ingress accounting, egress queues and pools, for reports.
+    pub fn buffers(&self) -> &crate::buffer::Buffers {
+        &self.buffers
+    }
+
+    /// Restarts every high-water mark (PG, queue, pool) from the current levels; counters stay
+    /// (SONiC's `sonic-clear ... watermark`).
+    pub fn clear_watermarks(&mut self) {
+        self.buffers.reset_high_water();
+    }
+
     pub fn pfcwd(&self) -> &Watchdog {
         &self.pfcwd
     }
