@@ -31,6 +31,7 @@
 //! its switch port paused on one priority for a while ([`Storm`]).
 
 mod error;
+mod host_list;
 mod spans;
 mod storm;
 
@@ -77,10 +78,11 @@ pub struct ClassSpec {
     pub kind: Pattern,
     /// 802.1Q priority (PCP) of its frames.
     pub priority: u8,
-    /// Host names; omitted, every host of the topology (a fabric's 128 servers).
-    #[serde(default)]
+    /// Host names, `h1..h4` for a range (a list, or one string); omitted, every host of the
+    /// topology (a fabric's 128 servers).
+    #[serde(default, deserialize_with = "host_list::deserialize")]
     pub senders: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "host_list::deserialize")]
     pub receivers: Vec<String>,
     /// Message size (poisson, query: per sender's answer, burst). On `long` and `constant`
     /// it makes each flow one finite message, whose FCT is the flow's (OFC's Table I).
