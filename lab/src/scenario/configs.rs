@@ -12,6 +12,7 @@ use pfcswitch_hosts::{FecnReaction, QcnReaction};
 use pfcswitch_sim::fabric::Fabric;
 use pfcswitch_switch::config::SwitchConfig;
 use std::path::Path;
+use std::time::Duration;
 
 /// Merges `overrides` into `table`, table by table.
 fn merge(table: &mut toml::Table, overrides: &toml::Table) {
@@ -31,11 +32,25 @@ pub(super) fn merge_section(table: &mut toml::Table, section: &str, keys: toml::
 }
 
 /// A switch config file with the scenario's overrides, port speed and MTU, the run's policy
-/// and, if given, its PFC watchdog, QCN and FECN modes.
-fn merged_config(scenario: &Scenario, path: &Path, policy: &RunPolicy, modes: &Modes) -> Result<toml::Table> {
+/// and, if given, its PFC watchdog, QCN and FECN modes. With `cable` (the simulator's cable
+/// delay) `pfc.cable_delay` is that delay unless the file or the overrides set it: the
+/// headroom a switch computes, or checks `pfc.max` against, is that of the links it has.
+fn merged_config(
+    scenario: &Scenario,
+    path: &Path,
+    policy: &RunPolicy,
+    modes: &Modes,
+    cable: Option<Duration>,
+) -> Result<toml::Table> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut table: toml::Table = text.parse().with_context(|| format!("{}", path.display()))?;
     merge(&mut table, &scenario.overrides);
+    let sets_cable =
+        table.get("pfc").and_then(toml::Value::as_table).is_some_and(|pfc| pfc.contains_key("cable_delay"));
+    if let Some(cable) = cable.filter(|_| !sets_cable) {
+        let delay = toml::Value::String(pfcswitch_link::units::format_duration(cable));
+        merge_section(&mut table, "pfc", toml::Table::from_iter([("cable_delay".to_string(), delay)]));
+    }
     merge_section(&mut table, "policy", policy.config_keys());
     for (section, keys) in modes.config_keys(scenario) {
         merge_section(&mut table, section, keys);
@@ -57,16 +72,17 @@ pub(super) fn write_configs(
     policy: &RunPolicy,
     modes: &Modes,
     fabric: Option<&Fabric>,
+    cable: Option<Duration>,
     dir: &Path,
 ) -> Result<()> {
     let base = file.parent().unwrap_or(Path::new("."));
     if let (Some(fabric), Some(spec)) = (fabric, &scenario.fabric) {
-        let table = merged_config(scenario, &base.join(&spec.switch), policy, modes)?;
+        let table = merged_config(scenario, &base.join(&spec.switch), policy, modes, cable)?;
         return super::fabric::write_configs(fabric, &table, dir);
     }
     for (switch, config) in &scenario.switches {
-        let table =
-            merged_config(scenario, &base.join(config), policy, modes).with_context(|| format!("switch {switch}"))?;
+        let table = merged_config(scenario, &base.join(config), policy, modes, cable)
+            .with_context(|| format!("switch {switch}"))?;
         std::fs::write(dir.join(format!("{switch}.toml")), toml::to_string(&table)?)?;
     }
     Ok(())

@@ -43,6 +43,9 @@ pub(super) fn create_dirs(out: &Path, dirs: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// The run-directory suffix of a simulated run.
+pub(super) const SIMULATED: &str = "-sim";
+
 /// Loads the scenario, checks it against its topology and writes the switch configs;
 /// `suffix` tells a simulated run's directory from a real one's.
 pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
@@ -84,7 +87,10 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     let with_sets = |e: anyhow::Error| {
         if scenario.sets.is_empty() { e } else { e.context(format!("with --set {}", scenario.sets.join(" --set "))) }
     };
-    write_configs(&scenario, &file, &policy, &args.modes, fabric.as_ref(), &out.join("configs")).map_err(with_sets)?;
+    // The simulator's cables have the scenario's delay; veths have none worth counting.
+    let cable = (suffix == SIMULATED).then_some(scenario.cable);
+    write_configs(&scenario, &file, &policy, &args.modes, fabric.as_ref(), cable, &out.join("configs"))
+        .map_err(with_sets)?;
     let mut configs = Vec::new();
     for switch in &topology.switches {
         let path = out.join("configs").join(format!("{switch}.toml"));

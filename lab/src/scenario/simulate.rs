@@ -60,7 +60,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         anyhow::bail!("--capture taps the namespaces' links; the simulator writes no pcap (yet)");
     }
     let Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload: plan_context } =
-        prepare(args, "-sim")?;
+        prepare(args, super::prepare::SIMULATED)?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
     let TopologyDescription { switches, hosts, links } = topology;
     eprintln!(
