@@ -2,6 +2,7 @@
 //! calls the crates that do the work (`pfcswitch-lab` for experiments, traffic and the
 //! control client, `pfcswitch-wire` for frames), then prints tables or JSON (`-j`).
 
+mod buffer;
 mod capture;
 mod control;
 mod decode;
@@ -83,6 +84,10 @@ enum Command {
     /// FECN's rate points per port and monitored priority.
     #[command(subcommand)]
     Fecn(fecn::FecnCommand),
+    /// Buffer pools, priority groups and queues: show them with their watermarks, clear the
+    /// watermarks, import a SONiC configuration.
+    #[command(subcommand)]
+    Buffer(buffer::BufferCommand),
     /// The flow-control policy: show its state, or switch it at run time.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -130,6 +135,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Traffic(TrafficCommand::Storm(args)) => traffic::storm(&args, json),
         Command::Traffic(TrafficCommand::Endpoint(args)) => endpoint::run(&args),
         Command::Scenario(command) => scenario::run(command),
+        Command::Buffer(command) => buffer::run(command, socket, json),
         Command::Status => view(control::status),
         Command::Ports => view(control::ports),
         Command::Pfc { command: PfcCommand::Show { port } } => {

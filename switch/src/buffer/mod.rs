@@ -19,8 +19,10 @@
 //! priority group with a profile: its admission and its PFC thresholds follow the pool, and
 //! egress queues are limited by theirs. Otherwise ingress admission is `[pfc]`'s static MAX.
 
+mod level;
 mod pools;
 
+pub use level::Level;
 pub use pools::{PgUse, PoolBook, PoolUse};
 
 use crate::config::BufferLimits;
@@ -83,24 +85,6 @@ impl Arena {
 
     pub fn in_use(&self) -> usize {
         self.slots.len() - self.free.len()
-    }
-}
-
-/// Byte occupancy of one (port, priority) with its high-water mark.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Level {
-    pub bytes: u64,
-    pub high_water: u64,
-}
-
-impl Level {
-    fn add(&mut self, len: u64) {
-        self.bytes += len;
-        self.high_water = self.high_water.max(self.bytes);
-    }
-
-    fn sub(&mut self, len: u64) {
-        self.bytes -= len;
     }
 }
 

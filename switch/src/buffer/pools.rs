@@ -9,7 +9,7 @@
 //! bytes, as the ASIC checks it per cell: a PG whose threshold shrank because others filled
 //! the pool keeps what it holds, and a paused PG resumes on its own departures.
 
-use super::Level;
+use super::level::Level;
 use crate::config::{PoolLayout, Profile};
 use std::sync::Arc;
 

@@ -1,7 +1,8 @@
 //! `[buffer]`: egress queue memory in its modes (dedicated, shared, pools), the limits it
 //! resolves to, and the descriptor counts the frame budget is built from.
 
-use super::pools::{PoolConfig, PoolLayout, ProfileConfig};
+use super::pools::{LinkTerms, PoolConfig, PoolLayout, PoolTables, ProfileConfig};
+use crate::config_error::ConfigError;
 use pfcswitch_link::units::ByteSize;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -87,6 +88,12 @@ impl Default for BufferConfig {
 }
 
 impl BufferConfig {
+    /// Mode "pools": the tables checked and resolved per port and priority.
+    pub fn resolve_pools(&self, link: &LinkTerms<'_>) -> Result<PoolLayout, ConfigError> {
+        let tables = PoolTables { pools: &self.pools, profiles: &self.profiles, pg: &self.pg, queue: &self.queue };
+        tables.resolve(link)
+    }
+
     pub fn mode_name(&self) -> &'static str {
         match self.mode {
             BufferMode::Dedicated => "dedicated",

@@ -9,12 +9,12 @@
 //! arrives into its headroom (`xoff` bytes; drawn from the pool's shared headroom pool when
 //! the pool has one), and resumes at `max(xon, threshold − xon_offset)`.
 
-use super::buffer::BufferConfig;
 use super::pfc::{L2_HEADER_MAX, headroom_bound};
 use super::ports::PortConfig;
 use crate::config_error::{ConfigError, error};
 use pfcswitch_link::units::ByteSize;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// `dynamic_th` k gives α = 2^k; Broadcom and Mellanox ASICs accept about this range.
@@ -32,10 +32,10 @@ pub enum PoolType {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PoolMode {
-    /// Its profiles set `dynamic_th`.
+    /// Its profiles usually set `dynamic_th`.
     #[default]
     Dynamic,
-    /// Its profiles set `static_th`.
+    /// Its profiles usually set `static_th` (a profile may set the other; SAI allows it).
     Static,
 }
 
@@ -138,12 +138,15 @@ pub struct PoolLayout {
 }
 
 impl PoolLayout {
-    /// The most bytes an egress queue of `priority` can hold on any port.
+    /// The most bytes an egress queue of `priority` can hold on any port; `u64::MAX` when
+    /// a port has no profile for it (only the descriptors bound it).
     pub fn queue_bytes_bound(&self, priority: usize) -> u64 {
         self.queue
             .iter()
-            .filter_map(|queues| queues[priority])
-            .map(|q| q.reserved + q.threshold.ceiling(self.pools[usize::from(q.pool)].size))
+            .map(|queues| {
+                queues[priority]
+                    .map_or(u64::MAX, |q| q.reserved + q.threshold.ceiling(self.pools[usize::from(q.pool)].size))
+            })
             .max()
             .unwrap_or(0)
     }
@@ -190,9 +193,18 @@ pub struct LinkTerms<'a> {
     pub response_time: Duration,
 }
 
-impl BufferConfig {
+/// The four tables of mode "pools", as `[buffer]` holds them.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolTables<'a> {
+    pub pools: &'a BTreeMap<String, PoolConfig>,
+    pub profiles: &'a BTreeMap<String, ProfileConfig>,
+    pub pg: &'a BTreeMap<String, String>,
+    pub queue: &'a BTreeMap<String, String>,
+}
+
+impl PoolTables<'_> {
     /// Mode "pools": checks the tables and resolves them per port and priority; errors name the key.
-    pub fn resolve_pools(&self, link: &LinkTerms<'_>) -> Result<PoolLayout, ConfigError> {
+    pub fn resolve(&self, link: &LinkTerms<'_>) -> Result<PoolLayout, ConfigError> {
         if self.pools.len() > 16 {
             return Err(error("buffer.pools", format!("{} pools; at most 16", self.pools.len())));
         }
@@ -218,7 +230,7 @@ impl BufferConfig {
         let profiles: Vec<String> = self.profiles.keys().cloned().collect();
         let ports = link.ports.len();
         let mut layout = PoolLayout { pools, profiles, pg: vec![[None; 8]; ports], queue: vec![[None; 8]; ports] };
-        for (table, kind) in [(&self.pg, PoolType::Ingress), (&self.queue, PoolType::Egress)] {
+        for (table, kind) in [(self.pg, PoolType::Ingress), (self.queue, PoolType::Egress)] {
             let name = if kind == PoolType::Ingress { "pg" } else { "queue" };
             for (entry, profile_name) in table {
                 let key = format!("buffer.{name}.\"{entry}\"");
@@ -289,10 +301,11 @@ impl BufferConfig {
                 format!("`{}` is not an {wanted} pool, and buffer.{table} maps this profile", config.pool),
             ));
         }
-        let mode = self.pools[&config.pool].mode;
-        let threshold = match (config.dynamic_th, config.static_th, mode) {
-            (Some(k), None, PoolMode::Dynamic) if DYNAMIC_TH_RANGE.contains(&k) => Threshold::Dynamic(k),
-            (Some(k), None, PoolMode::Dynamic) => {
+        // A profile picks its own threshold mode, as SAI lets it (SONiC's Broadcom templates put
+        // a static_th lossy profile in a dynamic pool); the pool's `mode` is the usual one.
+        let threshold = match (config.dynamic_th, config.static_th) {
+            (Some(k), None) if DYNAMIC_TH_RANGE.contains(&k) => Threshold::Dynamic(k),
+            (Some(k), None) => {
                 return Err(error(
                     key("dynamic_th"),
                     format!(
@@ -302,19 +315,14 @@ impl BufferConfig {
                     ),
                 ));
             }
-            (None, Some(bytes), PoolMode::Static) => Threshold::Static(bytes.bytes()),
-            (Some(_), Some(_), _) => return Err(error(key("static_th"), "set dynamic_th or static_th, not both")),
-            (_, _, PoolMode::Dynamic) => {
-                return Err(error(
-                    key("dynamic_th"),
-                    format!("pool `{}` is dynamic: its profiles set dynamic_th", config.pool),
-                ));
-            }
-            (_, _, PoolMode::Static) => {
-                return Err(error(
-                    key("static_th"),
-                    format!("pool `{}` is static: its profiles set static_th", config.pool),
-                ));
+            (None, Some(bytes)) => Threshold::Static(bytes.bytes()),
+            (Some(_), Some(_)) => return Err(error(key("static_th"), "set dynamic_th or static_th, not both")),
+            (None, None) => {
+                let usual = match self.pools[&config.pool].mode {
+                    PoolMode::Dynamic => "dynamic_th",
+                    PoolMode::Static => "static_th",
+                };
+                return Err(error(key(usual), "missing: a profile sets dynamic_th (α = 2^dynamic_th) or static_th"));
             }
         };
         let lossless = kind == PoolType::Ingress && link.lossless & (1 << priority) != 0;

@@ -104,14 +104,8 @@ fn bad_tables_are_refused_with_the_key_and_the_reason() {
         ("\"p0,p1|0\" = \"pg_lossy\"", "\"p0\" = \"pg_lossy\"", "buffer.pg.\"p0\"", "PORTS|PRIORITIES"),
         ("\"p0,p1|0\" = \"pg_lossy\"", "\"p0|3\" = \"pg_lossy\"", "buffer.pg.\"p0|3\"", "already mapped"),
         ("\"*|3\" = \"pg_lossless\"\n", "", "buffer.pg", "priority 3 is lossless but no entry maps port `p0`"),
-        ("\"*|0-2,4-7\" = \"q_lossy\"", "\"*|0-2\" = \"q_lossy\"", "buffer.queue", "port `p0` priority 4"),
         ("dynamic_th = -2", "dynamic_th = 9", "buffer.profiles.pg_lossless.dynamic_th", "outside -7..=7"),
-        (
-            "dynamic_th = -2",
-            "static_th = 5000",
-            "buffer.profiles.pg_lossless.dynamic_th",
-            "pool `ingress_lossless_pool` is dynamic",
-        ),
+        ("dynamic_th = -2", "", "buffer.profiles.pg_lossless.dynamic_th", "missing: a profile sets dynamic_th"),
         ("dynamic_th = -2", "dynamic_th = -2\nstatic_th = 5000", "buffer.profiles.pg_lossless.static_th", "not both"),
         (
             "pool = \"egress_lossy_pool\"\nsize = 1518",
@@ -174,4 +168,19 @@ fn the_mode_keeps_serialising_as_it_was_written() {
     let text = toml::to_string(&config).unwrap();
     assert_eq!(toml::from_str::<SwitchConfig>(&text).unwrap(), config, "{text}");
     assert_eq!(config.buffer.profiles["q_lossy"].size, ByteSize(1518));
+}
+
+#[test]
+fn a_profile_may_take_the_other_threshold_mode_and_unmapped_queues_are_a_warning() {
+    let text =
+        TABLES.replacen("dynamic_th = 3\n", "static_th = \"20KB\"\n", 1).replacen("\"*|0-2,4-7\"", "\"*|0-2,4-6\"", 1);
+    let config: SwitchConfig = toml::from_str(&text).unwrap();
+    let warnings = config.validate().unwrap();
+    assert_eq!(layout(&config).pg[0][0].unwrap().threshold, Threshold::Static(20_000), "static_th in a dynamic pool");
+    assert_eq!(warnings.len(), 3, "one per port: {warnings:?}");
+    assert!(
+        warnings[0].key == "buffer.queue" && warnings[0].message.contains("port `p0` priorities [7]"),
+        "{warnings:?}"
+    );
+    assert_eq!(layout(&config).queue_bytes_bound(7), u64::MAX, "unmapped: only the descriptors bound it");
 }

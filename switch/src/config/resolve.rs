@@ -122,18 +122,6 @@ impl SwitchConfig {
                     response_time: self.pfc.response_time,
                 };
                 let layout = b.resolve_pools(&link)?;
-                let unbounded = self.unbounded_egress_mask();
-                for (port, queues) in layout.queue.iter().enumerate() {
-                    if let Some(p) = (0..8).find(|&p| unbounded & (1 << p) == 0 && queues[p].is_none()) {
-                        return Err(error(
-                            "buffer.queue",
-                            format!(
-                                "no entry maps port `{}` priority {p} to a profile (`\"*|0-7\" = \"PROFILE\"` maps every queue)",
-                                self.ports[port].name
-                            ),
-                        ));
-                    }
-                }
                 Ok(BufferLimits::Pools(Arc::new(layout)))
             }
             BufferMode::Dedicated => {

@@ -283,6 +283,20 @@ impl SwitchConfig {
                 }
             }
         }
+        let unbounded = self.unbounded_egress_mask();
+        for (port, queues) in layout.queue.iter().enumerate() {
+            let unmapped: Vec<usize> = (0..8).filter(|&p| unbounded & (1 << p) == 0 && queues[p].is_none()).collect();
+            if !unmapped.is_empty() {
+                warnings.push(ConfigWarning {
+                    key: "buffer.queue".into(),
+                    message: format!(
+                        "no entry maps port `{}` priorities {unmapped:?} to a profile: only the descriptors \
+                         (buffer.frames) bound those queues (`\"*|0-7\" = \"PROFILE\"` maps every queue)",
+                        self.ports[port].name
+                    ),
+                });
+            }
+        }
         for pool in layout.pools.iter() {
             let Some(size) = pool.headroom else { continue };
             let sum: u64 = layout
