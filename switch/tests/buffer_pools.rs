@@ -1,7 +1,7 @@
 //! Buffer mode "pools" driven on virtual time: dynamic thresholds reach Choudhury and
 //! Hahne's steady state, α·B / (1 + α·N) per queue for N always-backlogged queues sharing B
 //! bytes, on egress queues (tail drop) and on lossless priority groups (where PFC's XOFF
-//! point sits); a shared headroom pool and the errors of bad tables.
+//! point sits); a shared headroom pool; a reload into the mode and back with frames held.
 
 use pfcswitch_link::time::Instant;
 use pfcswitch_switch::config::SwitchConfig;
@@ -117,19 +117,24 @@ fn backlogged_egress_queues_settle_at_alpha_b_over_one_plus_alpha_n() {
     }
 }
 
+/// A lossless ingress pool of [`POOL`] bytes at α = 2^k with XON right below XOFF, and a
+/// lossy egress pool.
+fn lossless_tables(k: i8) -> String {
+    format!(
+        "[buffer]\nmode = \"pools\"\n\
+         [buffer.pools.ingress_lossless_pool]\ntype = \"ingress\"\nsize = {POOL}\n\
+         [buffer.pools.egress_lossy_pool]\ntype = \"egress\"\nsize = {POOL}\n\
+         [buffer.profiles.pg_lossless]\npool = \"ingress_lossless_pool\"\ndynamic_th = {k}\nxon_offset = 0\n\
+         [buffer.profiles.q_lossy]\npool = \"egress_lossy_pool\"\ndynamic_th = 0\n\
+         [buffer.pg]\n\"*|3\" = \"pg_lossless\"\n\
+         [buffer.queue]\n\"*|0-2,4-7\" = \"q_lossy\"\n"
+    )
+}
+
 #[test]
 fn lossless_priority_groups_send_xoff_at_alpha_times_free_and_lose_nothing() {
     for (k, n) in [(0, 2), (1, 4), (-1, 3)] {
-        let buffer = format!(
-            "[buffer]\nmode = \"pools\"\n\
-             [buffer.pools.ingress_lossless_pool]\ntype = \"ingress\"\nsize = {POOL}\n\
-             [buffer.pools.egress_lossy_pool]\ntype = \"egress\"\nsize = {POOL}\n\
-             [buffer.profiles.pg_lossless]\npool = \"ingress_lossless_pool\"\ndynamic_th = {k}\nxon_offset = 0\n\
-             [buffer.profiles.q_lossy]\npool = \"egress_lossy_pool\"\ndynamic_th = 0\n\
-             [buffer.pg]\n\"*|3\" = \"pg_lossless\"\n\
-             [buffer.queue]\n\"*|0-2,4-7\" = \"q_lossy\"\n"
-        );
-        let (switch, _) = Switch::new(&config(n, 1, &buffer)).unwrap();
+        let (switch, _) = Switch::new(&config(n, 1, &lossless_tables(k))).unwrap();
         // Every input sends to the one output: N PGs share the ingress pool, paused by PFC.
         // XON right below XOFF (xon_offset 0) is the pure dynamic threshold; a wider
         // hysteresis lets the one PG still sending grow by up to (N − 1)·α·xon_offset/(1 + α)
@@ -180,4 +185,30 @@ fn a_shared_headroom_pool_caps_what_all_pgs_take_above_their_thresholds() {
         let drops = switch.counters(input).priority[3].drops[DropReason::IngressMax as usize];
         assert_eq!(drops + 15 + pg.shared / 1000, 100, "what found no room was dropped at ingress and counted");
     }
+}
+
+#[test]
+fn a_reload_into_pools_and_back_keeps_every_frame_and_the_accounting_exact() {
+    let (old, new) = (config(2, 1, "[pfc]\nlossless = [3]\n"), config(2, 1, &lossless_tables(0)));
+    let (mut switch, _) = Switch::new(&old).unwrap();
+    // 40 frames wait at the output, which sends nothing: 20 KB in each input's PG.
+    let frames = [frame(0, 2, 3), frame(1, 2, 3)];
+    for handle in 0..40u64 {
+        switch.handle_rx(Instant::ZERO, (handle % 2) as usize, handle, &frames[(handle % 2) as usize]);
+    }
+    switch.reconfigure(Instant::ZERO, &old, &new).unwrap();
+    let pools = switch.pools().expect("mode pools after the reload");
+    assert_eq!(pools.pool_named("ingress_lossless_pool").unwrap().shared.bytes, 40_000, "rebuilt from the PGs");
+    assert_eq!(switch.frames_held(), 40);
+    let mut now = Instant::ZERO;
+    let mut sent = 0;
+    while sent < 40 {
+        now = now + Duration::from_micros(1);
+        while let Some(tx) = switch.poll_tx(now, 2) {
+            sent += u32::from(matches!(tx, Tx::Data { .. }));
+        }
+    }
+    assert_eq!(switch.pools().unwrap().pool_named("ingress_lossless_pool").unwrap().shared.bytes, 0, "all freed");
+    switch.reconfigure(now, &new, &old).unwrap();
+    assert!(switch.pools().is_none());
 }
