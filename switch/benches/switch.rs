@@ -37,6 +37,8 @@ fn per_frame(c: &mut Criterion) {
     group.bench_function("rx_to_tx_burst64_pfc_fecn", |b| b.iter(|| workload.burst()));
     let mut workload = Workload::with_ecn(PolicyKind::Pfc);
     group.bench_function("rx_to_tx_burst64_pfc_ecn", |b| b.iter(|| workload.burst()));
+    let mut workload = Workload::with_pools(PolicyKind::Pfc);
+    group.bench_function("rx_to_tx_burst64_pfc_pools", |b| b.iter(|| workload.burst()));
     group.finish();
 }
 

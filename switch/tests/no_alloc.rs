@@ -1,7 +1,8 @@
 //! Every per-port, per-priority structure is allocated when the switch is built: in steady
 //! state, receiving, queueing, scheduling, PFC and sending a frame allocate nothing — under
 //! OFC too: its flow tables, nested queues and outboxes; and with QCN's congestion points,
-//! culprit records and CNM queues, at outputs and inputs, under every sampling.
+//! culprit records and CNM queues, at outputs and inputs, under every sampling; and in buffer
+//! mode "pools" (dynamic thresholds).
 
 #[path = "common/workload.rs"]
 mod workload;
@@ -62,13 +63,16 @@ fn the_per_frame_path_does_not_allocate() {
         (Placement::Input, Sampling::OccupancyRandom),
     ];
     let setups = [PolicyKind::Pfc, PolicyKind::Capfc, PolicyKind::Ofc].map(|policy| (policy, None, "")).into_iter();
-    let setups = setups
-        .chain(qcn.map(|q| (PolicyKind::Pfc, Some(q), "")))
-        .chain([(PolicyKind::Pfc, None, "fecn"), (PolicyKind::Pfc, None, "ecn")]);
+    let setups = setups.chain(qcn.map(|q| (PolicyKind::Pfc, Some(q), ""))).chain([
+        (PolicyKind::Pfc, None, "fecn"),
+        (PolicyKind::Pfc, None, "ecn"),
+        (PolicyKind::Pfc, None, "pools"),
+    ]);
     for (policy, qcn, scheme) in setups {
         let mut workload = match scheme {
             "fecn" => Workload::with_fecn(policy),
             "ecn" => Workload::with_ecn(policy),
+            "pools" => Workload::with_pools(policy),
             _ => Workload::with_qcn(policy, qcn),
         };
         for _ in 0..100 {

@@ -8,7 +8,8 @@
 //! the elephant's bursts cross Qeq, so its CPs sample, pick culprits and send CNMs. The
 //! elephant's first frame is a FECN probe (60 B): with FECN on priority 3 it is marked as it
 //! leaves, and each 1 ms interval (50 bursts of 20 µs) the rate points measure. Time advances
-//! 20 µs per burst and the switch's timers run when due.
+//! 20 µs per burst and the switch's timers run when due. In buffer mode "pools" the same
+//! bursts cross the lossless PGs' dynamic threshold instead.
 
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, ByteSize};
@@ -105,14 +106,34 @@ impl Workload {
         })
     }
 
+    /// In buffer mode "pools": the lossless PGs share a 40 KB ingress pool at α = 1 (XOFF at
+    /// 20 KB for one busy PG, as the other workloads' static XOFF) with 40 KB of headroom (as
+    /// their MAX: the bursts ignore pauses), lossy queues a 1 MB pool.
+    pub fn with_pools(policy: PolicyKind) -> Workload {
+        Workload::new(policy, |config| {
+            let defaults = pfcswitch_switch::config::PfcConfig::default();
+            (config.pfc.xoff, config.pfc.xon) = (defaults.xoff, defaults.xon);
+            config.buffer = toml::from_str(
+                "mode = \"pools\"\n\
+                 [pools.ingress_lossless_pool]\ntype = \"ingress\"\nsize = \"40KB\"\n\
+                 [pools.egress_lossy_pool]\ntype = \"egress\"\nsize = \"1MB\"\n\
+                 [profiles.pg_lossless]\npool = \"ingress_lossless_pool\"\ndynamic_th = 0\nxoff = \"40KB\"\n\
+                 [profiles.q_lossy]\npool = \"egress_lossy_pool\"\nsize = 1518\ndynamic_th = 0\n\
+                 [pg]\n\"*|3-4\" = \"pg_lossless\"\n[queue]\n\"*|0-2,5-7\" = \"q_lossy\"\n",
+            )
+            .expect("pool tables");
+        })
+    }
+
+    /// `edit` comes last: it may undo a default of the other workloads.
     fn new(policy: PolicyKind, edit: impl FnOnce(&mut SwitchConfig)) -> Workload {
         let mut config = SwitchConfig::with_ports("bench", PORTS, BitRate::gbps(100));
-        edit(&mut config);
         config.policy.kind = policy;
         config.pfc.lossless = vec![3, 4];
         config.pfc.xoff = ByteSize(20_000);
         config.pfc.xon = ByteSize(10_000);
         config.buffer.egress_max = Some(ByteSize(1_000_000));
+        edit(&mut config);
         let (mut switch, _) = Switch::new(&config).expect("valid");
         // Each poll may catch up: time advances in steps, not per frame.
         switch.set_shaper_burst(Duration::from_secs(1));
