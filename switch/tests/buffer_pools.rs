@@ -203,7 +203,7 @@ fn a_reload_into_pools_and_back_keeps_every_frame_and_the_accounting_exact() {
     let mut now = Instant::ZERO;
     let mut sent = 0;
     while sent < 40 {
-        now = now + Duration::from_micros(1);
+        now += Duration::from_micros(1);
         while let Some(tx) = switch.poll_tx(now, 2) {
             sent += u32::from(matches!(tx, Tx::Data { .. }));
         }
