@@ -69,6 +69,12 @@ fn buffer_show_follows_an_incast_through_dynamic_thresholds_and_nothing_is_lost(
     assert_eq!((pool(&idle)["used_bytes"].as_u64(), pool(&idle)["watermark_bytes"].as_u64()), (Some(0), Some(0)));
     // An empty pool: α × 200 KB.
     assert_eq!(xoff_at(&idle, "p1"), 100_000);
+    // The profile sets no xoff: its headroom is the link's, shown term by term: 100 Mbit/s ×
+    // (2 × 100 ns + 10 ms) in flight, 3 × (1500 + 18 + 24) + 84 on the wire.
+    let link = idle["headroom"].as_array().unwrap().iter().find(|h| h["port"] == "p1").expect("p1's headroom");
+    assert_eq!((link["flight_bytes"].as_u64(), link["frames_bytes"].as_u64()), (Some(125_003), Some(4_710)));
+    let pg = idle["priority_groups"].as_array().unwrap().iter().find(|pg| pg["port"] == "p1").unwrap();
+    assert_eq!(pg["headroom_size_bytes"], link["headroom_bytes"], "{idle}");
 
     let incast = Incast::start(&topology, 8000);
     Incast::wait_under_way(&topology);

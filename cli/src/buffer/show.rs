@@ -5,7 +5,9 @@
 use crate::control::print_json;
 use anyhow::{Context, Result};
 use pfcswitch_lab::table::Table;
+use pfcswitch_link::units::{BitRate, format_duration};
 use pfcswitch_switch::report::{BufferReport, Snapshot};
+use std::time::Duration;
 
 /// Prints the buffer report; `all` lists every queue, not only those that held bytes since
 /// the watermarks were cleared.
@@ -20,7 +22,28 @@ pub fn show(snapshot: &Snapshot, all: bool, json: bool) -> Result<()> {
     print_pools(report);
     print_priority_groups(report);
     print_queues(report, all);
+    print_headroom(report);
     Ok(())
+}
+
+/// The headroom each port's link needs, term by term (what a lossless profile without `xoff`
+/// gets).
+fn print_headroom(report: &BufferReport) {
+    println!("\nHeadroom from the link: speed × (2 × cable + response) + 3 maximum frames + a PFC frame");
+    let mut table = Table::new(&["PORT", "SPEED", "MTU", "CABLE", "RESPONSE", "IN FLIGHT", "FRAMES", "HEADROOM"]);
+    for port in &report.headroom {
+        table.row(vec![
+            port.port.clone(),
+            BitRate::from_bps(port.speed_bps).map_or_else(|| "-".into(), |speed| speed.to_string()),
+            port.mtu.to_string(),
+            format_duration(Duration::from_nanos(port.cable_delay_ns)),
+            format_duration(Duration::from_nanos(port.response_time_ns)),
+            port.flight_bytes.to_string(),
+            port.frames_bytes.to_string(),
+            port.headroom_bytes.to_string(),
+        ]);
+    }
+    table.print();
 }
 
 fn print_pools(report: &BufferReport) {

@@ -61,8 +61,15 @@ impl Default for PfcConfig {
 /// `speed × (2 × cable delay + response time) + 2 × MTU` made exact for our accounting: it
 /// adds the crossing frame, the PFC frame and the per-frame wire overhead.
 pub fn headroom_bound(speed: BitRate, mtu: u32, cable_delay: Duration, response_time: Duration) -> u64 {
+    let (flight, frames) = headroom_terms(speed, mtu, cable_delay, response_time);
+    flight.saturating_add(frames)
+}
+
+/// [`headroom_bound`]'s two terms: the bytes in flight at line rate during the cable's round
+/// trip and the peer's response, and the frames on the wire (three maximum frames, one PFC).
+pub fn headroom_terms(speed: BitRate, mtu: u32, cable_delay: Duration, response_time: Duration) -> (u64, u64) {
     let flight = cable_delay * 2 + response_time;
     let flight_bytes = (flight.as_nanos() * u128::from(speed.bps())).div_ceil(8 * 1_000_000_000);
     let max_frame_wire = u64::from(mtu) + L2_HEADER_MAX + WIRE_OVERHEAD;
-    u64::try_from(flight_bytes).unwrap_or(u64::MAX).saturating_add(3 * max_frame_wire + PFC_WIRE_BYTES)
+    (u64::try_from(flight_bytes).unwrap_or(u64::MAX), 3 * max_frame_wire + PFC_WIRE_BYTES)
 }

@@ -1,10 +1,11 @@
 //! The buffer as a whole, as `pfcswitch buffer show` prints it: pools with their size, use
 //! and watermark (SONiC's `show buffer_pool watermark`), and per port the priority groups
 //! and queues with their profile, use, the threshold in force now and watermarks (`show
-//! priority-group watermark`, `show queue watermark`).
+//! priority-group watermark`, `show queue watermark`), and the headroom each port's link needs
+//! with its terms.
 
 use crate::buffer::Buffers;
-use crate::config::{BufferLimits, PoolMode, PoolType, SwitchConfig, Threshold};
+use crate::config::{BufferLimits, PoolMode, PoolType, SwitchConfig, Threshold, headroom_terms};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -16,6 +17,23 @@ pub struct BufferReport {
     pub priority_groups: Vec<PgReport>,
     /// Every egress queue.
     pub queues: Vec<BufferQueueReport>,
+    /// Per port, the headroom its link needs and the terms it is computed from.
+    #[serde(default)]
+    pub headroom: Vec<HeadroomReport>,
+}
+
+/// `speed × (2 × cable_delay + response_time)` in flight, plus three maximum frames and a PFC
+/// frame on the wire (docs/buffers.md, "Headroom from the link").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeadroomReport {
+    pub port: String,
+    pub speed_bps: u64,
+    pub mtu: u32,
+    pub cable_delay_ns: u64,
+    pub response_time_ns: u64,
+    pub flight_bytes: u64,
+    pub frames_bytes: u64,
+    pub headroom_bytes: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -79,6 +97,24 @@ impl BufferReport {
             pools: Vec::new(),
             priority_groups: Vec::new(),
             queues: Vec::new(),
+            headroom: config
+                .ports
+                .iter()
+                .map(|port| {
+                    let (cable, response) = (config.pfc.cable_delay, config.pfc.response_time);
+                    let (flight, frames) = headroom_terms(port.speed, port.mtu, cable, response);
+                    HeadroomReport {
+                        port: port.name.clone(),
+                        speed_bps: port.speed.bps(),
+                        mtu: port.mtu,
+                        cable_delay_ns: u64::try_from(cable.as_nanos()).unwrap_or(u64::MAX),
+                        response_time_ns: u64::try_from(response.as_nanos()).unwrap_or(u64::MAX),
+                        flight_bytes: flight,
+                        frames_bytes: frames,
+                        headroom_bytes: flight.saturating_add(frames),
+                    }
+                })
+                .collect(),
         };
         match buffers.limits() {
             BufferLimits::Pools(layout) => {

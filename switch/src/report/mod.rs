@@ -7,7 +7,7 @@ mod fecn;
 mod ofc;
 mod qcn;
 
-pub use buffer::{BufferQueueReport, BufferReport, PgReport, PoolReport};
+pub use buffer::{BufferQueueReport, BufferReport, HeadroomReport, PgReport, PoolReport};
 pub use fecn::{FecnReport, RateInterval, RateReport};
 pub use ofc::{OfcCongestedFlow, OfcQueueReport, OfcQueuedFlow, OfcReport};
 pub use qcn::{CpReport, CpSample, QcnReport};
