@@ -15,7 +15,7 @@
 //! Every egress queue is a [`NestedQueue`]; under policy `ofc` the lossless ones use its two
 //! backup queues (OFC's nested hierarchy), otherwise it is a plain FIFO.
 //!
-//! In buffer mode "pools" ([`pools`]) the ingress accounting of a (port, priority) is a
+//! In buffer mode "pools" ([`PoolBook`]) the ingress accounting of a (port, priority) is a
 //! priority group with a profile: its admission and its PFC thresholds follow the pool, and
 //! egress queues are limited by theirs. Otherwise ingress admission is `[pfc]`'s static MAX.
 
