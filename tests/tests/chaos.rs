@@ -2,8 +2,8 @@
 //! run while the four leaf-spine links flap at random, seeded — set down and up, or deleted
 //! and created again, from either end — and one spine's daemon is killed and restarted
 //! half-way. Afterwards every daemon is up, every switch's ledger balanced after every
-//! fault, the flows within one leaf (which cross no flapped link) kept their rate and lost
-//! nothing, the flows across the fabric carry traffic again, the neighbours of the killed
+//! fault, the flows within one leaf (which cross no flapped link) were not paused by their
+//! leaf and lost nothing, the flows across the fabric carry traffic again, the neighbours of the killed
 //! spine hold no pause towards it, and no daemon's memory grew.
 //!
 //! `PFCSWITCH_CHAOS_SEED` replays another schedule (the seed is printed).
@@ -37,6 +37,15 @@ struct Flow {
     from: &'static str,
     to: &'static str,
     crosses: bool,
+}
+
+/// The leaf port of each within-leaf sender (leaf-spine-2s: h1 on sw1:p1, h3 on sw2:p1).
+fn leaf_port(host: &str) -> (&'static str, &'static str) {
+    match host {
+        "h1" => ("sw1", "p1"),
+        "h3" => ("sw2", "p1"),
+        other => unreachable!("{other} sends across the fabric"),
+    }
 }
 
 const FLOWS: [Flow; 4] = [
@@ -217,7 +226,19 @@ fn lossless_flows_survive_random_link_flaps_and_a_spine_restart() {
         );
         if !flow.crosses {
             assert_eq!(got, frames, "flow {}: nothing lost within the leaf", flow.id);
-            assert!(kept >= 0.95, "flow {}: kept {:.1} % of its rate", flow.id, kept * 100.0);
+            // What the switch decides: its leaf did not hold the sender back for the faults
+            // elsewhere. The rate the sender kept also measures the machine: on a slow VM the
+            // paced sender falls behind by itself (74 % kept with 2 ms of pause in one run),
+            // so it is printed, not asserted.
+            let (leaf, port) = leaf_port(flow.from);
+            let paused = topology.snapshot(leaf).port(port).unwrap().priorities[3].pausing_seconds;
+            assert!(
+                paused < 0.05 * SEND_FOR.as_secs_f64(),
+                "flow {}: {leaf}:{port} paused {} for {paused:.3} s of {} s",
+                flow.id,
+                flow.from,
+                SEND_FOR.as_secs()
+            );
         }
     }
     for (index, switch) in SWITCHES.iter().enumerate() {
