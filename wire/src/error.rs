@@ -16,6 +16,8 @@ pub enum Layer {
     Traffic,
     Ofc,
     Fecn,
+    /// RoCEv2: the InfiniBand transport headers (BTH, AETH) and ICRC in UDP port 4791.
+    Roce,
 }
 
 /// What was wrong with the bytes.
@@ -25,7 +27,8 @@ pub enum ErrorKind {
     Truncated,
     /// The EtherType does not announce this format (e.g. not 0x8808 for MAC control).
     WrongEtherType,
-    /// A MAC control opcode other than PAUSE (0x0001) and PFC (0x0101).
+    /// An opcode this implementation does not speak: a MAC control opcode other than PAUSE
+    /// (0x0001) and PFC (0x0101), a BTH opcode other than the RC SENDs, ACK and CNP.
     UnknownOpcode,
     /// Bits the standard reserves (must be zero) are set.
     ReservedBits,
@@ -35,6 +38,8 @@ pub enum ErrorKind {
     BadVersion,
     /// A field holds a value its format forbids (e.g. an IPv4 header length below 5).
     BadValue,
+    /// A checksum or CRC does not match the bytes (e.g. a RoCEv2 ICRC).
+    BadChecksum,
 }
 
 /// A parse failure: where and why. Small and `Copy` so the datapath can count it.
@@ -51,7 +56,7 @@ impl Error {
 }
 
 impl Layer {
-    pub const ALL: [Layer; 10] = [
+    pub const ALL: [Layer; 11] = [
         Layer::Ethernet,
         Layer::Vlan,
         Layer::MacControl,
@@ -62,6 +67,7 @@ impl Layer {
         Layer::Traffic,
         Layer::Ofc,
         Layer::Fecn,
+        Layer::Roce,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -76,12 +82,13 @@ impl Layer {
             Layer::Traffic => "traffic",
             Layer::Ofc => "ofc",
             Layer::Fecn => "fecn",
+            Layer::Roce => "roce",
         }
     }
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 7] = [
+    pub const ALL: [ErrorKind; 8] = [
         ErrorKind::Truncated,
         ErrorKind::WrongEtherType,
         ErrorKind::UnknownOpcode,
@@ -89,6 +96,7 @@ impl ErrorKind {
         ErrorKind::BadLength,
         ErrorKind::BadVersion,
         ErrorKind::BadValue,
+        ErrorKind::BadChecksum,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -100,6 +108,7 @@ impl ErrorKind {
             ErrorKind::BadLength => "bad_length",
             ErrorKind::BadVersion => "bad_version",
             ErrorKind::BadValue => "bad_value",
+            ErrorKind::BadChecksum => "bad_checksum",
         }
     }
 }
@@ -114,6 +123,7 @@ impl fmt::Display for Error {
             ErrorKind::BadLength => "bad length of",
             ErrorKind::BadVersion => "unsupported version of",
             ErrorKind::BadValue => "invalid field in",
+            ErrorKind::BadChecksum => "bad checksum of",
         };
         write!(f, "{what} {} header", self.layer.name().replace('_', " "))
     }

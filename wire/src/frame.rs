@@ -2,16 +2,18 @@
 //! builders for the frames pfcswitch sends, each writing into a caller's buffer.
 
 use super::cn_tag::CN_TAG_HEADER_LEN;
+use super::field::write_u16;
 use super::ipv4::{IPV4_HEADER_LEN, PROTOCOL_UDP};
 use super::traffic::TRAFFIC_HEADER_LEN;
 use super::udp::UDP_HEADER_LEN;
 use super::vlan::VLAN_HEADER_LEN;
 use super::{
-    CnTagHeader, CnTagRepr, CnmPacket, CnmRepr, ETHERNET_HEADER_LEN, Error, ErrorKind, EthernetAddress, EthernetFrame,
-    EthernetRepr, FecnProbe, FecnProbeRepr, FlowKey, Ipv4Addr, Ipv4Packet, Ipv4Repr, Layer, MIN_FRAME_LEN,
-    MacControlPacket, MacControlRepr, OFC_ENTRY_LEN, OFC_HEADER_LEN, OFC_TLV_OFFSET, OfcHeader, OfcOp, OfcRepr, OfcTlv,
-    PAUSE_MULTICAST, Pcp, PfcRepr, Result, TrafficHeader, TrafficRepr, UdpPacket, UdpRepr, VlanHeader, VlanRepr,
-    ethertype, has_ofc_tlv,
+    BTH_LEN, CnTagHeader, CnTagRepr, CnmPacket, CnmRepr, ETHERNET_HEADER_LEN, Error, ErrorKind, EthernetAddress,
+    EthernetFrame, EthernetRepr, FecnProbe, FecnProbeRepr, FlowKey, Framing, ICRC_LEN, Ipv4Addr, Ipv4Packet, Ipv4Repr,
+    Layer, MIN_FRAME_LEN, MacControlPacket, MacControlRepr, OFC_ENTRY_LEN, OFC_HEADER_LEN, OFC_TLV_OFFSET, OfcHeader,
+    OfcOp, OfcRepr, OfcTlv, PAUSE_MULTICAST, Pcp, PfcRepr, ROCEV2_UDP_PORT, Result, RocePacket, RoceRepr,
+    SEGMENT_INFO_LEN, TrafficHeader, TrafficKind, TrafficRepr, UdpPacket, UdpRepr, VlanHeader, VlanRepr, check_icrc,
+    ethertype, fill_icrc, has_ofc_tlv,
 };
 
 /// The layer-2 headers of a frame as values.
@@ -177,19 +179,66 @@ impl<'a> FrameView<'a> {
         hash.finish()
     }
 
-    /// The IPv4, UDP and traffic headers of an endpoint's frame.
-    pub fn traffic(&self) -> Result<(Ipv4Repr, UdpRepr, TrafficRepr)> {
+    /// The IPv4 and UDP headers of an IPv4/UDP frame, the IP header's length and the UDP
+    /// payload.
+    fn ip_udp(&self) -> Result<(Ipv4Repr, usize, UdpRepr, &'a [u8])> {
         self.expect_ethertype(ethertype::IPV4, Layer::Ipv4)?;
         let ip_packet = Ipv4Packet::new_checked(self.payload)?;
         let ip = Ipv4Repr::parse(&ip_packet)?;
         if ip.protocol != PROTOCOL_UDP {
             return Err(Error::new(Layer::Udp, ErrorKind::WrongEtherType));
         }
-        let udp_packet = UdpPacket::new_checked(ip_packet.payload())?;
-        let udp = UdpRepr::parse(&udp_packet)?;
-        let traffic = TrafficRepr::parse(&TrafficHeader::new_checked(udp_packet.payload())?)?;
+        // Ipv4Repr::parse checked header length <= total length <= the bytes, UdpRepr::parse
+        // 8 <= UDP length <= the IP payload.
+        let header_len = ip_packet.header_len();
+        let datagram = &self.payload[header_len..header_len + ip.payload_len];
+        let udp = UdpRepr::parse(&UdpPacket::new_checked(datagram)?)?;
+        Ok((ip, header_len, udp, &datagram[UDP_HEADER_LEN..UDP_HEADER_LEN + udp.payload_len]))
+    }
+
+    /// The IPv4, UDP and traffic headers of an endpoint's frame, in either framing: a
+    /// datagram to UDP port 4791 is RoCEv2 (its ICRC verified, then mapped back by
+    /// [`TrafficRepr::from_roce`]), any other the traffic header.
+    pub fn traffic(&self) -> Result<(Ipv4Repr, UdpRepr, TrafficRepr)> {
+        let (ip, header_len, udp, udp_payload) = self.ip_udp()?;
+        let traffic = if udp.dst_port == ROCEV2_UDP_PORT {
+            let roce = self.roce_of(ip, header_len, udp, udp_payload)?;
+            roce.icrc?;
+            TrafficRepr::from_roce(&roce.repr, roce.packet.payload())?
+        } else {
+            TrafficRepr::parse(&TrafficHeader::new_checked(udp_payload)?)?
+        };
         Ok((ip, udp, traffic))
     }
+
+    /// The RoCEv2 packet of a frame to UDP port 4791 (another port: `WrongEtherType` at
+    /// layer `roce`), its headers checked; whether its ICRC holds is in [`RoceFrame::icrc`].
+    pub fn roce(&self) -> Result<RoceFrame<'a>> {
+        let (ip, header_len, udp, udp_payload) = self.ip_udp()?;
+        if udp.dst_port != ROCEV2_UDP_PORT {
+            return Err(Error::new(Layer::Roce, ErrorKind::WrongEtherType));
+        }
+        self.roce_of(ip, header_len, udp, udp_payload)
+    }
+
+    fn roce_of(&self, ip: Ipv4Repr, header_len: usize, udp: UdpRepr, udp_payload: &'a [u8]) -> Result<RoceFrame<'a>> {
+        let packet = RocePacket::new_checked(udp_payload)?;
+        let repr = RoceRepr::parse_headers(&packet)?;
+        let icrc = check_icrc(&self.payload[..header_len + ip.payload_len]);
+        Ok(RoceFrame { ip, udp, repr, packet, icrc })
+    }
+}
+
+/// A frame's RoCEv2 packet, as [`FrameView::roce`] reads it.
+#[derive(Clone, Debug)]
+pub struct RoceFrame<'a> {
+    pub ip: Ipv4Repr,
+    pub udp: UdpRepr,
+    pub repr: RoceRepr,
+    /// The UDP payload, BTH through ICRC.
+    pub packet: RocePacket<&'a [u8]>,
+    /// `Ok` when the ICRC matches, `BadChecksum` otherwise.
+    pub icrc: Result<()>,
 }
 
 const IPV6_HEADER_LEN: usize = 40;
@@ -348,7 +397,8 @@ pub fn mark_ecn_ce(frame: &mut [u8]) -> bool {
     true
 }
 
-/// An endpoint's data or ACK frame: 802.1Q (optional) + IPv4 + UDP + traffic header.
+/// An endpoint's data, ACK, NAK or CNP frame: 802.1Q (optional) + IPv4 + UDP + the traffic
+/// header, or RoCEv2 headers ([`Framing`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DataFrameSpec {
     pub src_mac: EthernetAddress,
@@ -361,11 +411,16 @@ pub struct DataFrameSpec {
     pub dscp: u8,
     /// The IP header's ECN field: 0 Not-ECT, 2 ECT(0) for a sender that reacts to marks.
     pub ecn: u8,
+    /// In RoCEv2 framing, the QP's source port: the only entropy ECMP sees (A17.5.1.1).
     pub src_port: u16,
+    /// Ignored in RoCEv2 framing, which always sends to 4791.
     pub dst_port: u16,
     pub traffic: TrafficRepr,
-    /// Frame length without FCS; raised to the headers' length (and to 60) if smaller.
+    /// Frame length without FCS; raised to the headers' length (and to 60) if smaller. In
+    /// RoCEv2 framing a data frame's payload is padded to a multiple of 4 (up to 3 bytes more),
+    /// and ACKs, NAKs and CNPs have their fixed length.
     pub frame_len: usize,
+    pub framing: Framing,
 }
 
 impl DataFrameSpec {
@@ -398,6 +453,7 @@ impl DataFrameSpec {
                 timestamp_ns: 0,
             },
             frame_len,
+            framing: Framing::Traffic,
         }
     }
 
@@ -408,16 +464,36 @@ impl DataFrameSpec {
         frame
     }
 
-    /// The smallest frame this spec can produce.
-    pub fn min_len(&self) -> usize {
-        let l2 = ETHERNET_HEADER_LEN
+    fn l2_len(&self) -> usize {
+        ETHERNET_HEADER_LEN
             + if self.vlan.is_some() { VLAN_HEADER_LEN } else { 0 }
-            + if self.cn_tag.is_some() { CN_TAG_HEADER_LEN } else { 0 };
-        (l2 + IPV4_HEADER_LEN + UDP_HEADER_LEN + TRAFFIC_HEADER_LEN).max(MIN_FRAME_LEN)
+            + if self.cn_tag.is_some() { CN_TAG_HEADER_LEN } else { 0 }
     }
 
+    /// The smallest frame this spec can produce.
+    pub fn min_len(&self) -> usize {
+        let transport = match self.framing {
+            Framing::Traffic => TRAFFIC_HEADER_LEN,
+            Framing::Rocev2 => self.traffic.to_roce(0).buffer_len(),
+        };
+        (self.l2_len() + IPV4_HEADER_LEN + UDP_HEADER_LEN + transport).max(MIN_FRAME_LEN)
+    }
+
+    /// The RoCEv2 headers of this frame (whatever its framing): a data segment carries
+    /// `frame_len` less the headers, the segment info and the ICRC.
+    pub fn roce_repr(&self) -> RoceRepr {
+        let headers = self.l2_len() + IPV4_HEADER_LEN + UDP_HEADER_LEN + BTH_LEN + SEGMENT_INFO_LEN + ICRC_LEN;
+        self.traffic.to_roce(self.frame_len.saturating_sub(headers))
+    }
+
+    /// The length of the frame [`build_data_frame`] writes.
     pub fn len(&self) -> usize {
-        self.frame_len.max(self.min_len())
+        match self.framing {
+            Framing::Traffic => self.frame_len.max(self.min_len()),
+            Framing::Rocev2 => {
+                (self.l2_len() + IPV4_HEADER_LEN + UDP_HEADER_LEN + self.roce_repr().buffer_len()).max(MIN_FRAME_LEN)
+            }
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -426,11 +502,14 @@ impl DataFrameSpec {
 }
 
 /// Writes the frame described by `spec` (payload bytes after the header are zero) and
-/// returns its length.
+/// returns its length, [`DataFrameSpec::len`].
 ///
 /// # Panics
 /// If `frame` is shorter than `spec.len()`.
 pub fn build_data_frame(frame: &mut [u8], spec: &DataFrameSpec) -> usize {
+    if spec.framing == Framing::Rocev2 {
+        return build_rocev2_frame(frame, spec);
+    }
     let len = spec.len();
     let l2 = L2Repr {
         dst: spec.dst_mac,
@@ -460,10 +539,54 @@ pub fn build_data_frame(frame: &mut [u8], spec: &DataFrameSpec) -> usize {
     len
 }
 
+/// The RoCEv2 encoding of `spec` (A17.4): IPv4 with DF set, UDP to port 4791 with
+/// checksum 0 as RoCEv2 NICs send it (the ICRC covers the payload), the BTH (and AETH),
+/// the segment info of a SEND or a CNP's 16 zero bytes, the pad, the ICRC, then Ethernet
+/// padding to 60 bytes, which the IP total length leaves out. A CNP is Not-ECT whatever
+/// `spec.ecn` says, so that it is never marked itself.
+fn build_rocev2_frame(frame: &mut [u8], spec: &DataFrameSpec) -> usize {
+    let roce = spec.roce_repr();
+    let l2 = L2Repr {
+        dst: spec.dst_mac,
+        src: spec.src_mac,
+        vlan: spec.vlan,
+        cn_tag: spec.cn_tag,
+        ethertype: ethertype::IPV4,
+    };
+    let ip_at = l2.emit(frame);
+    let udp_at = ip_at + IPV4_HEADER_LEN;
+    let udp_len = UDP_HEADER_LEN + roce.buffer_len();
+    let end = udp_at + udp_len;
+    let mut packet = RocePacket::new_unchecked(&mut frame[udp_at + UDP_HEADER_LEN..end]);
+    roce.emit(&mut packet);
+    let payload = packet.payload_mut(roce.payload_len);
+    payload.fill(0);
+    if spec.traffic.kind == TrafficKind::Data {
+        spec.traffic.emit_segment_info(payload);
+    }
+    let udp = &mut frame[udp_at..udp_at + UDP_HEADER_LEN];
+    write_u16(udp, 0, spec.src_port);
+    write_u16(udp, 2, ROCEV2_UDP_PORT);
+    write_u16(udp, 4, u16::try_from(udp_len).expect("UDP datagram over 64 KiB"));
+    write_u16(udp, 6, 0);
+    let ip = Ipv4Repr {
+        src: spec.src_ip,
+        dst: spec.dst_ip,
+        protocol: PROTOCOL_UDP,
+        dscp: spec.dscp,
+        ecn: if spec.traffic.kind == TrafficKind::Cnp { 0 } else { spec.ecn },
+        ttl: 64,
+        payload_len: udp_len,
+    };
+    ip.emit(&mut Ipv4Packet::new_unchecked(&mut frame[ip_at..end]));
+    fill_icrc(&mut frame[ip_at..end]);
+    pad(frame, end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{PAUSE_MULTICAST, PfcRepr, TrafficKind};
+    use crate::{PAUSE_MULTICAST, PfcRepr};
     use proptest::prelude::*;
 
     const SRC: EthernetAddress = EthernetAddress([2, 0, 0, 0, 0, 1]);
@@ -571,6 +694,7 @@ mod tests {
                 timestamp_ns: 123,
             },
             frame_len,
+            framing: Framing::Traffic,
         }
     }
 

@@ -25,6 +25,7 @@ mod frame;
 mod ipv4;
 mod mac_control;
 mod ofc;
+mod roce;
 mod traffic;
 mod udp;
 mod vlan;
@@ -35,7 +36,7 @@ pub use error::{Error, ErrorKind, Layer, Result};
 pub use ethernet::{ETHERNET_HEADER_LEN, EthernetAddress, EthernetFrame, EthernetRepr, MIN_FRAME_LEN};
 pub use fecn::{FECN_PROBE_LEN, FecnProbe, FecnProbeRepr, FecnSubtype};
 pub use frame::{
-    DataFrameSpec, FrameView, L2Repr, build_announcement_frame, build_cnm_frame, build_data_frame,
+    DataFrameSpec, FrameView, L2Repr, RoceFrame, build_announcement_frame, build_cnm_frame, build_data_frame,
     build_fecn_probe_frame, build_mac_control_frame, build_ofc_frame, mark_ecn_ce, mark_fecn_probe,
 };
 pub use ipv4::{Ipv4Addr, Ipv4Packet, Ipv4Repr};
@@ -46,6 +47,14 @@ pub use ofc::{
     FlowKey, OFC_ENTRY_LEN, OFC_HEADER_LEN, OFC_MAGIC, OFC_TLV_OFFSET, OfcHeader, OfcOp, OfcRepr, OfcTlv, has_ofc_tlv,
     ofc_entries_per_frame, ofc_frame_len, ofc_max_entries,
 };
-pub use traffic::{TRAFFIC_HEADER_LEN, TRAFFIC_UDP_PORT, TrafficHeader, TrafficKind, TrafficRepr};
+pub use roce::{
+    AETH_INVALID_CREDITS, AETH_LEN, AethHeader, AethRepr, AethSyndrome, BTH_LEN, BthHeader, BthRepr, CNP_PAYLOAD_LEN,
+    DEFAULT_PKEY, ICRC_LEN, NakCode, Opcode, ROCEV2_UDP_PORT, RocePacket, RoceRepr, check_icrc, fill_icrc, icrc,
+    pad_count_for, stored_icrc,
+};
+pub use traffic::{
+    Framing, QPN_BASE, SEGMENT_INFO_LEN, TRAFFIC_HEADER_LEN, TRAFFIC_UDP_PORT, TrafficHeader, TrafficKind, TrafficRepr,
+    send_opcode,
+};
 pub use udp::{UdpPacket, UdpRepr};
 pub use vlan::{Pcp, VLAN_HEADER_LEN, VlanHeader, VlanRepr};
