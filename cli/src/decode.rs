@@ -1,7 +1,9 @@
 //! `pfcswitch frame decode`: what pfcswitch_wire reads in each frame, as text or JSON.
 
 use pfcswitch_link::units::BitRate;
-use pfcswitch_wire::{FrameView, L2Repr, MacControlRepr, OfcRepr, ethertype};
+use pfcswitch_wire::{
+    AethSyndrome, ErrorKind, FrameView, L2Repr, Layer, MacControlRepr, OfcRepr, RoceFrame, ethertype, icrc,
+};
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -105,6 +107,7 @@ fn describe_payload(view: &FrameView<'_>, speed: Option<BitRate>, text: &mut Str
                 }),
             );
         }),
+        ethertype::IPV4 if is_roce(view) => view.roce().map(|roce| describe_roce(&roce, text, json)),
         ethertype::IPV4 if view.traffic().is_ok() => view.traffic().map(|(ip, udp, traffic)| {
             let _ = write!(
                 text,
@@ -145,6 +148,72 @@ fn describe_payload(view: &FrameView<'_>, speed: Option<BitRate>, text: &mut Str
         text.push(' ');
         malformed(&error, text, json);
     }
+}
+
+/// A UDP datagram to port 4791, malformed or not.
+fn is_roce(view: &FrameView<'_>) -> bool {
+    match view.roce() {
+        Ok(_) => true,
+        Err(error) => error.layer == Layer::Roce && error.kind != ErrorKind::WrongEtherType,
+    }
+}
+
+/// The BTH, AETH and ICRC of a RoCEv2 frame, and the endpoints' traffic repr it carries.
+fn describe_roce(roce: &RoceFrame<'_>, text: &mut String, json: &mut Map<String, Value>) {
+    let (ip, udp, bth) = (&roce.ip, &roce.udp, &roce.repr.bth);
+    let header = roce.packet.bth();
+    let flags = [
+        (bth.solicited, " se"),
+        (header.migreq(), " m"),
+        (bth.ack_req, " a"),
+        (header.fecn(), " fecn"),
+        (header.becn(), " becn"),
+    ]
+    .iter()
+    .filter(|f| f.0)
+    .map(|f| f.1)
+    .collect::<String>();
+    let _ = write!(
+        text,
+        " IPv4 {}:{} > {}:{} dscp={} ecn={} RoCEv2 {} qp=0x{:06x} psn={} pkey=0x{:04x} pad={}{flags}",
+        ip.src,
+        udp.src_port,
+        ip.dst,
+        udp.dst_port,
+        ip.dscp,
+        ip.ecn,
+        bth.opcode.name(),
+        bth.dest_qp,
+        bth.psn,
+        bth.pkey,
+        bth.pad_count
+    );
+    let mut fields = json!({
+        "opcode": bth.opcode.value(), "opcode_name": bth.opcode.name(), "dest_qp": bth.dest_qp, "psn": bth.psn,
+        "pkey": bth.pkey, "pad_count": bth.pad_count, "solicited": bth.solicited, "migreq": header.migreq(),
+        "ack_req": bth.ack_req, "fecn": header.fecn(), "becn": header.becn(), "payload_len": roce.repr.payload_len,
+    });
+    if let Some(aeth) = roce.repr.aeth {
+        let (kind, value) = match aeth.syndrome {
+            AethSyndrome::Ack { credits } => ("ack", format!("credits={credits}")),
+            AethSyndrome::RnrNak { timer } => ("rnr-nak", format!("timer={timer}")),
+            AethSyndrome::Nak(code) => ("nak", format!("code={}", code.value())),
+        };
+        let _ = write!(text, " aeth={kind} {value} msn={}", aeth.msn);
+        fields["aeth"] = json!({ "syndrome": aeth.syndrome.to_byte(), "kind": kind, "msn": aeth.msn });
+    }
+    let stored = roce.packet.icrc();
+    let computed = icrc(&roce.ip_packet[..roce.ip_packet.len() - 4]);
+    let status = if roce.icrc.is_ok() { "ok".to_string() } else { format!("BAD, expected 0x{computed:08x}") };
+    let _ = write!(text, " payload={} icrc=0x{stored:08x} ({status})", roce.repr.payload_len);
+    fields["icrc"] = json!({ "stored": stored, "computed": computed, "valid": roce.icrc.is_ok() });
+    json.insert("kind".into(), json!("roce"));
+    json.insert(
+        "ipv4".into(),
+        json!({ "src": ip.src.to_string(), "dst": ip.dst.to_string(), "dscp": ip.dscp, "ecn": ip.ecn }),
+    );
+    json.insert("udp".into(), json!({ "src_port": udp.src_port, "dst_port": udp.dst_port }));
+    json.insert("roce".into(), fields);
 }
 
 fn describe_mac_control(

@@ -1,5 +1,5 @@
-//! `pfcswitch frame`: craft PAUSE, PFC, CNM and data frames into pcap files, and decode
-//! captures with the same code the switch uses.
+//! `pfcswitch frame`: craft PAUSE, PFC, CNM, data and RoCEv2 frames into pcap files, and
+//! decode captures with the same code the switch uses.
 
 use crate::capture::{read_capture, write_pcap};
 use crate::decode::decode;
@@ -7,10 +7,11 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{
-    CNM_MAX_ENCAPSULATED, CnTagRepr, CnmRepr, DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FlowKey,
-    Ipv4Addr, L2Repr, MacControlRepr, OfcHeader, OfcOp, PAUSE_MULTICAST, Pcp, PfcRepr, TRAFFIC_UDP_PORT, TrafficKind,
-    TrafficRepr, VlanRepr, build_cnm_frame, build_data_frame, build_fecn_probe_frame, build_mac_control_frame,
-    build_ofc_frame, ofc_entries_per_frame, ofc_frame_len,
+    AETH_INVALID_CREDITS, AethRepr, AethSyndrome, BTH_LEN, BthRepr, CNM_MAX_ENCAPSULATED, CNP_PAYLOAD_LEN, CnTagRepr,
+    CnmRepr, DEFAULT_PKEY, DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FlowKey, Framing, ICRC_LEN,
+    Ipv4Addr, L2Repr, MacControlRepr, NakCode, OfcHeader, OfcOp, Opcode, PAUSE_MULTICAST, Pcp, PfcRepr, RoceRepr,
+    TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_cnm_frame, build_data_frame, build_fecn_probe_frame,
+    build_mac_control_frame, build_ofc_frame, build_roce_frame, ofc_entries_per_frame, ofc_frame_len,
 };
 use std::path::PathBuf;
 
@@ -42,6 +43,12 @@ pub enum FrameCommand {
     Fecn(FecnArgs),
     /// A traffic endpoint's frame: 802.1Q + IPv4 + UDP + pfcswitch traffic header.
     Data(DataArgs),
+    /// A RoCEv2 RC SEND, ACK or NAK (IPv4 + UDP port 4791 + BTH [+ AETH] + ICRC). With
+    /// --count, consecutive PSNs.
+    Roce(RoceArgs),
+    /// A RoCEv2 congestion notification packet (BTH opcode 0x81, A17.9.3), which a
+    /// receiver sends the sender of CE-marked packets.
+    Cnp(CnpArgs),
     /// Send every frame of a pcap or pcapng file out of an interface, byte for byte.
     Send {
         /// Interface to send on (in the current network namespace).
@@ -227,6 +234,74 @@ pub struct DataArgs {
     output: OutputArgs,
 }
 
+/// The addresses and tags of a RoCEv2 frame. The MACs default to h1 (02:00:00:00:00:01) →
+/// h2 (02:00:00:00:00:02) and the IP addresses to theirs, as the other frame commands'.
+#[derive(Debug, Args)]
+pub struct RoceAddressArgs {
+    #[arg(long, default_value = "02:00:00:00:00:01")]
+    src: EthernetAddress,
+    #[arg(long, default_value = "02:00:00:00:00:02")]
+    dst: EthernetAddress,
+    /// 802.1Q priority; the frame is untagged without --pcp.
+    #[arg(long, value_parser = parse_pcp)]
+    pcp: Option<Pcp>,
+    #[arg(long, default_value_t = 0, requires = "pcp", value_parser = clap::value_parser!(u16).range(0..4095))]
+    vid: u16,
+    #[arg(long, default_value = "10.0.0.1")]
+    src_ip: Ipv4Addr,
+    #[arg(long, default_value = "10.0.0.2")]
+    dst_ip: Ipv4Addr,
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..64))]
+    dscp: u8,
+    /// UDP source port (a RoCEv2 NIC picks one per QP for ECMP); the destination is 4791.
+    #[arg(long, default_value_t = 49152)]
+    sport: u16,
+    /// The BTH destination QP, as on the wire: 24 bits, decimal or 0x-hex (pfcswitch's
+    /// endpoints use flow id + 0x100).
+    #[arg(long, value_parser = parse_u24)]
+    qp: u32,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RoceOpcode {
+    SendFirst,
+    SendMiddle,
+    SendLast,
+    SendOnly,
+    Ack,
+    Nak,
+}
+
+#[derive(Debug, Args)]
+pub struct RoceArgs {
+    #[arg(long, value_enum)]
+    opcode: RoceOpcode,
+    /// PSN of the first frame (24 bits). An ACK names the last PSN received, a NAK the one
+    /// expected.
+    #[arg(long, default_value = "0", value_parser = parse_u24)]
+    psn: u32,
+    /// Message sequence number of an ACK or NAK's AETH (24 bits).
+    #[arg(long, default_value = "0", value_parser = parse_u24)]
+    msn: u32,
+    /// The IP header's ECN field: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..4))]
+    ecn: u8,
+    /// Frame length in bytes without FCS, for a SEND (its zero payload is padded to a multiple
+    /// of 4, so the frame may be up to 3 bytes longer); ACKs and NAKs have their fixed length.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(60..=9000))]
+    size: u16,
+    #[command(flatten)]
+    addresses: RoceAddressArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CnpArgs {
+    #[command(flatten)]
+    addresses: RoceAddressArgs,
+}
+
 pub fn run(command: FrameCommand, json: bool) -> Result<()> {
     match command {
         FrameCommand::Pfc { mac, classes } => {
@@ -238,6 +313,8 @@ pub fn run(command: FrameCommand, json: bool) -> Result<()> {
         FrameCommand::Cnm(args) => write_cnm(&args),
         FrameCommand::Fecn(args) => write_fecn(&args),
         FrameCommand::Data(args) => write_data(&args),
+        FrameCommand::Roce(args) => write_roce(&args),
+        FrameCommand::Cnp(args) => write_cnp(&args),
         FrameCommand::Send { iface, file, repeat } => {
             let frames = read_capture(&file)?;
             let socket = pfcswitchd::packet::RawSocket::open(&iface)
@@ -377,6 +454,7 @@ fn write_data(args: &DataArgs) -> Result<()> {
             timestamp_ns: 0,
         },
         frame_len: usize::from(args.size),
+        framing: Framing::Traffic,
     };
     write_copies(&args.output, |index| {
         let spec = spec(index);
@@ -384,6 +462,73 @@ fn write_data(args: &DataArgs) -> Result<()> {
         build_data_frame(&mut frame, &spec);
         frame
     })
+}
+
+/// The frame fields a RoCEv2 frame takes from a [`DataFrameSpec`].
+fn roce_spec(args: &RoceAddressArgs, ecn: u8) -> DataFrameSpec {
+    DataFrameSpec {
+        src_ip: args.src_ip,
+        dst_ip: args.dst_ip,
+        dscp: args.dscp,
+        ecn,
+        src_port: args.sport,
+        framing: Framing::Rocev2,
+        ..DataFrameSpec::between(args.src, args.dst, args.pcp.map(|pcp| VlanRepr { pcp, dei: false, vid: args.vid }), 0)
+    }
+}
+
+fn write_roce_frames(args: &RoceAddressArgs, ecn: u8, roce: impl Fn(u32) -> RoceRepr) -> Result<()> {
+    let spec = roce_spec(args, ecn);
+    write_copies(&args.output, |index| {
+        let roce = roce(index);
+        let mut frame = vec![0u8; 9216];
+        let len = build_roce_frame(&mut frame, &spec, &roce, &[]);
+        frame.truncate(len);
+        frame
+    })
+}
+
+fn write_roce(args: &RoceArgs) -> Result<()> {
+    let opcode = match args.opcode {
+        RoceOpcode::SendFirst => Opcode::RcSendFirst,
+        RoceOpcode::SendMiddle => Opcode::RcSendMiddle,
+        RoceOpcode::SendLast => Opcode::RcSendLast,
+        RoceOpcode::SendOnly => Opcode::RcSendOnly,
+        RoceOpcode::Ack | RoceOpcode::Nak => Opcode::RcAcknowledge,
+    };
+    let syndrome = match args.opcode {
+        RoceOpcode::Ack => Some(AethSyndrome::Ack { credits: AETH_INVALID_CREDITS }),
+        RoceOpcode::Nak => Some(AethSyndrome::Nak(NakCode::PsnSequenceError)),
+        _ => None,
+    };
+    // Ethernet, 802.1Q, IPv4, UDP, BTH, ICRC.
+    let headers = 14 + if args.addresses.pcp.is_some() { 4 } else { 0 } + 20 + 8 + BTH_LEN + ICRC_LEN;
+    let payload_len = if opcode.is_send() { usize::from(args.size).saturating_sub(headers) } else { 0 };
+    write_roce_frames(&args.addresses, args.ecn, |index| {
+        let bth = BthRepr {
+            opcode,
+            solicited: false,
+            pad_count: 0,
+            pkey: DEFAULT_PKEY,
+            dest_qp: args.addresses.qp,
+            ack_req: matches!(opcode, Opcode::RcSendLast | Opcode::RcSendOnly),
+            psn: args.psn.wrapping_add(index) & 0xFF_FFFF,
+        };
+        RoceRepr::new(bth, syndrome.map(|syndrome| AethRepr { syndrome, msn: args.msn }), payload_len)
+    })
+}
+
+fn write_cnp(args: &CnpArgs) -> Result<()> {
+    let bth = BthRepr {
+        opcode: Opcode::Cnp,
+        solicited: false,
+        pad_count: 0,
+        pkey: DEFAULT_PKEY,
+        dest_qp: args.addresses.qp,
+        ack_req: false,
+        psn: 0,
+    };
+    write_roce_frames(&args.addresses, 0, |_| RoceRepr::new(bth, None, CNP_PAYLOAD_LEN))
 }
 
 fn write_copies(output: &OutputArgs, frame: impl Fn(u32) -> Vec<u8>) -> Result<()> {
@@ -427,6 +572,14 @@ fn parse_u64(text: &str) -> Result<u64, String> {
     parsed.map_err(|_| format!("`{text}` is not a 64-bit number (decimal or 0x-hex)"))
 }
 
+fn parse_u24(text: &str) -> Result<u32, String> {
+    parse_u64(text)
+        .ok()
+        .filter(|&value| value < 1 << 24)
+        .map(|value| value as u32)
+        .ok_or_else(|| format!("`{text}` is not a 24-bit number (decimal or 0x-hex)"))
+}
+
 /// Bytes given in hex on the command line.
 #[derive(Debug, Clone)]
 pub struct HexBytes(Vec<u8>);
@@ -456,5 +609,7 @@ mod tests {
         assert_eq!(parse_hex("de:ad be").unwrap().0, vec![0xDE, 0xAD, 0xBE]);
         assert!(parse_hex("abc").is_err());
         assert_eq!(parse_u64("0x10").unwrap(), 16);
+        assert_eq!(parse_u24("0x107").unwrap(), 263);
+        assert!(parse_u24("0x1000000").is_err());
     }
 }

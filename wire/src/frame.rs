@@ -11,7 +11,7 @@ use super::{
     BTH_LEN, CnTagHeader, CnTagRepr, CnmPacket, CnmRepr, ETHERNET_HEADER_LEN, Error, ErrorKind, EthernetAddress,
     EthernetFrame, EthernetRepr, FecnProbe, FecnProbeRepr, FlowKey, Framing, ICRC_LEN, Ipv4Addr, Ipv4Packet, Ipv4Repr,
     Layer, MIN_FRAME_LEN, MacControlPacket, MacControlRepr, OFC_ENTRY_LEN, OFC_HEADER_LEN, OFC_TLV_OFFSET, OfcHeader,
-    OfcOp, OfcRepr, OfcTlv, PAUSE_MULTICAST, Pcp, PfcRepr, ROCEV2_UDP_PORT, Result, RocePacket, RoceRepr,
+    OfcOp, OfcRepr, OfcTlv, Opcode, PAUSE_MULTICAST, Pcp, PfcRepr, ROCEV2_UDP_PORT, Result, RocePacket, RoceRepr,
     SEGMENT_INFO_LEN, TrafficHeader, TrafficKind, TrafficRepr, UdpPacket, UdpRepr, VlanHeader, VlanRepr, check_icrc,
     ethertype, fill_icrc, has_ofc_tlv,
 };
@@ -224,8 +224,8 @@ impl<'a> FrameView<'a> {
     fn roce_of(&self, ip: Ipv4Repr, header_len: usize, udp: UdpRepr, udp_payload: &'a [u8]) -> Result<RoceFrame<'a>> {
         let packet = RocePacket::new_checked(udp_payload)?;
         let repr = RoceRepr::parse_headers(&packet)?;
-        let icrc = check_icrc(&self.payload[..header_len + ip.payload_len]);
-        Ok(RoceFrame { ip, udp, repr, packet, icrc })
+        let ip_packet = &self.payload[..header_len + ip.payload_len];
+        Ok(RoceFrame { ip, udp, repr, packet, ip_packet, icrc: check_icrc(ip_packet) })
     }
 }
 
@@ -237,6 +237,8 @@ pub struct RoceFrame<'a> {
     pub repr: RoceRepr,
     /// The UDP payload, BTH through ICRC.
     pub packet: RocePacket<&'a [u8]>,
+    /// The IPv4 packet as its total length delimits it, ICRC included.
+    pub ip_packet: &'a [u8],
     /// `Ok` when the ICRC matches, `BadChecksum` otherwise.
     pub icrc: Result<()>,
 }
@@ -539,13 +541,29 @@ pub fn build_data_frame(frame: &mut [u8], spec: &DataFrameSpec) -> usize {
     len
 }
 
-/// The RoCEv2 encoding of `spec` (A17.4): IPv4 with DF set, UDP to port 4791 with
-/// checksum 0 as RoCEv2 NICs send it (the ICRC covers the payload), the BTH (and AETH),
-/// the segment info of a SEND or a CNP's 16 zero bytes, the pad, the ICRC, then Ethernet
-/// padding to 60 bytes, which the IP total length leaves out. A CNP is Not-ECT whatever
-/// `spec.ecn` says, so that it is never marked itself.
+/// The RoCEv2 encoding of `spec`: its [`DataFrameSpec::roce_repr`], a SEND's payload
+/// starting with the segment info.
 fn build_rocev2_frame(frame: &mut [u8], spec: &DataFrameSpec) -> usize {
-    let roce = spec.roce_repr();
+    let mut info = [0u8; SEGMENT_INFO_LEN];
+    let payload: &[u8] = if spec.traffic.kind == TrafficKind::Data {
+        spec.traffic.emit_segment_info(&mut info);
+        &info
+    } else {
+        &[]
+    };
+    build_roce_frame(frame, spec, &spec.roce_repr(), payload)
+}
+
+/// Writes a RoCEv2 frame (A17.4) with `spec`'s addresses, tags, DSCP, ECN and source port,
+/// whatever its framing and traffic repr, and `roce`'s headers: IPv4 with DF set, UDP to
+/// port 4791 with checksum 0 as RoCEv2 NICs send it (the ICRC covers the payload), the BTH
+/// (and AETH), `payload` then zeros up to `roce.payload_len`, the pad, the ICRC, and
+/// Ethernet padding to 60 bytes, which the IP total length leaves out. A CNP is Not-ECT
+/// whatever `spec.ecn` says, so that no switch marks it. Returns the length.
+///
+/// # Panics
+/// If `frame` is too short, or `payload` longer than `roce.payload_len`.
+pub fn build_roce_frame(frame: &mut [u8], spec: &DataFrameSpec, roce: &RoceRepr, payload: &[u8]) -> usize {
     let l2 = L2Repr {
         dst: spec.dst_mac,
         src: spec.src_mac,
@@ -559,11 +577,9 @@ fn build_rocev2_frame(frame: &mut [u8], spec: &DataFrameSpec) -> usize {
     let end = udp_at + udp_len;
     let mut packet = RocePacket::new_unchecked(&mut frame[udp_at + UDP_HEADER_LEN..end]);
     roce.emit(&mut packet);
-    let payload = packet.payload_mut(roce.payload_len);
-    payload.fill(0);
-    if spec.traffic.kind == TrafficKind::Data {
-        spec.traffic.emit_segment_info(payload);
-    }
+    let (written, zeros) = packet.payload_mut(roce.payload_len).split_at_mut(payload.len());
+    written.copy_from_slice(payload);
+    zeros.fill(0);
     let udp = &mut frame[udp_at..udp_at + UDP_HEADER_LEN];
     write_u16(udp, 0, spec.src_port);
     write_u16(udp, 2, ROCEV2_UDP_PORT);
@@ -574,7 +590,7 @@ fn build_rocev2_frame(frame: &mut [u8], spec: &DataFrameSpec) -> usize {
         dst: spec.dst_ip,
         protocol: PROTOCOL_UDP,
         dscp: spec.dscp,
-        ecn: if spec.traffic.kind == TrafficKind::Cnp { 0 } else { spec.ecn },
+        ecn: if roce.bth.opcode == Opcode::Cnp { 0 } else { spec.ecn },
         ttl: 64,
         payload_len: udp_len,
     };

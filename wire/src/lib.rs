@@ -37,7 +37,7 @@ pub use ethernet::{ETHERNET_HEADER_LEN, EthernetAddress, EthernetFrame, Ethernet
 pub use fecn::{FECN_PROBE_LEN, FecnProbe, FecnProbeRepr, FecnSubtype};
 pub use frame::{
     DataFrameSpec, FrameView, L2Repr, RoceFrame, build_announcement_frame, build_cnm_frame, build_data_frame,
-    build_fecn_probe_frame, build_mac_control_frame, build_ofc_frame, mark_ecn_ce, mark_fecn_probe,
+    build_fecn_probe_frame, build_mac_control_frame, build_ofc_frame, build_roce_frame, mark_ecn_ce, mark_fecn_probe,
 };
 pub use ipv4::{Ipv4Addr, Ipv4Packet, Ipv4Repr};
 pub use mac_control::{
