@@ -6,8 +6,8 @@ use pfcswitch_link::shaper::Shaper;
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{
-    DataFrameSpec, EthernetAddress, FrameView, Ipv4Addr, L2Repr, Pcp, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr,
-    VlanRepr, build_data_frame,
+    DataFrameSpec, EthernetAddress, FrameView, Framing, Ipv4Addr, L2Repr, Pcp, TRAFFIC_UDP_PORT, TrafficKind,
+    TrafficRepr, VlanRepr, build_data_frame,
 };
 use std::time::Duration;
 
@@ -93,6 +93,7 @@ impl FlowSender {
                 timestamp_ns: now.as_nanos(),
             },
             frame_len: spec.frame_len,
+            framing: Framing::Traffic,
         };
         let len = if spec.frame_len >= data.min_len() {
             build_data_frame(buffer, &data)

@@ -26,6 +26,5 @@ pub use pacer::{Arrivals, Pacer};
 pub use rate_trace::{RateLimiter, RateTrace};
 pub use reaction_point::{ReactionPoint, RpParams, RpPhase};
 pub use transport::{
-    ConnectionSpec, MessageRecord, MessageSpec, QcnReaction, ReceiverStats, SEGMENT_OVERHEAD, SenderStats, Transport,
-    TransportConfig,
+    ConnectionSpec, MessageRecord, MessageSpec, QcnReaction, ReceiverStats, SenderStats, Transport, TransportConfig,
 };

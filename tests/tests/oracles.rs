@@ -5,9 +5,9 @@ use pfcswitch_tests::Rng;
 use pfcswitch_tests::oracle::{read_pcap, scapy, tshark_expert_messages, tshark_fields, write_pcap};
 use pfcswitch_tests::topology::binary;
 use pfcswitch_wire::{
-    CnTagRepr, CnmRepr, DataFrameSpec, EthernetAddress, FrameView, Ipv4Addr, L2Repr, MacControlRepr, PAUSE_MULTICAST,
-    Pcp, PfcRepr, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_cnm_frame, build_data_frame,
-    build_mac_control_frame,
+    CnTagRepr, CnmRepr, DataFrameSpec, EthernetAddress, FrameView, Framing, Ipv4Addr, L2Repr, MacControlRepr,
+    PAUSE_MULTICAST, Pcp, PfcRepr, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_cnm_frame,
+    build_data_frame, build_mac_control_frame,
 };
 use serde_json::{Value, json};
 
@@ -59,6 +59,7 @@ fn data_spec(rng: &mut Rng) -> DataFrameSpec {
             timestamp_ns: rng.next(),
         },
         frame_len: 60 + rng.below(1440) as usize,
+        framing: Framing::Traffic,
     }
 }
 

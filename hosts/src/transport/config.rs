@@ -1,19 +1,26 @@
-//! A transport's configuration: addresses, line rate, segment size, window, timers, goodput
-//! bins, and which congestion control (QCN, FECN, DCTCP) its connections react with.
+//! A transport's configuration: addresses, line rate, framing, segment size, window, timers,
+//! goodput bins, and which congestion control (QCN, FECN, DCTCP) its connections react with.
 
 use crate::{DctcpParams, FecnReaction, RpParams};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
-use pfcswitch_wire::{CN_TAG_HEADER_LEN, EthernetAddress, Ipv4Addr, TRAFFIC_HEADER_LEN};
+use pfcswitch_wire::{
+    CN_TAG_HEADER_LEN, DataFrameSpec, EthernetAddress, Framing, Ipv4Addr, Pcp, TRAFFIC_UDP_PORT, TrafficKind, VlanRepr,
+};
 use std::time::Duration;
-
-/// Headers in front of a segment's payload: Ethernet, 802.1Q, IPv4, UDP, traffic header.
-pub const SEGMENT_OVERHEAD: usize = 14 + 4 + 20 + 8 + TRAFFIC_HEADER_LEN;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TransportConfig {
     pub mac: EthernetAddress,
     pub ip: Ipv4Addr,
+    /// How segments, ACKs and NAKs look on the wire: the project's traffic header, or RoCEv2
+    /// (RC SENDs and ACKs; receivers then also send CNPs, DCQCN's notification point).
+    pub framing: Framing,
+    /// RoCEv2's notification point: at most one CNP per connection in this interval, for the
+    /// CE-marked segments that arrive (DCQCN §3.2: N = 50 µs).
+    pub cnp_interval: Duration,
+    /// The priority CNPs go on; `None`: the data's (NICs often send them on a high one).
+    pub cnp_priority: Option<Pcp>,
     /// The NIC's speed: the slot of Bernoulli arrivals.
     pub line_rate: BitRate,
     /// Frame length of a full segment, without FCS.
@@ -56,6 +63,9 @@ impl TransportConfig {
         TransportConfig {
             mac,
             ip,
+            framing: Framing::Traffic,
+            cnp_interval: Duration::from_micros(50),
+            cnp_priority: None,
             line_rate,
             frame_len: 1500,
             window: 128,
@@ -73,7 +83,31 @@ impl TransportConfig {
     /// A full segment's payload: with QCN, the CN-TAG takes 4 bytes of it, so that the frame
     /// still fits the MTU.
     pub fn payload_len(&self) -> usize {
+        self.frame_len - self.segment_overhead()
+    }
+
+    /// Bytes of a full segment's frame that are not message payload.
+    pub fn segment_overhead(&self) -> usize {
         let cn_tag = if self.qcn.is_some() { CN_TAG_HEADER_LEN } else { 0 };
-        self.frame_len - SEGMENT_OVERHEAD - cn_tag
+        self.framing.overhead() + cn_tag
+    }
+
+    /// The length of an ACK frame (tagged, without FCS).
+    pub fn ack_len(&self) -> usize {
+        let mut spec =
+            DataFrameSpec::between(self.mac, self.mac, Some(VlanRepr { pcp: Pcp::default(), dei: false, vid: 1 }), 0);
+        spec.framing = self.framing;
+        spec.traffic.kind = TrafficKind::Ack;
+        spec.len()
+    }
+
+    /// The UDP source port of connection `id`'s frames. A RoCEv2 NIC gives each QP its own,
+    /// the only entropy ECMP sees in RoCEv2, from 0xC000–0xFFFF as Linux's
+    /// `rdma_flow_label_to_udp_sport` does; the traffic header uses its fixed port.
+    pub fn udp_src_port(&self, id: u32) -> u16 {
+        match self.framing {
+            Framing::Traffic => TRAFFIC_UDP_PORT,
+            Framing::Rocev2 => 0xC000 | (id & 0x3FFF) as u16,
+        }
     }
 }

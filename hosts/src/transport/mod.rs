@@ -17,13 +17,19 @@
 //! The FCT of a message runs from its arrival at the sender (the workload's start time, so
 //! queueing behind earlier messages of the connection counts) to the acknowledgement of its
 //! last byte, all on the sender's clock. Sequence numbers are 32-bit and do not wrap in an
-//! experiment (6 TB per connection at 1422-byte segments).
+//! experiment (6 TB per connection at 1422-byte segments); in RoCEv2 framing they travel as
+//! 24-bit PSNs that do wrap, and each side maps a PSN back (`psn`).
+//!
+//! In RoCEv2 framing (`TransportConfig::framing`) segments are RC SENDs, ACKs and NAKs are
+//! RC Acknowledges with an AETH, and receivers send CNPs for CE-marked segments (DCQCN's
+//! notification point, in `receiver`), which go out before anything else.
 //!
 //! The transport (this file) owns the connections and chooses what goes out next; a
 //! connection's sending side is in `sender`, its receiving side in `receiver`, QCN's and
 //! FECN's per-host state in `reactions`.
 
 mod config;
+mod psn;
 mod reactions;
 mod receiver;
 mod records;
@@ -32,15 +38,14 @@ mod sender;
 #[cfg(test)]
 mod tests;
 
-pub use config::{QcnReaction, SEGMENT_OVERHEAD, TransportConfig};
+pub use config::{QcnReaction, TransportConfig};
 pub use records::{ConnectionSpec, MessageRecord, MessageSpec, ReceiverStats, SenderStats};
 
 use crate::{Arrivals, FecnSource, HostNic, Pacer, RateTrace, ReactionPoint};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{
-    CN_TAG_HEADER_LEN, EthernetAddress, FecnProbeRepr, FecnSubtype, FrameView, Ipv4Addr, Pcp, TrafficKind, TrafficRepr,
-    VlanRepr,
+    EthernetAddress, FecnProbeRepr, FecnSubtype, FrameView, Framing, Ipv4Addr, Pcp, TrafficKind, TrafficRepr, VlanRepr,
 };
 use reactions::{MAX_REFLECTIONS, Reflection, probe_frame};
 use receiver::Inbound;
@@ -65,6 +70,8 @@ pub struct Transport {
     inbound: Vec<Option<Inbound>>,
     /// Connection ids with an ACK or NAK to send, in order.
     control: VecDeque<u32>,
+    /// Connection ids with a CNP to send, in order.
+    cnps: VecDeque<u32>,
     /// FECN probes to send back to their sources, in order (at most `MAX_REFLECTIONS`).
     reflections: VecDeque<Reflection>,
     /// Probes not reflected because that queue was full.
@@ -73,7 +80,7 @@ pub struct Transport {
 
 impl Transport {
     pub fn new(config: TransportConfig) -> Transport {
-        assert!(config.frame_len > SEGMENT_OVERHEAD + CN_TAG_HEADER_LEN, "segments carry payload");
+        assert!(config.frame_len > config.segment_overhead(), "segments carry payload");
         Transport {
             config,
             connections: Vec::new(),
@@ -82,6 +89,7 @@ impl Transport {
             next_connection: 0,
             inbound: Vec::new(),
             control: VecDeque::new(),
+            cnps: VecDeque::new(),
             reflections: VecDeque::with_capacity(MAX_REFLECTIONS),
             reflections_dropped: 0,
         }
@@ -175,12 +183,30 @@ impl Transport {
         if let Ok(probe) = view.fecn_probe() {
             return self.receive_probe(now, &view, probe);
         }
-        let Ok((ip, _, traffic)) = view.traffic() else { return false };
+        let Ok((ip, _, mut traffic)) = view.traffic() else { return false };
+        if self.config.framing == Framing::Rocev2 {
+            traffic.sequence = psn::unwrap(traffic.sequence, self.expected_sequence(&traffic));
+        }
         match traffic.kind {
             TrafficKind::Data => self.receive_segment(now, &view, frame.len(), (ip.src, ip.ecn), &traffic),
             TrafficKind::Ack | TrafficKind::Nak => self.receive_acknowledgement(now, &traffic),
+            TrafficKind::Cnp => return self.receive_cnp(traffic.flow_id),
         }
         true
+    }
+
+    /// The sequence number a segment (its receiver's next expected) or an acknowledgement
+    /// (its sender's first unacknowledged) of `traffic`'s connection is nearest to.
+    fn expected_sequence(&self, traffic: &TrafficRepr) -> u32 {
+        match traffic.kind {
+            TrafficKind::Data => {
+                let inbound = self.inbound.get(traffic.flow_id as usize).and_then(Option::as_ref);
+                inbound.map_or(0, Inbound::expected)
+            }
+            TrafficKind::Ack | TrafficKind::Nak | TrafficKind::Cnp => {
+                self.by_id.get(&traffic.flow_id).map_or(0, |&i| self.connections[i].acknowledged())
+            }
+        }
     }
 
     fn receive_segment(
@@ -199,6 +225,16 @@ impl Transport {
         if inbound.receive(now, frame_len, ecn, traffic, &self.config) {
             self.control.push_back(traffic.flow_id);
         }
+        if inbound.wants_cnp(now, ecn, &self.config) {
+            self.cnps.push_back(traffic.flow_id);
+        }
+    }
+
+    /// A CNP for one of our connections.
+    fn receive_cnp(&mut self, id: u32) -> bool {
+        let Some(connection) = self.connection_mut(id) else { return false };
+        connection.stats.cnps += 1;
+        true
     }
 
     /// The sending connection `id` (the first added with it).
@@ -247,10 +283,12 @@ impl Transport {
     }
 
     /// Writes the next frame to send at `now` into `buffer` (at least `frame_len` bytes) and
-    /// returns its length: an ACK or NAK first, then data from the connections in turn.
+    /// returns its length: a CNP first, then an ACK or NAK, then data from the connections in
+    /// turn.
     pub fn poll_transmit(&mut self, now: Instant, nic: &mut HostNic, buffer: &mut [u8]) -> Option<usize> {
         self.roster.update(now, &self.connections);
-        let next = (self.next_control(now, nic, buffer))
+        let next = (self.next_cnp(now, nic, buffer))
+            .or_else(|| self.next_control(now, nic, buffer))
             .or_else(|| self.next_reflection(now, nic, buffer))
             .or_else(|| self.next_probe(now, nic, buffer))
             .or_else(|| self.next_segment(now, nic, buffer));
@@ -263,6 +301,17 @@ impl Transport {
         };
         nic.sent(now, len);
         Some(len)
+    }
+
+    /// The first CNP whose priority may go.
+    fn next_cnp(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
+        let position = self.cnps.iter().position(|&id| {
+            let inbound = self.inbound[id as usize].as_ref().expect("queued by its receiver");
+            nic.can_send_to(now, inbound.cnp_priority(&self.config), inbound.sender())
+        })?;
+        let id = self.cnps.remove(position).expect("found");
+        let inbound = self.inbound[id as usize].as_mut().expect("queued by its receiver");
+        Some(inbound.cnp(id, &self.config, buffer))
     }
 
     fn next_control(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
@@ -331,6 +380,10 @@ impl Transport {
         let (payload, window, until) = (self.config.payload_len(), self.config.window, self.config.long_lived_until);
         let control =
             self.control.iter().map(|&id| nic.ready_at_to(self.control_priority(id), self.control_dst(id))).min();
+        let cnps = self.cnps.iter().map(|&id| {
+            let inbound = self.inbound[id as usize].as_ref().expect("queued by its receiver");
+            nic.ready_at_to(inbound.cnp_priority(&self.config), inbound.sender())
+        });
         let reflections = self.reflections.iter().map(|r| nic.ready_at_to(r.priority(), r.dst)).min();
         let of_connection = |c: &Connection| {
             let ready = nic.ready_at_to(c.spec.priority, c.spec.dst);
@@ -340,7 +393,7 @@ impl Transport {
             [segment, c.rto_deadline, rate_timer, probe].into_iter().flatten().min()
         };
         let live = self.roster.live().iter().filter_map(|&i| of_connection(&self.connections[i]));
-        let mut next = control.into_iter().chain(reflections).chain(live).min();
+        let mut next = control.into_iter().chain(cnps).chain(reflections).chain(live).min();
         // A waiting connection does nothing before its start: those starting later than what
         // is already due cannot come first.
         for (start, i) in self.roster.waiting() {

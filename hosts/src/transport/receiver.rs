@@ -1,12 +1,15 @@
 //! The receiving side of a connection: it accepts only the next expected segment, counts
 //! goodput, and decides the ACK (cumulative, coalesced; at once for DCTCP's ECN-capable
 //! segments) or the one NAK per gap that the transport then sends on the data's priority.
+//! In RoCEv2 framing it is also DCQCN's notification point (Zhu et al. 2015, §3.2): a
+//! CE-marked segment makes it send a CNP to the sender's QP, unless it sent one for this
+//! connection less than `cnp_interval` ago.
 
 use super::config::TransportConfig;
 use super::records::ReceiverStats;
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{
-    DataFrameSpec, EthernetAddress, Ipv4Addr, Pcp, TrafficKind, TrafficRepr, VlanRepr, build_data_frame,
+    DataFrameSpec, EthernetAddress, Framing, Ipv4Addr, Pcp, TrafficKind, TrafficRepr, VlanRepr, build_data_frame,
 };
 
 /// What this host knows of a connection that sends to it.
@@ -22,6 +25,8 @@ pub(super) struct Inbound {
     /// In-order segments that arrived CE since the last acknowledgement (DCTCP's echo).
     marked_since_ack: u32,
     pending: Option<TrafficKind>,
+    /// When the last CNP was queued.
+    cnp_at: Option<Instant>,
     pub(super) stats: ReceiverStats,
 }
 
@@ -38,6 +43,7 @@ impl Inbound {
             since_ack: 0,
             marked_since_ack: 0,
             pending: None,
+            cnp_at: None,
             stats: ReceiverStats::default(),
         }
     }
@@ -98,6 +104,22 @@ impl Inbound {
         was_idle
     }
 
+    /// Whether a segment that arrived at `now` with ECN field `ecn` calls for a CNP: it is
+    /// CE, the framing is RoCEv2, and no CNP went out for this connection in the interval.
+    pub(super) fn wants_cnp(&mut self, now: Instant, ecn: u8, config: &TransportConfig) -> bool {
+        let due = self.cnp_at.is_none_or(|at| now >= at + config.cnp_interval);
+        let wanted = ecn == 3 && config.framing == Framing::Rocev2 && due;
+        if wanted {
+            self.cnp_at = Some(now);
+        }
+        wanted
+    }
+
+    /// The next in-order sequence number it waits for.
+    pub(super) fn expected(&self) -> u32 {
+        self.expected
+    }
+
     /// Where the connection's ACKs and NAKs go: its sender.
     pub(super) fn sender(&self) -> EthernetAddress {
         self.src
@@ -118,19 +140,43 @@ impl Inbound {
     ) -> usize {
         let kind = self.pending.take().expect("queued with a pending kind");
         let marked = std::mem::take(&mut self.marked_since_ack);
-        let mut spec = DataFrameSpec::between(config.mac, self.src, self.vlan, 0);
-        spec.src_ip = config.ip;
-        spec.dst_ip = self.src_ip;
+        let mut spec = self.reply(id, self.vlan, config);
         spec.traffic = TrafficRepr {
             kind,
             flow_id: id,
             sequence: self.expected,
-            message_id: 0,
+            // RC's MSN: the messages completed so far.
+            message_id: self.stats.messages as u32,
             message_len: 0,
             // DCTCP's echo: how many of the segments this acknowledges arrived CE.
             offset: marked,
             timestamp_ns: now.as_nanos(),
         };
         build_data_frame(buffer, &spec)
+    }
+
+    /// The priority of the connection's CNPs.
+    pub(super) fn cnp_priority(&self, config: &TransportConfig) -> Pcp {
+        config.cnp_priority.unwrap_or_else(|| self.priority())
+    }
+
+    /// Writes a CNP for connection `id` into `buffer` and returns its length.
+    pub(super) fn cnp(&mut self, id: u32, config: &TransportConfig, buffer: &mut [u8]) -> usize {
+        self.stats.cnps_sent += 1;
+        let vlan = self.vlan.map(|vlan| VlanRepr { pcp: self.cnp_priority(config), ..vlan });
+        let mut spec = self.reply(id, vlan, config);
+        spec.traffic.kind = TrafficKind::Cnp;
+        spec.traffic.flow_id = id;
+        build_data_frame(buffer, &spec)
+    }
+
+    /// A frame of connection `id` back to its sender, in the transport's framing.
+    fn reply(&self, id: u32, vlan: Option<VlanRepr>, config: &TransportConfig) -> DataFrameSpec {
+        let mut spec = DataFrameSpec::between(config.mac, self.src, vlan, 0);
+        spec.src_ip = config.ip;
+        spec.dst_ip = self.src_ip;
+        spec.src_port = config.udp_src_port(id);
+        spec.framing = config.framing;
+        spec
     }
 }

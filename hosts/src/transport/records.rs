@@ -57,6 +57,8 @@ pub struct SenderStats {
     pub naks: u64,
     pub timeouts: u64,
     pub bytes_acked: u64,
+    /// RoCEv2: CNPs received for this connection.
+    pub cnps: u64,
 }
 
 /// A connection's receiver-side counters and goodput over time.
@@ -72,6 +74,8 @@ pub struct ReceiverStats {
     pub out_of_order: u64,
     pub duplicates: u64,
     pub messages: u64,
+    /// RoCEv2: CNPs sent for this connection (DCQCN's notification point).
+    pub cnps_sent: u64,
     /// In-order payload bytes per bin of `TransportConfig::bin` since the epoch.
     pub goodput_bins: Vec<u64>,
 }

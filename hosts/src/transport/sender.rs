@@ -3,13 +3,13 @@
 //! what ACKs, NAKs and the retransmission timer do to it. Which connection sends next is
 //! the transport's choice (`mod.rs`).
 
-use super::config::{SEGMENT_OVERHEAD, TransportConfig};
+use super::config::TransportConfig;
 use super::reactions::QcnLimiter;
 use super::records::{ConnectionSpec, MessageRecord, MessageSpec, SenderStats};
 use crate::{Dctcp, FecnSource, Pacer, RpPhase};
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{
-    CN_TAG_HEADER_LEN, CnTagRepr, DataFrameSpec, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame,
+    CnTagRepr, DataFrameSpec, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame,
 };
 use std::time::Duration;
 
@@ -92,6 +92,11 @@ impl Connection {
     /// QCN reaction point: nothing left to send, time or react to.
     pub(super) fn is_retired(&self) -> bool {
         self.first_unacked == self.messages.len() && self.rto_deadline.is_none() && self.qcn.is_none()
+    }
+
+    /// The first sequence number not yet acknowledged.
+    pub(super) fn acknowledged(&self) -> u32 {
+        self.base
     }
 
     /// When its first message starts, if it has one.
@@ -221,7 +226,7 @@ impl Connection {
             dst_ip: self.spec.dst_ip,
             dscp: 0,
             ecn: if self.dctcp.is_some() { 2 } else { 0 },
-            src_port: TRAFFIC_UDP_PORT,
+            src_port: config.udp_src_port(self.spec.id),
             dst_port: TRAFFIC_UDP_PORT,
             traffic: TrafficRepr {
                 kind: TrafficKind::Data,
@@ -232,7 +237,8 @@ impl Connection {
                 offset,
                 timestamp_ns: now.as_nanos(),
             },
-            frame_len: SEGMENT_OVERHEAD + segment_payload + if cn_tag.is_some() { CN_TAG_HEADER_LEN } else { 0 },
+            frame_len: config.segment_overhead() + segment_payload,
+            framing: config.framing,
         };
         let len = build_data_frame(buffer, &spec);
         self.stats.segments += 1;

@@ -1,15 +1,17 @@
 //! The transport end to end between two hosts back to back: go-back-N recovery from lost
 //! segments and acknowledgements, per-priority ACKs under PFC, long-lived flows, QCN's
-//! CN-TAG, FECN probe reflection.
+//! CN-TAG, FECN probe reflection; the same in RoCEv2 framing in `rocev2`.
+
+mod rocev2;
 
 use super::reactions::MAX_REFLECTIONS;
-use super::{ConnectionSpec, MessageSpec, QcnReaction, SEGMENT_OVERHEAD, Transport, TransportConfig};
+use super::{ConnectionSpec, MessageSpec, QcnReaction, Transport, TransportConfig};
 use crate::{Arrivals, HostNic, RpParams};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{
-    CN_TAG_HEADER_LEN, CnTagRepr, EthernetAddress, FecnProbeRepr, FecnSubtype, FrameView, Ipv4Addr, L2Repr, Pcp,
-    TrafficKind, TrafficRepr, VlanRepr, build_fecn_probe_frame, ethertype,
+    CN_TAG_HEADER_LEN, CnTagRepr, EthernetAddress, FecnProbeRepr, FecnSubtype, FrameView, Framing, Ipv4Addr, L2Repr,
+    Pcp, TrafficKind, TrafficRepr, VlanRepr, build_fecn_probe_frame, ethertype,
 };
 use std::time::Duration;
 
@@ -37,21 +39,31 @@ fn connection(id: u32) -> ConnectionSpec {
 /// Runs A → B back to back (no delay) until both are idle, dropping the frames (data
 /// A → B, ACKs and NAKs B → A) for which `drop` says so. Returns A and B.
 fn run(messages: Vec<MessageSpec>, mut drop: impl FnMut(TrafficRepr) -> bool) -> (Transport, Transport) {
+    run_with(|_| {}, messages, |_, frame| drop(FrameView::parse(frame).unwrap().traffic().unwrap().2))
+}
+
+/// [`run`] with both hosts' configs changed by `configure`, and `tamper` handed every frame
+/// with the time it is sent, to change it or to say it is lost (returning `true`).
+fn run_with(
+    configure: impl Fn(&mut TransportConfig),
+    messages: Vec<MessageSpec>,
+    mut tamper: impl FnMut(Instant, &mut [u8]) -> bool,
+) -> (Transport, Transport) {
     let (mut a, mut a_nic) = transport(A);
     let (mut b, mut b_nic) = transport(B);
+    configure(&mut a.config);
+    configure(&mut b.config);
     a.add_connection(connection(0), messages);
     let mut now = Instant::ZERO;
     let mut buffer = [0u8; 2048];
     for _ in 0..1_000_000 {
         while let Some(len) = a.poll_transmit(now, &mut a_nic, &mut buffer) {
-            let traffic = FrameView::parse(&buffer[..len]).unwrap().traffic().unwrap().2;
-            if !drop(traffic) {
+            if !tamper(now, &mut buffer[..len]) {
                 assert!(b.handle_rx(now, &buffer[..len]));
             }
         }
         while let Some(len) = b.poll_transmit(now, &mut b_nic, &mut buffer) {
-            let traffic = FrameView::parse(&buffer[..len]).unwrap().traffic().unwrap().2;
-            if !drop(traffic) {
+            if !tamper(now, &mut buffer[..len]) {
                 assert!(a.handle_rx(now, &buffer[..len]));
             }
         }
@@ -204,7 +216,7 @@ fn with_qcn_a_full_segment_carries_a_cn_tag_and_still_fits_the_mtu() {
     assert_eq!(len, a.config.frame_len, "the CN-TAG takes payload, not MTU");
     let view = FrameView::parse(&buffer[..len]).unwrap();
     assert_eq!(view.l2.cn_tag, Some(CnTagRepr { flow_id: 7 }));
-    assert_eq!(a.config.payload_len(), 1500 - SEGMENT_OVERHEAD - CN_TAG_HEADER_LEN);
+    assert_eq!(a.config.payload_len(), 1500 - Framing::Traffic.overhead() - CN_TAG_HEADER_LEN);
 }
 
 #[test]

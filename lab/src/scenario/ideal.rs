@@ -29,7 +29,7 @@
 //! which keeps the bound below every one of them.
 
 use anyhow::{Context, Result};
-use pfcswitch_hosts::{SEGMENT_OVERHEAD, TransportConfig};
+use pfcswitch_hosts::TransportConfig;
 use pfcswitch_link::shaper::wire_bytes;
 
 /// The 12 bytes of idle line that follow every frame.
@@ -51,6 +51,7 @@ pub(super) struct IdealFct {
     delay: Duration,
     frame_len: usize,
     payload: usize,
+    ack_len: usize,
     /// Per (sender, receiver): the rate of each link of the path in bit/s, in order.
     paths: RefCell<HashMap<(usize, usize), Option<Rates>>>,
 }
@@ -80,6 +81,7 @@ impl IdealFct {
             delay,
             frame_len: transport.frame_len,
             payload: transport.payload_len(),
+            ack_len: transport.ack_len(),
             paths: RefCell::new(HashMap::new()),
         }
     }
@@ -123,7 +125,7 @@ impl IdealFct {
         let (a_last, a_full) = (arrival_bytes(last_len), arrival_bytes(self.frame_len));
         let a_first = if segments == 1 { a_last } else { a_full };
         let through_bottleneck = (segments - 1) * wire_bytes(self.frame_len) + a_last;
-        let a_ack = arrival_bytes(SEGMENT_OVERHEAD);
+        let a_ack = arrival_bytes(self.ack_len);
         let serialise = |bytes: u64, bps: u64| u128::from(bytes) * 8 * 1_000_000_000 / u128::from(bps);
         let data = (0..rates.len())
             .map(|b| {

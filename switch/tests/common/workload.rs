@@ -17,9 +17,9 @@ use pfcswitch_switch::config::{PolicyKind, SwitchConfig};
 use pfcswitch_switch::qcn::{Placement, Sampling};
 use pfcswitch_switch::{Switch, Tx};
 use pfcswitch_wire::{
-    DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FlowKey, Ipv4Addr, L2Repr, OfcHeader, OfcOp, Pcp,
-    TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame, build_fecn_probe_frame, build_ofc_frame,
-    mark_ecn_ce, mark_fecn_probe,
+    DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FlowKey, Framing, Ipv4Addr, L2Repr, OfcHeader, OfcOp,
+    Pcp, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame, build_fecn_probe_frame,
+    build_ofc_frame, mark_ecn_ce, mark_fecn_probe,
 };
 use std::time::Duration;
 
@@ -169,6 +169,7 @@ impl Workload {
                         timestamp_ns: 0,
                     },
                     frame_len: if elephant { 1500 } else { 64 + (k * 97) % 1437 },
+                    framing: Framing::Traffic,
                 };
                 let mut bytes = vec![0u8; spec.len()];
                 if k == 0 {
