@@ -9,15 +9,18 @@
 //! [`FlowReceiver`], or a [`Transport`].
 #![forbid(unsafe_code)]
 
+mod dcqcn;
 mod dctcp;
 mod fecn_source;
 mod flow;
 mod nic;
 mod pacer;
+mod rate_increase;
 mod rate_trace;
 mod reaction_point;
 mod transport;
 
+pub use dcqcn::{Dcqcn, DcqcnParams, Fraction};
 pub use dctcp::{Dctcp, DctcpParams, EcnReaction};
 pub use fecn_source::{FecnReaction, FecnSource, FecnSourceStats};
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};

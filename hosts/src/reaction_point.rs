@@ -17,14 +17,20 @@
 //! - Rates never exceed the line rate; when CR is back at the line rate the limiter is
 //!   released (the flow is no longer rate limited until the next CNM).
 //!
+//! The increase machinery (stage counts, byte counter, timer, the three phases, the release)
+//! is `rate_increase`'s, shared with DCQCN's RP; QCN's halves its cycles after fast recovery.
+//!
 //! Deterministic: time comes in as a parameter and the byte counter and timer are not
 //! randomized (the standard's ±15 % jitter serves hardware that cannot desynchronize its
 //! flows otherwise; our flows start at seeded times).
 
+use crate::rate_increase::{IncreaseParams, RateIncrease};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, ByteSize, duration};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
+
+pub use crate::rate_increase::RpPhase;
 
 /// The RP's settings; the defaults are 802.1Qau's MIB values. A scenario's `[qcn.reaction]`
 /// sets them (scaled with the link speed, see docs/qcn.md).
@@ -76,54 +82,34 @@ impl RpParams {
 /// Gd = 1 / GD_DIVISOR: a CNM with the largest QntzFb (63) cuts CR by 63/128, just under half.
 const GD_DIVISOR: u64 = 128;
 
-/// Where the RP is in its increase cycle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RpPhase {
-    /// No CNM since the limiter was last released: the flow sends at line rate.
-    Idle,
-    FastRecovery,
-    ActiveIncrease,
-    HyperActiveIncrease,
-}
-
 /// One flow's rate limiter.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReactionPoint {
     params: RpParams,
-    line_rate: u64,
-    current: u64,
-    target: u64,
-    active: bool,
-    byte_stage: u32,
-    timer_stage: u32,
-    bytes_left: u64,
-    timer_at: Option<Instant>,
+    increase: RateIncrease,
     cnms: u64,
 }
 
 impl ReactionPoint {
     pub fn new(params: RpParams, line_rate: BitRate) -> ReactionPoint {
-        ReactionPoint {
-            params,
-            line_rate: line_rate.bps(),
-            current: line_rate.bps(),
-            target: line_rate.bps(),
-            active: false,
-            byte_stage: 0,
-            timer_stage: 0,
-            bytes_left: 0,
-            timer_at: None,
-            cnms: 0,
-        }
+        let increase = IncreaseParams {
+            byte_reset: params.byte_reset.0,
+            time_reset: params.time_reset,
+            threshold: params.fast_recovery_threshold,
+            active_increase: params.active_increase.bps(),
+            hyper_increase: params.hyper_active_increase.bps(),
+            halve_after_fast_recovery: true,
+        };
+        ReactionPoint { params, increase: RateIncrease::new(increase, line_rate.bps()), cnms: 0 }
     }
 
     /// The rate the flow may send at now (CR, or the line rate while released).
     pub fn rate(&self) -> BitRate {
-        BitRate::from_bps(self.current).expect("the rate stays above zero")
+        BitRate::from_bps(self.increase.current()).expect("the rate stays above zero")
     }
 
     pub fn target(&self) -> BitRate {
-        BitRate::from_bps(self.target).expect("the rate stays above zero")
+        BitRate::from_bps(self.increase.target()).expect("the rate stays above zero")
     }
 
     pub fn cnms(&self) -> u64 {
@@ -131,89 +117,30 @@ impl ReactionPoint {
     }
 
     pub fn phase(&self) -> RpPhase {
-        let threshold = self.params.fast_recovery_threshold;
-        match (self.active, self.byte_stage.max(self.timer_stage), self.byte_stage.min(self.timer_stage)) {
-            (false, _, _) => RpPhase::Idle,
-            (true, most, _) if most < threshold => RpPhase::FastRecovery,
-            (true, _, least) if least > threshold => RpPhase::HyperActiveIncrease,
-            _ => RpPhase::ActiveIncrease,
-        }
+        self.increase.phase()
     }
 
     /// A CNM for this flow arrived carrying `quantized` (QntzFb).
     pub fn on_cnm(&mut self, now: Instant, quantized: u8) {
         self.cnms += 1;
-        self.active = true;
-        self.target = self.current;
-        let cut = self.current * u64::from(quantized.min(63)) / GD_DIVISOR;
-        self.current = (self.current - cut).max(self.params.min_rate.bps().min(self.line_rate));
-        self.byte_stage = 0;
-        self.timer_stage = 0;
-        self.bytes_left = self.params.byte_reset.0;
-        self.timer_at = Some(now + self.params.time_reset);
+        let current = self.increase.current();
+        let cut = current * u64::from(quantized.min(63)) / GD_DIVISOR;
+        let floor = self.params.min_rate.bps().min(self.increase.line_rate());
+        self.increase.decrease(now, (current - cut).max(floor));
     }
 
     /// The flow sent `bytes`: the byte counter may fire.
     pub fn on_sent(&mut self, bytes: u64) {
-        if !self.active {
-            return;
-        }
-        let mut bytes = bytes;
-        while self.active && bytes >= self.bytes_left {
-            bytes -= self.bytes_left;
-            self.byte_stage += 1;
-            self.increase();
-            self.bytes_left = self.byte_cycle();
-        }
-        if self.active {
-            self.bytes_left -= bytes;
-        }
+        self.increase.on_sent(bytes);
     }
 
     /// When the timer fires next.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timer_at
+        self.increase.poll_timeout()
     }
 
     pub fn handle_timeout(&mut self, now: Instant) {
-        while let Some(at) = self.timer_at.filter(|&at| at <= now) {
-            self.timer_stage += 1;
-            self.increase();
-            self.timer_at = self.active.then(|| at + self.timer_cycle());
-        }
-    }
-
-    fn in_fast_recovery(&self) -> bool {
-        self.byte_stage.max(self.timer_stage) < self.params.fast_recovery_threshold
-    }
-
-    fn byte_cycle(&self) -> u64 {
-        if self.in_fast_recovery() { self.params.byte_reset.0 } else { self.params.byte_reset.0 / 2 }
-    }
-
-    fn timer_cycle(&self) -> Duration {
-        if self.in_fast_recovery() { self.params.time_reset } else { self.params.time_reset / 2 }
-    }
-
-    /// One increase event (§32.14): move TR by the phase's step, then CR halfway to TR.
-    fn increase(&mut self) {
-        let threshold = self.params.fast_recovery_threshold;
-        match self.phase() {
-            RpPhase::Idle | RpPhase::FastRecovery => {}
-            RpPhase::ActiveIncrease => self.target += self.params.active_increase.bps(),
-            RpPhase::HyperActiveIncrease => {
-                let i = u64::from(self.byte_stage.min(self.timer_stage) - threshold);
-                self.target += i * self.params.hyper_active_increase.bps();
-            }
-        }
-        self.target = self.target.min(self.line_rate);
-        // Rounded up, so that CR reaches TR instead of stopping a bit short.
-        self.current = (self.current + self.target).div_ceil(2);
-        if self.current == self.line_rate {
-            // Back at line rate: release the limiter.
-            self.active = false;
-            self.timer_at = None;
-        }
+        self.increase.handle_timeout(now);
     }
 }
 
