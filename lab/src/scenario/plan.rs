@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use pfcswitch_hosts::{DctcpParams, TransportConfig};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, duration};
-use pfcswitch_wire::{EthernetAddress, Ipv4Addr};
+use pfcswitch_wire::{EthernetAddress, Framing, Ipv4Addr, Pcp};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -126,6 +126,60 @@ pub struct TransportSpec {
     /// goes out ECT(0) and windows follow the switches' CE marks (`[ecn]` in `overrides`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dctcp: Option<DctcpParams>,
+    /// RoCEv2 framing (`rocev2 = {}` for the defaults): segments are RC SENDs of a path MTU,
+    /// acknowledgements RC ACKs and NAKs, and receivers send CNPs for CE-marked segments.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rocev2: Option<Rocev2Spec>,
+}
+
+/// `[transport.rocev2]`: what a RoCE NIC's queue pairs are set up with.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Rocev2Spec {
+    /// Path MTU, the RoCE payload of a full packet: 256, 512, 1024, 2048 or 4096 bytes, as
+    /// RoCE NICs offer it. Default: the largest the link MTU holds (1024 on 1500-byte links,
+    /// 2048 at 3000, 4096 on jumbo links).
+    pub pmtu: Option<u32>,
+    /// At most one CNP per queue pair in this interval (DCQCN's N, 50 µs).
+    #[serde(with = "duration")]
+    pub cnp_interval: Duration,
+    /// The priority CNPs go on; default: the data's.
+    pub cnp_priority: Option<u8>,
+}
+
+impl Default for Rocev2Spec {
+    fn default() -> Self {
+        Rocev2Spec { pmtu: None, cnp_interval: Duration::from_micros(50), cnp_priority: None }
+    }
+}
+
+/// The path MTUs RoCE NICs offer (IBTA's 256–4096 byte IB MTUs).
+const PMTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
+/// What a RoCEv2 packet carries besides its payload: IPv4, UDP, BTH and ICRC.
+const ROCEV2_IP_OVERHEAD: u32 = 20 + 8 + 12 + 4;
+/// The largest frame (without FCS) the AF_XDP datapath carries: a UMEM chunk less the 256
+/// bytes of XDP headroom the kernel keeps in front of a received frame.
+const DATAPATH_MAX_FRAME: u32 = pfcswitchd::host_port::MAX_FRAME_LEN as u32 - 256;
+
+impl Rocev2Spec {
+    /// The path MTU in force on links of IP MTU `mtu`.
+    pub fn pmtu(&self, mtu: u32) -> Result<u32> {
+        let fits = |pmtu: u32| pmtu + ROCEV2_IP_OVERHEAD <= mtu;
+        match self.pmtu {
+            Some(pmtu) if !PMTUS.contains(&pmtu) => bail!("transport.rocev2.pmtu: {pmtu} is not one of {PMTUS:?}"),
+            Some(pmtu) if !fits(pmtu) => bail!(
+                "transport.rocev2.pmtu: {pmtu} needs an IP MTU of {}, the links have {mtu}",
+                pmtu + ROCEV2_IP_OVERHEAD
+            ),
+            Some(pmtu) => Ok(pmtu),
+            None => PMTUS.into_iter().rev().find(|&p| fits(p)).with_context(|| {
+                format!(
+                    "transport.rocev2: an IP MTU of {mtu} holds no RoCE path MTU (256 needs {})",
+                    256 + ROCEV2_IP_OVERHEAD
+                )
+            }),
+        }
+    }
 }
 
 impl Default for TransportSpec {
@@ -139,13 +193,35 @@ impl Default for TransportSpec {
             bin: defaults.bin,
             ofc_per_flow: false,
             dctcp: None,
+            rocev2: None,
         }
     }
 }
 
 impl TransportSpec {
+    /// Refuses what cannot run on links of IP MTU `mtu`, on the datapath if `datapath`.
+    pub fn validate(&self, mtu: u32, datapath: bool) -> Result<()> {
+        let Some(rocev2) = &self.rocev2 else { return Ok(()) };
+        let frame = rocev2.pmtu(mtu)? + ROCEV2_IP_OVERHEAD + pfcswitch_switch::config::L2_HEADER_MAX as u32;
+        if datapath && frame > DATAPATH_MAX_FRAME {
+            bail!(
+                "transport.rocev2: a path MTU of {} makes {frame}-byte frames; the AF_XDP datapath carries at most \
+                 {DATAPATH_MAX_FRAME} (4 KiB UMEM chunks, no multi-buffer): set pmtu = 2048 or run it with --sim",
+                rocev2.pmtu(mtu)?
+            );
+        }
+        if rocev2.cnp_priority.is_some_and(|p| p > 7) {
+            bail!("transport.rocev2.cnp_priority: {} is not a priority (0-7)", rocev2.cnp_priority.unwrap_or(0));
+        }
+        if self.dctcp.is_some() {
+            bail!("transport: dctcp and rocev2 exclude each other: RC acknowledgements carry no ECN echo");
+        }
+        Ok(())
+    }
+
     /// The core transport's settings for one host of a run: a full segment is an MTU-sized
-    /// IPv4 packet in a tagged frame unless `frame_len` says otherwise.
+    /// IPv4 packet in a tagged frame (in RoCEv2, a path MTU's payload) unless `frame_len`
+    /// says otherwise. `validate` has accepted it.
     pub fn config(
         &self,
         mac: EthernetAddress,
@@ -155,8 +231,14 @@ impl TransportSpec {
         epoch: Instant,
         end: Instant,
     ) -> TransportConfig {
+        let tagged = |ip: u32| ip as usize + pfcswitch_switch::config::L2_HEADER_MAX as usize;
+        let rocev2_pmtu = self.rocev2.map(|r| r.pmtu(mtu).expect("validated"));
+        let defaults = TransportConfig::new(mac, ip, speed);
         TransportConfig {
-            frame_len: self.frame_len.unwrap_or(mtu as usize + pfcswitch_switch::config::L2_HEADER_MAX as usize),
+            frame_len: self.frame_len.unwrap_or_else(|| tagged(rocev2_pmtu.map_or(mtu, |p| p + ROCEV2_IP_OVERHEAD))),
+            framing: if self.rocev2.is_some() { Framing::Rocev2 } else { Framing::Traffic },
+            cnp_interval: self.rocev2.map_or(defaults.cnp_interval, |r| r.cnp_interval),
+            cnp_priority: self.rocev2.and_then(|r| r.cnp_priority).and_then(Pcp::new),
             window: self.window,
             rto: self.rto,
             ack_every: self.ack_every,
@@ -164,7 +246,7 @@ impl TransportSpec {
             epoch,
             long_lived_until: end,
             dctcp: self.dctcp,
-            ..TransportConfig::new(mac, ip, speed)
+            ..defaults
         }
     }
 }
@@ -264,5 +346,33 @@ mod tests {
             assert!(keys.contains(&key), "{key} missing from {keys:?}");
         }
         assert!(!keys.contains(&"sets") && !keys.contains(&"classes"));
+    }
+
+    #[test]
+    fn rocev2_takes_the_largest_path_mtu_the_links_hold_and_refuses_what_cannot_run() {
+        let spec = |rocev2: &str| -> TransportSpec { toml::from_str(&format!("rocev2 = {{ {rocev2} }}")).unwrap() };
+        let mac = EthernetAddress([2, 0, 0, 0, 0, 1]);
+        let config = |spec: &TransportSpec, mtu| {
+            spec.validate(mtu, true).unwrap();
+            spec.config(mac, Ipv4Addr::LOCALHOST, mtu, BitRate::gbps(1), Instant::ZERO, Instant::ZERO)
+        };
+        // 1500: PMTU 1024, 18 + 20 + 8 + 12 + 1024 + 4 bytes a full frame, 1004 of them message.
+        let on_1500 = config(&spec(""), 1500);
+        assert_eq!((on_1500.framing, on_1500.frame_len, on_1500.payload_len()), (Framing::Rocev2, 1086, 1004));
+        assert_eq!(on_1500.cnp_interval, Duration::from_micros(50));
+        assert_eq!(config(&spec(""), 3000).frame_len, 18 + 44 + 2048);
+        let chosen = config(&spec("pmtu = 512, cnp_interval = \"5ms\", cnp_priority = 6"), 1500);
+        assert_eq!(
+            (chosen.frame_len, chosen.cnp_interval, chosen.cnp_priority),
+            (574, Duration::from_millis(5), Pcp::new(6))
+        );
+        let refused = |rocev2: &str, mtu, datapath| spec(rocev2).validate(mtu, datapath).unwrap_err().to_string();
+        assert!(refused("pmtu = 1000", 1500, false).contains("transport.rocev2.pmtu: 1000 is not one of"));
+        assert!(refused("pmtu = 2048", 1500, false).contains("needs an IP MTU of 2092, the links have 1500"));
+        assert!(refused("", 9000, true).contains("a path MTU of 4096 makes 4158-byte frames"));
+        spec("").validate(9000, false).expect("the simulator carries 4 KB path MTUs");
+        assert!(refused("cnp_priority = 8", 1500, false).contains("transport.rocev2.cnp_priority: 8"));
+        let both: TransportSpec = toml::from_str("rocev2 = {}\ndctcp = {}").unwrap();
+        assert!(both.validate(1500, false).unwrap_err().to_string().contains("dctcp and rocev2 exclude each other"));
     }
 }

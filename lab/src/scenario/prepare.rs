@@ -83,6 +83,8 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     if let Some(spec) = &scenario.qcn {
         spec.reaction.validate().map_err(|e| anyhow::anyhow!("{}: qcn.reaction: {e}", file.display()))?;
     }
+    let datapath = suffix != SIMULATED;
+    scenario.transport.validate(scenario.mtu, datapath).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     // A switch-config key of a `--set` is only checked here, in the merged configs.
     let with_sets = |e: anyhow::Error| {
         if scenario.sets.is_empty() { e } else { e.context(format!("with --set {}", scenario.sets.join(" --set "))) }
