@@ -1,7 +1,7 @@
 //! A transport's configuration: addresses, line rate, framing, segment size, window, timers,
 //! goodput bins, and which congestion control (QCN, FECN, DCTCP) its connections react with.
 
-use crate::{DctcpParams, FecnReaction, RpParams};
+use crate::{DcqcnParams, DctcpParams, FecnReaction, RpParams};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{
@@ -45,6 +45,9 @@ pub struct TransportConfig {
     /// DCTCP: data goes out ECT(0), acknowledgements echo the CE marks, and a congestion
     /// window within `window` follows them.
     pub dctcp: Option<DctcpParams>,
+    /// DCQCN reaction points (RoCEv2 framing): data goes out ECT(0), and the CNPs receivers
+    /// send for CE marks drive each connection's rate limiter. QCN, if set, takes precedence.
+    pub dcqcn: Option<DcqcnParams>,
 }
 
 /// The reaction points of a host's connections.
@@ -77,6 +80,7 @@ impl TransportConfig {
             qcn: None,
             fecn: None,
             dctcp: None,
+            dcqcn: None,
         }
     }
 

@@ -41,13 +41,13 @@ mod tests;
 pub use config::{QcnReaction, TransportConfig};
 pub use records::{ConnectionSpec, MessageRecord, MessageSpec, ReceiverStats, SenderStats};
 
-use crate::{Arrivals, FecnSource, HostNic, Pacer, RateTrace, ReactionPoint};
+use crate::{Arrivals, Dcqcn, FecnSource, HostNic, Pacer, RateTrace, ReactionPoint};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{
     EthernetAddress, FecnProbeRepr, FecnSubtype, FrameView, Framing, Ipv4Addr, Pcp, TrafficKind, TrafficRepr, VlanRepr,
 };
-use reactions::{MAX_REFLECTIONS, Reflection, probe_frame};
+use reactions::{MAX_REFLECTIONS, Reaction, ReactionLimiter, Reflection, probe_frame};
 use receiver::Inbound;
 use roster::Roster;
 use sender::Connection;
@@ -117,8 +117,8 @@ impl Transport {
                 self.connections[i].pacer = Some(self.pacer(rate, spec.arrivals, burst.max(self.frame_time(rate))));
             }
             let connection = &mut self.connections[i];
-            if let Some(qcn) = &mut connection.qcn {
-                qcn.limiter.set_burst(burst);
+            if let Some(reaction) = &mut connection.reaction {
+                reaction.limiter.set_burst(burst);
             }
             if let Some(source) = &mut connection.fecn {
                 source.set_burst(burst);
@@ -167,7 +167,18 @@ impl Transport {
 
     /// Each connection's QCN reaction point and its rate over time, if QCN is on.
     pub fn reaction_points(&self) -> impl Iterator<Item = (u32, &ReactionPoint, &RateTrace)> + '_ {
-        self.connections.iter().filter_map(|c| c.qcn.as_ref().map(|q| (c.spec.id, &q.rp, q.limiter.trace())))
+        self.connections.iter().filter_map(|c| match c.reaction.as_ref()? {
+            ReactionLimiter { rp: Reaction::Qcn(rp), limiter } => Some((c.spec.id, rp, limiter.trace())),
+            _ => None,
+        })
+    }
+
+    /// Each connection's DCQCN reaction point and its rate over time, if DCQCN is on.
+    pub fn dcqcn_points(&self) -> impl Iterator<Item = (u32, &Dcqcn, &RateTrace)> + '_ {
+        self.connections.iter().filter_map(|c| match c.reaction.as_ref()? {
+            ReactionLimiter { rp: Reaction::Dcqcn(rp), limiter } => Some((c.spec.id, rp, limiter.trace())),
+            _ => None,
+        })
     }
 
     /// Consumes a received data, ACK or NAK frame (the NIC takes PAUSE/PFC first). Returns
@@ -190,7 +201,7 @@ impl Transport {
         match traffic.kind {
             TrafficKind::Data => self.receive_segment(now, &view, frame.len(), (ip.src, ip.ecn), &traffic),
             TrafficKind::Ack | TrafficKind::Nak => self.receive_acknowledgement(now, &traffic),
-            TrafficKind::Cnp => return self.receive_cnp(traffic.flow_id),
+            TrafficKind::Cnp => return self.receive_cnp(now, traffic.flow_id),
         }
         true
     }
@@ -230,10 +241,13 @@ impl Transport {
         }
     }
 
-    /// A CNP for one of our connections.
-    fn receive_cnp(&mut self, id: u32) -> bool {
+    /// A CNP for one of our connections: counted, and its DCQCN reaction point cuts the rate.
+    fn receive_cnp(&mut self, now: Instant, id: u32) -> bool {
         let Some(connection) = self.connection_mut(id) else { return false };
         connection.stats.cnps += 1;
+        if let Some(reaction) = &mut connection.reaction {
+            reaction.notified(now, None);
+        }
         true
     }
 
@@ -253,11 +267,7 @@ impl Transport {
     /// Without QCN, or for a flow this host does not send, it is not ours.
     fn receive_cnm(&mut self, now: Instant, flow: Option<u16>, quantized: u8) -> bool {
         let Some(connection) = flow.and_then(|flow| self.connection_mut(u32::from(flow))) else { return false };
-        let Some(qcn) = &mut connection.qcn else { return false };
-        qcn.rp.on_cnm(now, quantized);
-        qcn.limiter.trace_mut().cnm_received(now);
-        qcn.follow_rate(now);
-        true
+        connection.reaction.as_mut().is_some_and(|reaction| reaction.notified(now, Some(quantized)))
     }
 
     /// A probe for this host: reflect it to its source; a reflected probe of one of our
@@ -389,7 +399,7 @@ impl Transport {
             let ready = nic.ready_at_to(c.spec.priority, c.spec.dst);
             let segment = c.send_at(payload, window, c.until(until), ready);
             let probe = c.probe_at(payload, until).map(|at| at.max(ready));
-            let rate_timer = c.qcn.as_ref().and_then(|q| q.rp.poll_timeout());
+            let rate_timer = c.reaction.as_ref().and_then(|r| r.rp.poll_timeout());
             [segment, c.rto_deadline, rate_timer, probe].into_iter().flatten().min()
         };
         let live = self.roster.live().iter().filter_map(|&i| of_connection(&self.connections[i]));

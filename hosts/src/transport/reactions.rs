@@ -1,30 +1,103 @@
-//! Congestion-control state a transport keeps beside its windows: a connection's QCN reaction
-//! point with the rate limiter it sets, and the FECN probes of other hosts' flows that this
-//! host reflects back to their sources. DCTCP's window and a connection's FECN source are
+//! Congestion-control state a transport keeps beside its windows: a connection's rate-based
+//! reaction (QCN's reaction point or DCQCN's) with the rate limiter it sets, and the FECN
+//! probes of other hosts' flows that this host reflects back to their sources. DCTCP's window and a connection's FECN source are
 //! the crate's `Dctcp` and `FecnSource`, held by the sender as they are.
 
-use super::config::{QcnReaction, TransportConfig};
-use crate::{RateLimiter, ReactionPoint};
+use super::config::TransportConfig;
+use crate::{Dcqcn, RateLimiter, ReactionPoint, RpPhase};
 use pfcswitch_link::time::Instant;
+use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{EthernetAddress, FecnProbeRepr, L2Repr, Pcp, VlanRepr, build_fecn_probe_frame, ethertype};
 
-/// A connection's QCN reaction point and the rate limiter it sets.
+/// The reaction point that sets a connection's rate: QCN's (CNMs) or DCQCN's (CNPs).
 #[derive(Clone, Debug)]
-pub(super) struct QcnLimiter {
-    pub(super) rp: ReactionPoint,
-    pub(super) limiter: RateLimiter,
+pub(super) enum Reaction {
+    Qcn(ReactionPoint),
+    Dcqcn(Dcqcn),
 }
 
-impl QcnLimiter {
-    pub(super) fn new(qcn: QcnReaction, config: &TransportConfig) -> QcnLimiter {
-        QcnLimiter {
-            rp: ReactionPoint::new(qcn.params, qcn.line_rate),
-            limiter: RateLimiter::new(qcn.line_rate, config.epoch, config.bin),
+impl Reaction {
+    fn rate(&self) -> BitRate {
+        match self {
+            Reaction::Qcn(rp) => rp.rate(),
+            Reaction::Dcqcn(rp) => rp.rate(),
         }
     }
 
+    pub(super) fn phase(&self) -> RpPhase {
+        match self {
+            Reaction::Qcn(rp) => rp.phase(),
+            Reaction::Dcqcn(rp) => rp.phase(),
+        }
+    }
+
+    pub(super) fn poll_timeout(&self) -> Option<pfcswitch_link::time::Instant> {
+        match self {
+            Reaction::Qcn(rp) => rp.poll_timeout(),
+            Reaction::Dcqcn(rp) => rp.poll_timeout(),
+        }
+    }
+}
+
+/// A connection's reaction point and the rate limiter it sets.
+#[derive(Clone, Debug)]
+pub(super) struct ReactionLimiter {
+    pub(super) rp: Reaction,
+    pub(super) limiter: RateLimiter,
+}
+
+impl ReactionLimiter {
+    /// QCN's reaction point if the config has one, else DCQCN's if it has that.
+    pub(super) fn new(config: &TransportConfig) -> Option<ReactionLimiter> {
+        let (rp, line_rate) = match (config.qcn, config.dcqcn) {
+            (Some(qcn), _) => (Reaction::Qcn(ReactionPoint::new(qcn.params, qcn.line_rate)), qcn.line_rate),
+            (None, Some(params)) => (Reaction::Dcqcn(Dcqcn::new(params, config.line_rate)), config.line_rate),
+            (None, None) => return None,
+        };
+        Some(ReactionLimiter { rp, limiter: RateLimiter::new(line_rate, config.epoch, config.bin) })
+    }
+
+    /// Whether the limiter holds the flow back (not while released at line rate).
+    pub(super) fn limits(&self) -> bool {
+        self.rp.phase() != RpPhase::Idle
+    }
+
+    /// The flow sent a frame of `len` bytes.
+    pub(super) fn sent(&mut self, now: Instant, len: usize) {
+        if self.limits() {
+            self.limiter.send(now, len);
+        }
+        match &mut self.rp {
+            Reaction::Qcn(rp) => rp.on_sent(len as u64),
+            Reaction::Dcqcn(rp) => rp.on_sent(len as u64),
+        }
+        self.follow_rate(now);
+    }
+
+    /// Fires the reaction point's timers.
+    pub(super) fn handle_timeout(&mut self, now: Instant) {
+        match &mut self.rp {
+            Reaction::Qcn(rp) => rp.handle_timeout(now),
+            Reaction::Dcqcn(rp) => rp.handle_timeout(now),
+        }
+        self.follow_rate(now);
+    }
+
+    /// A congestion notification for the flow (a CNM's feedback, or a CNP): whether this
+    /// reaction point takes it.
+    pub(super) fn notified(&mut self, now: Instant, cnm_feedback: Option<u8>) -> bool {
+        match (&mut self.rp, cnm_feedback) {
+            (Reaction::Qcn(rp), Some(quantized)) => rp.on_cnm(now, quantized),
+            (Reaction::Dcqcn(rp), None) => rp.on_cnp(now),
+            _ => return false,
+        }
+        self.limiter.trace_mut().cnm_received(now);
+        self.follow_rate(now);
+        true
+    }
+
     /// Sets the limit to the reaction point's rate.
-    pub(super) fn follow_rate(&mut self, now: Instant) {
+    fn follow_rate(&mut self, now: Instant) {
         self.limiter.set_rate(now, self.rp.rate());
     }
 }

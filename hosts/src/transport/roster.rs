@@ -22,7 +22,7 @@ impl Roster {
     /// Takes connection `index`. With QCN its reaction point runs on its own timers, so it
     /// stays live from the start to the end.
     pub fn add(&mut self, index: usize, connection: &Connection) {
-        match connection.first_start().filter(|_| connection.qcn.is_none()) {
+        match connection.first_start().filter(|_| connection.reaction.is_none()) {
             Some(start) => {
                 self.waiting.insert((start, index));
             }

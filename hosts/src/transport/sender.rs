@@ -4,9 +4,9 @@
 //! the transport's choice (`mod.rs`).
 
 use super::config::TransportConfig;
-use super::reactions::QcnLimiter;
+use super::reactions::ReactionLimiter;
 use super::records::{ConnectionSpec, MessageRecord, MessageSpec, SenderStats};
-use crate::{Dctcp, FecnSource, Pacer, RpPhase};
+use crate::{Dctcp, FecnSource, Pacer};
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{
     CnTagRepr, DataFrameSpec, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame,
@@ -49,8 +49,8 @@ pub(super) struct Connection {
     sent_through: u32,
     pub(super) rto_deadline: Option<Instant>,
     pub(super) stats: SenderStats,
-    /// QCN: the reaction point and the rate limiter it sets.
-    pub(super) qcn: Option<QcnLimiter>,
+    /// QCN or DCQCN: the reaction point and the rate limiter it sets.
+    pub(super) reaction: Option<ReactionLimiter>,
     /// FECN: the probes and the rate limiter they set.
     pub(super) fecn: Option<FecnSource>,
     /// DCTCP: the congestion window.
@@ -77,7 +77,7 @@ impl Connection {
             sent_through: 0,
             rto_deadline: None,
             stats: SenderStats::default(),
-            qcn: config.qcn.map(|q| QcnLimiter::new(q, config)),
+            reaction: ReactionLimiter::new(config),
             fecn: config.fecn.map(|f| FecnSource::new(f, config.epoch, config.bin)),
             dctcp: config.dctcp.map(|params| Dctcp::new(params, config.window)),
         }
@@ -89,9 +89,9 @@ impl Connection {
     }
 
     /// Every message acknowledged (so no long-lived one), no retransmission timer and no
-    /// QCN reaction point: nothing left to send, time or react to.
+    /// reaction point: nothing left to send, time or react to.
     pub(super) fn is_retired(&self) -> bool {
-        self.first_unacked == self.messages.len() && self.rto_deadline.is_none() && self.qcn.is_none()
+        self.first_unacked == self.messages.len() && self.rto_deadline.is_none() && self.reaction.is_none()
     }
 
     /// The first sequence number not yet acknowledged.
@@ -110,11 +110,11 @@ impl Connection {
 
     /// When the QCN and FECN rate limiters let the next frame go (now, while released).
     fn limited_until(&self) -> Instant {
-        let qcn = match &self.qcn {
-            Some(qcn) if qcn.rp.phase() != RpPhase::Idle => qcn.limiter.ready_at(),
+        let reaction = match &self.reaction {
+            Some(reaction) if reaction.limits() => reaction.limiter.ready_at(),
             _ => Instant::ZERO,
         };
-        qcn.max(self.fecn.as_ref().map_or(Instant::ZERO, FecnSource::ready_at))
+        reaction.max(self.fecn.as_ref().map_or(Instant::ZERO, FecnSource::ready_at))
     }
 
     /// When its FECN source sends the next probe: while a started message is unfinished,
@@ -216,7 +216,7 @@ impl Connection {
         // A long-lived flow's message is unbounded (length u32::MAX): full segments forever.
         let message_len = message.size.unwrap_or(u32::MAX);
         let segment_payload = message.size.map_or(payload, |size| (size - offset).min(payload as u32) as usize);
-        let cn_tag = self.qcn.is_some().then_some(CnTagRepr { flow_id: self.spec.id as u16 });
+        let cn_tag = config.qcn.is_some().then_some(CnTagRepr { flow_id: self.spec.id as u16 });
         let spec = DataFrameSpec {
             src_mac: config.mac,
             dst_mac: self.spec.dst,
@@ -225,7 +225,8 @@ impl Connection {
             src_ip: config.ip,
             dst_ip: self.spec.dst_ip,
             dscp: 0,
-            ecn: if self.dctcp.is_some() { 2 } else { 0 },
+            // ECT(0) for a sender that reacts to CE marks.
+            ecn: if self.dctcp.is_some() || config.dcqcn.is_some() { 2 } else { 0 },
             src_port: config.udp_src_port(self.spec.id),
             dst_port: TRAFFIC_UDP_PORT,
             traffic: TrafficRepr {
@@ -249,12 +250,8 @@ impl Connection {
         if let Some(pacer) = &mut self.pacer {
             pacer.send(now, len);
         }
-        if let Some(qcn) = &mut self.qcn {
-            if qcn.rp.phase() != RpPhase::Idle {
-                qcn.limiter.send(now, len);
-            }
-            qcn.rp.on_sent(len as u64);
-            qcn.follow_rate(now);
+        if let Some(reaction) = &mut self.reaction {
+            reaction.sent(now, len);
         }
         if let Some(source) = &mut self.fecn {
             source.sent(now, len);
@@ -265,9 +262,8 @@ impl Connection {
     /// Fires the QCN reaction point's timer and the retransmission timer: with segments
     /// unacknowledged, the connection goes back to the first of them.
     pub(super) fn handle_timeout(&mut self, now: Instant) {
-        if let Some(qcn) = &mut self.qcn {
-            qcn.rp.handle_timeout(now);
-            qcn.follow_rate(now);
+        if let Some(reaction) = &mut self.reaction {
+            reaction.handle_timeout(now);
         }
         if self.rto_deadline.is_some_and(|at| at <= now) {
             self.rto_deadline = None;

@@ -121,6 +121,22 @@ pub struct SenderResult {
     /// FECN: the flow's source over time, when the switches ran FECN.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fecn: Option<SenderFecn>,
+    /// DCQCN: the queue pair's reaction point over time, when the transport ran DCQCN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dcqcn: Option<SenderDcqcn>,
+}
+
+/// A queue pair's DCQCN reaction point over time, in the transport's goodput bins.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SenderDcqcn {
+    /// CNPs received.
+    pub cnps: u64,
+    /// Its rate limit (RC; the line rate while released), the mean per bin.
+    pub rate_mbps: Vec<f64>,
+    /// CNPs received per bin.
+    pub cnp_bins: Vec<u32>,
+    /// α when the run ended.
+    pub alpha: f64,
 }
 
 /// A flow's FECN source: its rate over time, in the transport's goodput bins from the epoch.
@@ -156,6 +172,9 @@ pub struct ReceiverResult {
     pub out_of_order: u64,
     pub duplicates: u64,
     pub messages: u64,
+    /// CNPs this receiver sent for the connection (RoCEv2's notification point).
+    #[serde(default)]
+    pub cnps_sent: u64,
     pub first_rx_ns: Option<u64>,
     pub last_rx_ns: Option<u64>,
     pub goodput_bins: Vec<u64>,
@@ -190,6 +209,12 @@ impl EndpointResult {
                         rate_mbps: trace.mean_rates_mbps(now),
                         cnm_bins: trace.cnms().to_vec(),
                     }),
+                    dcqcn: transport.dcqcn_points().find(|(id, ..)| *id == spec.id).map(|(_, rp, trace)| SenderDcqcn {
+                        cnps: rp.cnps(),
+                        rate_mbps: trace.mean_rates_mbps(now),
+                        cnp_bins: trace.cnms().to_vec(),
+                        alpha: rp.alpha(),
+                    }),
                     fecn: transport.fecn_sources().find(|(id, _)| *id == spec.id).map(|(_, source)| {
                         let stats = source.stats();
                         SenderFecn {
@@ -212,6 +237,7 @@ impl EndpointResult {
                     out_of_order: s.out_of_order,
                     duplicates: s.duplicates,
                     messages: s.messages,
+                    cnps_sent: s.cnps_sent,
                     first_rx_ns: s.first_rx.map(Instant::as_nanos),
                     last_rx_ns: s.last_rx.map(Instant::as_nanos),
                     goodput_bins: s.goodput_bins.clone(),

@@ -8,7 +8,7 @@ use super::schemes::{FecnSpec, QcnSpec};
 use super::sets::{Applied, apply, blame, struct_fields};
 use crate::workload::{ClassSpec, StormSpec};
 use anyhow::{Context, Result, bail};
-use pfcswitch_hosts::{DctcpParams, TransportConfig};
+use pfcswitch_hosts::{DcqcnParams, DctcpParams, TransportConfig};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, duration};
 use pfcswitch_wire::{EthernetAddress, Framing, Ipv4Addr, Pcp};
@@ -130,6 +130,11 @@ pub struct TransportSpec {
     /// acknowledgements RC ACKs and NAKs, and receivers send CNPs for CE-marked segments.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rocev2: Option<Rocev2Spec>,
+    /// DCQCN reaction points (`dcqcn = {}` for Zhu et al.'s parameters, docs/dcqcn.md), with
+    /// `rocev2`: data goes out ECT(0) and the receivers' CNPs set each queue pair's rate.
+    /// The switches mark with `[ecn]` (in `overrides`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dcqcn: Option<DcqcnParams>,
 }
 
 /// `[transport.rocev2]`: what a RoCE NIC's queue pairs are set up with.
@@ -194,13 +199,21 @@ impl Default for TransportSpec {
             ofc_per_flow: false,
             dctcp: None,
             rocev2: None,
+            dcqcn: None,
         }
     }
 }
 
 impl TransportSpec {
-    /// Refuses what cannot run on links of IP MTU `mtu`, on the datapath if `datapath`.
-    pub fn validate(&self, mtu: u32, datapath: bool) -> Result<()> {
+    /// Refuses what cannot run on links of IP MTU `mtu` and NICs of `speed`, on the datapath
+    /// if `datapath`.
+    pub fn validate(&self, mtu: u32, speed: BitRate, datapath: bool) -> Result<()> {
+        if let Some(dcqcn) = &self.dcqcn {
+            dcqcn.validate_for(speed).map_err(|e| anyhow::anyhow!("transport.dcqcn: {e}"))?;
+            if self.rocev2.is_none() {
+                bail!("transport.dcqcn needs transport.rocev2: DCQCN reacts to RoCEv2's CNPs");
+            }
+        }
         let Some(rocev2) = &self.rocev2 else { return Ok(()) };
         let frame = rocev2.pmtu(mtu)? + ROCEV2_IP_OVERHEAD + pfcswitch_switch::config::L2_HEADER_MAX as u32;
         if datapath && frame > DATAPATH_MAX_FRAME {
@@ -246,6 +259,7 @@ impl TransportSpec {
             epoch,
             long_lived_until: end,
             dctcp: self.dctcp,
+            dcqcn: self.dcqcn,
             ..defaults
         }
     }
@@ -353,7 +367,7 @@ mod tests {
         let spec = |rocev2: &str| -> TransportSpec { toml::from_str(&format!("rocev2 = {{ {rocev2} }}")).unwrap() };
         let mac = EthernetAddress([2, 0, 0, 0, 0, 1]);
         let config = |spec: &TransportSpec, mtu| {
-            spec.validate(mtu, true).unwrap();
+            spec.validate(mtu, BitRate::gbps(1), true).unwrap();
             spec.config(mac, Ipv4Addr::LOCALHOST, mtu, BitRate::gbps(1), Instant::ZERO, Instant::ZERO)
         };
         // 1500: PMTU 1024, 18 + 20 + 8 + 12 + 1024 + 4 bytes a full frame, 1004 of them message.
@@ -366,13 +380,23 @@ mod tests {
             (chosen.frame_len, chosen.cnp_interval, chosen.cnp_priority),
             (574, Duration::from_millis(5), Pcp::new(6))
         );
-        let refused = |rocev2: &str, mtu, datapath| spec(rocev2).validate(mtu, datapath).unwrap_err().to_string();
+        let refused = |rocev2: &str, mtu, datapath| {
+            spec(rocev2).validate(mtu, BitRate::gbps(1), datapath).unwrap_err().to_string()
+        };
         assert!(refused("pmtu = 1000", 1500, false).contains("transport.rocev2.pmtu: 1000 is not one of"));
         assert!(refused("pmtu = 2048", 1500, false).contains("needs an IP MTU of 2092, the links have 1500"));
         assert!(refused("", 9000, true).contains("a path MTU of 4096 makes 4158-byte frames"));
-        spec("").validate(9000, false).expect("the simulator carries 4 KB path MTUs");
+        spec("").validate(9000, BitRate::gbps(1), false).expect("the simulator carries 4 KB path MTUs");
         assert!(refused("cnp_priority = 8", 1500, false).contains("transport.rocev2.cnp_priority: 8"));
-        let both: TransportSpec = toml::from_str("rocev2 = {}\ndctcp = {}").unwrap();
-        assert!(both.validate(1500, false).unwrap_err().to_string().contains("dctcp and rocev2 exclude each other"));
+        let refused = |transport: &str| {
+            let spec: TransportSpec = toml::from_str(transport).unwrap();
+            spec.validate(1500, BitRate::gbps(1), false).unwrap_err().to_string()
+        };
+        assert!(refused("rocev2 = {}\ndctcp = {}").contains("dctcp and rocev2 exclude each other"));
+        assert!(refused("dcqcn = {}").contains("transport.dcqcn needs transport.rocev2"));
+        let bad_g = refused("rocev2 = {}\ndcqcn = { g = \"0/256\" }");
+        assert!(bad_g.contains("transport.dcqcn: g 0/256 must be in (0, 1]"), "{bad_g}");
+        let dcqcn = config(&TransportSpec { dcqcn: Some(DcqcnParams::default()), ..spec("") }, 1500);
+        assert_eq!(dcqcn.dcqcn, Some(DcqcnParams::default()));
     }
 }

@@ -84,7 +84,10 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         spec.reaction.validate().map_err(|e| anyhow::anyhow!("{}: qcn.reaction: {e}", file.display()))?;
     }
     let datapath = suffix != SIMULATED;
-    scenario.transport.validate(scenario.mtu, datapath).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    scenario
+        .transport
+        .validate(scenario.mtu, scenario.speed, datapath)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     // A switch-config key of a `--set` is only checked here, in the merged configs.
     let with_sets = |e: anyhow::Error| {
         if scenario.sets.is_empty() { e } else { e.context(format!("with --set {}", scenario.sets.join(" --set "))) }
@@ -100,6 +103,12 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         configs.push(config);
     }
     let in_force = InForce::of(&scenario, &configs);
+    if in_force.qcn_reaction.is_some() && scenario.transport.dcqcn.is_some() {
+        bail!(
+            "{}: QCN's reaction points and transport.dcqcn would both set the senders' rates: run one (--qcn off)",
+            file.display()
+        );
+    }
     let workload = PlanContext {
         speed: scenario.speed,
         scenario_dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),

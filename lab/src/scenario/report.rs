@@ -342,20 +342,31 @@ fn plots(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)], out: &P
             })
             .collect()
     };
-    // QCN: each flow's rate limit, and when its CNMs came (the QCN paper's Fig. 2(c)).
-    let rates = series(&|s| Some(s.qcn.as_ref()?.rate_mbps.clone()));
-    if !rates.is_empty() {
-        let what = "QCN rate limit per flow (reaction point's current rate)";
-        draw("qcn-rates", what, ["time (s)", "rate limit (Mbit/s)"], Scale::Linear, &rates)?;
-        let cnms = series(&|s| {
-            let q = s.qcn.as_ref()?;
-            let total = (0..q.rate_mbps.len().max(q.cnm_bins.len())).scan(0.0, |total, i| {
-                *total += f64::from(q.cnm_bins.get(i).copied().unwrap_or(0));
+    // QCN and DCQCN: each flow's rate limit, and when its notifications came (the QCN
+    // paper's Fig. 2(c)).
+    type Limits = fn(&SenderResult) -> Option<(&[f64], &[u32])>;
+    let qcn: Limits = |s| s.qcn.as_ref().map(|q| (&q.rate_mbps[..], &q.cnm_bins[..]));
+    let dcqcn: Limits = |s| s.dcqcn.as_ref().map(|d| (&d.rate_mbps[..], &d.cnp_bins[..]));
+    let schemes = [
+        ("qcn", "QCN rate limit per flow (reaction point's current rate)", "CNMs", qcn),
+        ("dcqcn", "DCQCN rate per queue pair (reaction point's RC)", "CNPs", dcqcn),
+    ];
+    for (scheme, what, notices, limits) in schemes {
+        let rates = series(&|s| Some(limits(s)?.0.to_vec()));
+        if rates.is_empty() {
+            continue;
+        }
+        draw(&format!("{scheme}-rates"), what, ["time (s)", "rate limit (Mbit/s)"], Scale::Linear, &rates)?;
+        let received = series(&|s| {
+            let (rates, bins) = limits(s)?;
+            let total = (0..rates.len().max(bins.len())).scan(0.0, |total, i| {
+                *total += f64::from(bins.get(i).copied().unwrap_or(0));
                 Some(*total)
             });
             Some(total.collect())
         });
-        draw("qcn-cnms", "CNMs received per flow, cumulative", ["time (s)", "CNMs"], Scale::Linear, &cnms)?;
+        let what = format!("{notices} received per flow, cumulative");
+        draw(&format!("{scheme}-{}", notices.to_lowercase()), &what, ["time (s)", notices], Scale::Linear, &received)?;
     }
     // FECN: each flow's rate, as its reflected probes set it.
     let rates = series(&|s| Some(s.fecn.as_ref()?.rate_mbps.clone()));

@@ -1,9 +1,11 @@
 //! The transport in RoCEv2 framing: RC SENDs and ACKs with valid ICRCs, a PSN sequence
-//! error NAK on a gap.
+//! error NAK on a gap, CNPs for CE marks and DCQCN's reaction to them.
 
 use super::{message, run_with};
-use crate::TransportConfig;
-use pfcswitch_wire::{AethSyndrome, FrameView, Framing, NakCode, Opcode, ROCEV2_UDP_PORT};
+use crate::{DcqcnParams, Transport, TransportConfig};
+use pfcswitch_link::time::Instant;
+use pfcswitch_wire::{AethSyndrome, FrameView, Framing, NakCode, Opcode, ROCEV2_UDP_PORT, mark_ecn_ce};
+use std::time::Duration;
 
 /// RoCEv2 with a path MTU of 1024: 62 bytes of headers and ICRC around the RoCE payload.
 fn rocev2(config: &mut TransportConfig) {
@@ -69,4 +71,41 @@ fn a_gap_draws_a_psn_sequence_error_nak_and_the_sender_goes_back() {
     assert_eq!((sender.naks, sender.timeouts), (1, 0));
     let (_, receiver) = b.receiver_stats().next().unwrap();
     assert_eq!((receiver.bytes, receiver.messages), (50 * 1004, 1));
+}
+
+#[test]
+fn ce_marks_draw_one_cnp_per_interval_and_dcqcn_slows_the_sender() {
+    let with_dcqcn = |config: &mut TransportConfig| {
+        rocev2(config);
+        config.dcqcn = Some(DcqcnParams::default());
+    };
+    let marks_until = Instant::from_nanos(1_000_000);
+    let mut cnps = Vec::new();
+    let (a, b) = run_with(with_dcqcn, vec![message(0, 1_000_000)], |now, frame| {
+        match opcode_psn_syndrome(frame).0 {
+            Opcode::Cnp => cnps.push(now),
+            opcode if opcode.is_send() && now < marks_until => assert!(mark_ecn_ce(frame), "data goes out ECT(0)"),
+            _ => {}
+        }
+        false
+    });
+    // The first mark draws a CNP at once, then the first marked frame 50 µs after the last
+    // CNP draws the next: as the cuts slow the sender (a frame every 8.7 µs at 1 Gbit/s,
+    // every 35 µs at 250 Mbit/s), the CNPs come a little later than every 50 µs.
+    assert_eq!(cnps[0], Instant::ZERO, "the first marked segment draws a CNP at once");
+    assert!(cnps.windows(2).all(|w| w[1] - w[0] >= Duration::from_micros(50)), "{cnps:?}");
+    assert!((10..=20).contains(&cnps.len()), "{} CNPs in the first ms", cnps.len());
+    let (_, receiver) = b.receiver_stats().next().unwrap();
+    let (_, sender) = a.sender_stats().next().unwrap();
+    let (_, dcqcn, trace) = a.dcqcn_points().next().expect("DCQCN is on");
+    assert_eq!(
+        (receiver.cnps_sent, sender.cnps, dcqcn.cnps()),
+        (cnps.len() as u64, cnps.len() as u64, cnps.len() as u64)
+    );
+    assert_eq!(trace.cnms().iter().sum::<u32>() as usize, cnps.len(), "the trace counts them per bin");
+    // The cuts cost time: the same message without marks is faster.
+    let (unmarked, _) = run_with(with_dcqcn, vec![message(0, 1_000_000)], |_, _| false);
+    let fct = |t: &Transport| t.messages().next().unwrap().fct().unwrap();
+    assert!(fct(&a) > fct(&unmarked) + Duration::from_micros(500), "{:?} vs {:?}", fct(&a), fct(&unmarked));
+    assert_eq!(unmarked.sender_stats().next().unwrap().1.cnps, 0);
 }
