@@ -12,10 +12,12 @@
 //! The CRC is stored least significant byte first, as scapy (`contrib/roce.py`) and Linux's
 //! soft RoCE (`rxe_icrc.c`) write it; Wireshark shows the 4 bytes as a big-endian number.
 
-use super::{BTH_LEN, ICRC_LEN};
+use super::bth::BTH_LEN;
 use crate::ipv4::IPV4_HEADER_LEN;
 use crate::udp::UDP_HEADER_LEN;
 use crate::{Error, ErrorKind, Layer, Result};
+
+pub const ICRC_LEN: usize = 4;
 
 const MAX_IPV4_HEADER_LEN: usize = 60;
 

@@ -16,7 +16,7 @@ mod icrc;
 
 pub use aeth::{AETH_INVALID_CREDITS, AETH_LEN, AethHeader, AethRepr, AethSyndrome, NakCode};
 pub use bth::{BTH_LEN, BthHeader, BthRepr, DEFAULT_PKEY, Opcode};
-pub use icrc::{check_icrc, fill_icrc, icrc, stored_icrc};
+pub use icrc::{ICRC_LEN, check_icrc, fill_icrc, icrc, stored_icrc};
 
 use crate::field::check_len;
 use crate::ipv4::PROTOCOL_UDP;
@@ -25,7 +25,6 @@ use crate::{Error, ErrorKind, Ipv4Packet, Ipv4Repr, Layer, Result, UdpPacket, Ud
 /// The UDP destination port IANA assigned to RoCEv2 (A17.2.1); Wireshark decodes it as
 /// InfiniBand.
 pub const ROCEV2_UDP_PORT: u16 = 4791;
-pub const ICRC_LEN: usize = 4;
 /// A CNP's reserved bytes after the BTH (A17.9.3).
 pub const CNP_PAYLOAD_LEN: usize = 16;
 
