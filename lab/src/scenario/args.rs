@@ -30,7 +30,7 @@ pub struct RunArgs {
     /// taken in a tap namespace the link is built through (namespaces only).
     #[arg(long, value_delimiter = ',', value_name = "LINKS")]
     pub capture: Vec<String>,
-    /// Output directory (default: results/NAME/POLICY[-pfcwd-MODE][-qcn-MODE][-fecn-MODE]-seedN).
+    /// Output directory (default: results/NAME/POLICY[-pfcwd-MODE][-qcn-MODE][-fecn-MODE][-dcqcn-MODE]-seedN).
     // The text is also `--help`'s, where brackets mean optional, not links.
     #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long)]
@@ -53,6 +53,9 @@ pub struct CompareArgs {
     /// Comma-separated FECN modes (see `run --fecn`), each run under every policy.
     #[arg(long, value_delimiter = ',', value_parser = parse_fecn)]
     pub fecn: Vec<FecnMode>,
+    /// Comma-separated DCQCN modes (see `run --dcqcn`), each run under every policy.
+    #[arg(long, value_delimiter = ',')]
+    pub dcqcn: Vec<DcqcnMode>,
     #[arg(long, default_value_t = 1, conflicts_with = "seeds")]
     pub seed: u64,
     /// Comma-separated seeds, each compared in turn, then summarised together (max FCT per
@@ -112,10 +115,30 @@ pub struct Modes {
     /// `[fecn]`, else the switch configs').
     #[arg(long, value_parser = parse_fecn)]
     pub fecn: Option<FecnMode>,
+    /// DCQCN in every host (RoCEv2 framing): on, with the scenario's `transport.dcqcn` or
+    /// else Zhu et al.'s parameters, or off (default: the scenario's).
+    #[arg(long)]
+    pub dcqcn: Option<DcqcnMode>,
+}
+
+/// Whether the hosts run DCQCN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DcqcnMode {
+    Off,
+    On,
+}
+
+impl DcqcnMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            DcqcnMode::Off => "off",
+            DcqcnMode::On => "on",
+        }
+    }
 }
 
 impl Modes {
-    /// `-pfcwd-MODE-qcn-MODE-fecn-MODE` for the modes given, for the run's directory.
+    /// `-pfcwd-MODE-qcn-MODE-fecn-MODE-dcqcn-MODE` for the modes given, for the run's directory.
     pub fn suffix(&self) -> String {
         self.labels().iter().map(|(scheme, mode)| format!("-{scheme}-{mode}")).collect()
     }
@@ -126,11 +149,12 @@ impl Modes {
         labels.extend(self.pfcwd.map(|m| ("pfcwd", m.name().to_string())));
         labels.extend(self.qcn.map(|m| ("qcn", m.name())));
         labels.extend(self.fecn.map(|m| ("fecn", m.name())));
+        labels.extend(self.dcqcn.map(|m| ("dcqcn", m.name().to_string())));
         labels
     }
 }
 
-/// Where one run writes, under `parent`: `POLICY[-pfcwd-MODE][-qcn-MODE][-fecn-MODE]-seedN[-sim]`.
+/// Where one run writes, under `parent`: `POLICY[-pfcwd-MODE][-qcn-MODE][-fecn-MODE][-dcqcn-MODE]-seedN[-sim]`.
 pub fn run_dir(parent: &Path, policy: &RunPolicy, modes: &Modes, seed: u64, suffix: &str) -> PathBuf {
     parent.join(format!("{}{}-seed{seed}{suffix}", policy.name(), modes.suffix()))
 }

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 /// Runs the scenario under every policy and mode of `args`, seed by seed, and compares them.
 pub fn compare(args: &CompareArgs) -> Result<()> {
     let (scenario, _) = load_with(&args.scenario, &args.set)?;
-    let varied = !args.pfcwd.is_empty() || !args.qcn.is_empty() || !args.fecn.is_empty();
+    let varied = !args.pfcwd.is_empty() || !args.qcn.is_empty() || !args.fecn.is_empty() || !args.dcqcn.is_empty();
     let names = match &args.policies {
         Some(names) => names.clone(),
         None if varied => vec![scenario.policy.name().to_string()],
@@ -33,7 +33,9 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     for pfcwd in each(&args.pfcwd) {
         for qcn in each(&args.qcn) {
             for fecn in each(&args.fecn) {
-                variants.push(Modes { pfcwd, qcn, fecn });
+                for dcqcn in each(&args.dcqcn) {
+                    variants.push(Modes { pfcwd, qcn, fecn, dcqcn });
+                }
             }
         }
     }

@@ -2,7 +2,7 @@
 //! generate its fabric), resolve its storms and write the switch configs into the run's
 //! directory; and the same as a check that runs nothing ([`check`], before a sweep).
 
-use super::args::{RunArgs, run_dir};
+use super::args::{DcqcnMode, RunArgs, run_dir};
 use super::configs::{InForce, write_configs};
 use super::fabric::FABRIC;
 use super::namespaces::describe;
@@ -12,6 +12,7 @@ use super::topology::TopologyDescription;
 use crate::repository::workloads_dir;
 use crate::workload::{self, PlanContext, Storm};
 use anyhow::{Context, Result, bail};
+use pfcswitch_hosts::DcqcnParams;
 use pfcswitch_link::time::Instant;
 use pfcswitch_sim::fabric::Fabric;
 use pfcswitch_switch::config::SwitchConfig;
@@ -49,7 +50,12 @@ pub(super) const SIMULATED: &str = "-sim";
 /// Loads the scenario, checks it against its topology and writes the switch configs;
 /// `suffix` tells a simulated run's directory from a real one's.
 pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
-    let (scenario, file) = load_with(&args.scenario, &args.set)?;
+    let (mut scenario, file) = load_with(&args.scenario, &args.set)?;
+    match args.modes.dcqcn {
+        Some(DcqcnMode::Off) => scenario.transport.dcqcn = None,
+        Some(DcqcnMode::On) => _ = scenario.transport.dcqcn.get_or_insert_with(DcqcnParams::default),
+        None => {}
+    }
     let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
     let out = args.out.clone().unwrap_or_else(|| {
         let parent = PathBuf::from("results").join(&scenario.name);
