@@ -189,6 +189,16 @@ pub fn cnm_check(pcap: &Path, qeq: u64, w: u32) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The RoCEv2 oracle (`oracles/roce_check.py`: scapy's contrib/roce.py, not pfcswitch_wire)
+/// over `pcap`: one JSON value per frame, with its BTH and AETH fields and `icrc_ok`.
+pub fn roce_check(pcap: &Path) -> Vec<serde_json::Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracles/roce_check.py");
+    run(&python(), &[script.to_str().unwrap(), pcap.to_str().unwrap()], "the RoCEv2 checker")
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("roce_check.py printed `{line}`: {e}")))
+        .collect()
+}
+
 /// Python's prometheus_client OpenMetrics parser (Debian python3-prometheus-client), which is
 /// strict (`# EOF`, family types, sample suffixes): fails the test on any complaint; returns
 /// the families it read.

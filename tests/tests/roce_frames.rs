@@ -3,12 +3,10 @@
 //! default) and scapy's `contrib/roce.py` (`tests/oracles/roce_check.py`), which recomputes
 //! every ICRC. No root or namespaces needed.
 
-use pfcswitch_tests::oracle::{tshark_expert_messages, tshark_fields, write_pcap};
+use pfcswitch_tests::oracle::{roce_check, tshark_expert_messages, tshark_fields, write_pcap};
 use pfcswitch_wire::{
     DataFrameSpec, EthernetAddress, FrameView, Framing, Pcp, QPN_BASE, TrafficKind, TrafficRepr, VlanRepr, mark_ecn_ce,
 };
-use std::path::Path;
-use std::process::Command;
 
 const FLOW: u32 = 7;
 
@@ -48,14 +46,6 @@ fn frames() -> Vec<(Vec<u8>, u8, u32, Option<u8>)> {
     marked[18 + 10..18 + 12].copy_from_slice(&(!((sum & 0xFFFF) + (sum >> 16)) as u16).to_be_bytes());
     frames.push((marked, 0x01, 11, None));
     frames
-}
-
-fn roce_check(pcap: &Path) -> Vec<serde_json::Value> {
-    let python = std::env::var("PFCSWITCH_PYTHON").unwrap_or_else(|_| "/usr/bin/python3".into());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracles/roce_check.py");
-    let output = Command::new(&python).arg(&script).arg(pcap).output().expect("run python3 (scapy)");
-    assert!(output.status.success(), "roce_check.py: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
 }
 
 #[test]
