@@ -115,8 +115,10 @@ pub struct Modes {
     /// `[fecn]`, else the switch configs').
     #[arg(long, value_parser = parse_fecn)]
     pub fecn: Option<FecnMode>,
-    /// DCQCN in every host (RoCEv2 framing): on, with the scenario's `transport.dcqcn` or
-    /// else Zhu et al.'s parameters, or off (default: the scenario's).
+    /// DCQCN in every host: on (with the scenario's `transport.dcqcn`, else Zhu et al.'s
+    /// parameters; RoCEv2 framing; it replaces DCTCP; switches mark with the scenario's
+    /// `[ecn]`, else the paper's 5 KB / 200 KB / 1 % on the classes' priorities), or off
+    /// (default: the scenario's).
     #[arg(long)]
     pub dcqcn: Option<DcqcnMode>,
 }

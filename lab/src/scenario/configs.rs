@@ -3,7 +3,7 @@
 //! run's `configs/` (a fabric's generated from its one config); and what the switches, once
 //! configured, ask of the hosts ([`InForce`]).
 
-use super::args::Modes;
+use super::args::{DcqcnMode, Modes};
 use super::plan::Scenario;
 use super::policy::RunPolicy;
 use super::schemes::{DEFAULT_PROBE_INTERVAL, FecnMode, PfcwdMode, QcnMode};
@@ -116,6 +116,9 @@ impl Modes {
             }
         });
         sections.extend(scheme_keys(scenario, fecn_mode, fecn_spec).map(|keys| ("fecn", keys)));
+        if self.dcqcn == Some(DcqcnMode::On) && !scenario.overrides.contains_key("ecn") {
+            sections.push(("ecn", dcqcn_marking(scenario)));
+        }
         sections
     }
 }
@@ -176,4 +179,17 @@ impl InForce {
             }),
         }
     }
+}
+
+/// DCQCN's congestion point as its paper sets it (Zhu et al. 2015, §5: Kmin = 5 KB, Kmax =
+/// 200 KB, Pmax = 1 %), on the classes' priorities: what `--dcqcn on` marks with when the
+/// scenario's `overrides` have no `[ecn]` of their own.
+fn dcqcn_marking(scenario: &Scenario) -> toml::Table {
+    let priorities = scenario.priorities().into_iter().map(|p| toml::Value::Integer(p.into())).collect();
+    toml::Table::from_iter([
+        ("priorities".to_string(), toml::Value::Array(priorities)),
+        ("min".to_string(), toml::Value::String("5KB".into())),
+        ("max".to_string(), toml::Value::String("200KB".into())),
+        ("probability".to_string(), toml::Value::Float(0.01)),
+    ])
 }

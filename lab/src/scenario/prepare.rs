@@ -6,7 +6,7 @@ use super::args::{DcqcnMode, RunArgs, run_dir};
 use super::configs::{InForce, write_configs};
 use super::fabric::FABRIC;
 use super::namespaces::describe;
-use super::plan::{Scenario, load_with};
+use super::plan::{Rocev2Spec, Scenario, load_with};
 use super::policy::{RunPolicy, parse_policy};
 use super::topology::TopologyDescription;
 use crate::repository::workloads_dir;
@@ -53,7 +53,13 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     let (mut scenario, file) = load_with(&args.scenario, &args.set)?;
     match args.modes.dcqcn {
         Some(DcqcnMode::Off) => scenario.transport.dcqcn = None,
-        Some(DcqcnMode::On) => _ = scenario.transport.dcqcn.get_or_insert_with(DcqcnParams::default),
+        Some(DcqcnMode::On) => {
+            // The hosts' congestion control becomes DCQCN, which reacts to RoCEv2's CNPs:
+            // RoCEv2 framing with its defaults if the scenario has none, and no DCTCP.
+            scenario.transport.dcqcn.get_or_insert_with(DcqcnParams::default);
+            scenario.transport.rocev2.get_or_insert_with(Rocev2Spec::default);
+            scenario.transport.dctcp = None;
+        }
         None => {}
     }
     let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
