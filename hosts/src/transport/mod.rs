@@ -45,13 +45,14 @@ use crate::{Arrivals, Dcqcn, FecnSource, HostNic, Pacer, RateTrace, ReactionPoin
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{
-    EthernetAddress, FecnProbeRepr, FecnSubtype, FrameView, Framing, Ipv4Addr, Pcp, TrafficKind, TrafficRepr, VlanRepr,
+    EthernetAddress, FecnProbeRepr, FecnSubtype, FrameView, Framing, Ipv4Addr, Layer, Pcp, TrafficKind, TrafficRepr,
+    VlanRepr,
 };
 use reactions::{MAX_REFLECTIONS, Reaction, ReactionLimiter, Reflection, probe_frame};
 use receiver::Inbound;
 use roster::Roster;
 use sender::Connection;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
 /// A host's transport: sending connections and receiving state per peer connection. It sends
@@ -76,6 +77,8 @@ pub struct Transport {
     reflections: VecDeque<Reflection>,
     /// Probes not reflected because that queue was full.
     reflections_dropped: u64,
+    /// Datagrams to our port that did not parse, by (layer, reason).
+    malformed: BTreeMap<(&'static str, &'static str), u64>,
 }
 
 impl Transport {
@@ -92,6 +95,7 @@ impl Transport {
             cnps: VecDeque::new(),
             reflections: VecDeque::with_capacity(MAX_REFLECTIONS),
             reflections_dropped: 0,
+            malformed: BTreeMap::new(),
         }
     }
 
@@ -160,6 +164,11 @@ impl Transport {
         self.connections.iter().filter_map(|c| c.fecn.as_ref().map(|f| (c.spec.id, f)))
     }
 
+    /// Datagrams to this host's port that did not parse, as `layer: reason` and how many.
+    pub fn malformed(&self) -> impl Iterator<Item = (String, u64)> + '_ {
+        self.malformed.iter().map(|((layer, kind), &n)| (format!("{layer}: {kind}"), n))
+    }
+
     /// Probes this host could not reflect (its reflection queue was full).
     pub fn reflections_dropped(&self) -> u64 {
         self.reflections_dropped
@@ -181,8 +190,9 @@ impl Transport {
         })
     }
 
-    /// Consumes a received data, ACK or NAK frame (the NIC takes PAUSE/PFC first). Returns
-    /// whether it was ours: foreign and malformed frames are for the caller to count.
+    /// Consumes a received data, ACK, NAK or CNP frame (the NIC takes PAUSE/PFC first).
+    /// Returns whether it was ours: a malformed datagram to our port is, and is counted by
+    /// reason ([`Transport::malformed`]); foreign frames are for the caller to count.
     pub fn handle_rx(&mut self, now: Instant, frame: &[u8]) -> bool {
         let Ok(view) = FrameView::parse(frame) else { return false };
         if view.l2.dst != self.config.mac {
@@ -194,7 +204,16 @@ impl Transport {
         if let Ok(probe) = view.fecn_probe() {
             return self.receive_probe(now, &view, probe);
         }
-        let Ok((ip, _, mut traffic)) = view.traffic() else { return false };
+        let (ip, mut traffic) = match view.traffic() {
+            Ok((ip, _, traffic)) => (ip, traffic),
+            Err(error) if matches!(error.layer, Layer::Traffic | Layer::Roce) => {
+                // A datagram to our port that is not a well-formed segment, ACK, NAK or CNP
+                // (a bad ICRC, an unknown opcode, a truncated BTH...): ours, counted by reason.
+                *self.malformed.entry((error.layer.name(), error.kind.name())).or_default() += 1;
+                return true;
+            }
+            Err(_) => return false,
+        };
         if self.config.framing == Framing::Rocev2 {
             traffic.sequence = psn::unwrap(traffic.sequence, self.expected_sequence(&traffic));
         }

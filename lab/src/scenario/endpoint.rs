@@ -94,6 +94,10 @@ pub struct EndpointResult {
     /// FECN probes this host could not reflect: its reflection queue was full.
     #[serde(default)]
     pub reflections_dropped: u64,
+    /// Datagrams to the endpoints' port that did not parse (a bad ICRC, an unknown opcode,
+    /// a truncated BTH...), by `layer: reason`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub malformed: std::collections::BTreeMap<String, u64>,
     pub timer_late_p99_us: u64,
 }
 
@@ -251,6 +255,7 @@ impl EndpointResult {
             foreign_frames: 0,
             socket_drops: 0,
             reflections_dropped: transport.reflections_dropped(),
+            malformed: transport.malformed().collect(),
             timer_late_p99_us: 0,
         }
     }

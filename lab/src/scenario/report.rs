@@ -207,7 +207,7 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         "endpoints": record.endpoints.iter().map(|e| json!({
             "host": e.host, "pfc_rx": e.pfc_rx, "pause_rx": e.pause_rx, "paused_seconds": e.paused_seconds,
             "foreign_frames": e.foreign_frames, "socket_drops": e.socket_drops, "timer_late_p99_us": e.timer_late_p99_us,
-            "reflections_dropped": e.reflections_dropped,
+            "reflections_dropped": e.reflections_dropped, "malformed": e.malformed,
         })).collect::<Vec<_>>(),
         "switches": record.snapshots.iter().map(|(name, s)| json!({ "name": name, "snapshot": s })).collect::<Vec<_>>(),
         "queue_samples": record.samples,

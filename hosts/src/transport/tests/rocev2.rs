@@ -109,3 +109,34 @@ fn ce_marks_draw_one_cnp_per_interval_and_dcqcn_slows_the_sender() {
     assert!(fct(&a) > fct(&unmarked) + Duration::from_micros(500), "{:?} vs {:?}", fct(&a), fct(&unmarked));
     assert_eq!(unmarked.sender_stats().next().unwrap().1.cnps, 0);
 }
+
+#[test]
+fn malformed_datagrams_to_the_roce_port_are_counted_by_reason() {
+    let (mut a, _) = super::transport(super::A);
+    let (mut b, mut b_nic) = super::transport(super::B);
+    rocev2(&mut a.config);
+    rocev2(&mut b.config);
+    a.add_connection(super::connection(0), vec![message(0, 3000)]);
+    let mut frame = [0u8; 2048];
+    let len = a.poll_transmit(Instant::ZERO, &mut crate::HostNic::new(a.config().line_rate, 0xFF), &mut frame).unwrap();
+    let good = frame[..len].to_vec();
+    // A flipped payload byte (bad ICRC), an unknown opcode (0x0A, RC RDMA READ request...)
+    // and a datagram cut inside its BTH.
+    let mut bad_icrc = good.clone();
+    bad_icrc[100] ^= 1;
+    let mut unknown = good.clone();
+    unknown[18 + 20 + 8] = 0x0C;
+    // Cut inside the BTH, with IP and UDP lengths (and the IP checksum) that say so.
+    let mut truncated = good[..18 + 20 + 8 + 6].to_vec();
+    let ip = pfcswitch_wire::Ipv4Repr { payload_len: 8 + 6, ..FrameView::parse(&good).unwrap().traffic().unwrap().0 };
+    ip.emit(&mut pfcswitch_wire::Ipv4Packet::new_unchecked(&mut truncated[18..]));
+    truncated[18 + 24..18 + 26].copy_from_slice(&14u16.to_be_bytes());
+    for bad in [&bad_icrc, &unknown, &truncated] {
+        assert!(b.handle_rx(Instant::ZERO, bad), "ours, and counted: {:?}", FrameView::parse(bad).map(|v| v.traffic()));
+    }
+    let counted: Vec<(String, u64)> = b.malformed().collect();
+    let reasons = ["roce: bad_checksum", "roce: truncated", "roce: unknown_opcode"];
+    assert_eq!(counted, reasons.map(|r| (r.to_string(), 1)));
+    assert!(b.receiver_stats().next().is_none(), "none of them reached a receiver");
+    assert!(b.poll_transmit(Instant::ZERO, &mut b_nic, &mut frame).is_none(), "and none drew an ACK or NAK");
+}
