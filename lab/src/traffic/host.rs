@@ -2,6 +2,11 @@
 //! of `traffic send` and `recv` run. Each turn takes what arrived (PAUSE/PFC to the NIC, the
 //! rest to the transport), fires the transport's timers, sends what the transport has, and
 //! sleeps until its next deadline, the caller's, or a frame.
+//!
+//! Frames are read with their VLAN tag back in place: with rx-vlan-offload on (veth's
+//! default, and the hosts' `eth0` in the topologies) the kernel lifts the tag out of a
+//! received frame, and a receiver that saw its data untagged would acknowledge it, and send
+//! its CNPs, untagged on priority 0.
 
 use pfcswitch_hosts::{HostNic, Transport};
 use pfcswitch_link::time::Instant;
@@ -30,11 +35,26 @@ pub(super) struct Host {
     pub(super) lowest_dcqcn_rate: Option<BitRate>,
     lateness: Lateness,
     buffer: Vec<u8>,
+    incoming: Vec<u8>,
 }
 
 impl Host {
-    pub(super) fn new(socket: RawSocket, clock: Clock, nic: HostNic, transport: Transport) -> Host {
-        Host {
+    pub(super) fn new(socket: RawSocket, clock: Clock, nic: HostNic, transport: Transport) -> io::Result<Host> {
+        let on: libc::c_int = 1;
+        // SAFETY: a valid socket and an int option of the right size.
+        let set = unsafe {
+            libc::setsockopt(
+                socket.fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_AUXDATA,
+                (&raw const on).cast(),
+                std::mem::size_of_val(&on) as libc::socklen_t,
+            )
+        };
+        if set != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Host {
             socket,
             clock,
             nic,
@@ -44,7 +64,8 @@ impl Host {
             lowest_dcqcn_rate: None,
             lateness: Lateness::new(),
             buffer: vec![0u8; 9216],
-        }
+            incoming: vec![0u8; 9216 + VLAN_TAG_LEN],
+        })
     }
 
     /// Runs turns until `next` says stop; `transmit`: whether the transport may send (a
@@ -84,9 +105,8 @@ impl Host {
 
     /// Takes every frame waiting on the socket.
     fn receive(&mut self, now: Instant) -> io::Result<()> {
-        let mut incoming = [0u8; 9216];
         loop {
-            let frame = match self.socket.try_recv(&mut incoming) {
+            let frame = match recv_tagged(self.socket.fd(), &mut self.incoming) {
                 Ok(Some(frame)) => frame,
                 Ok(None) => return Ok(()),
                 // The interface went down (a link flap): go on once it is back.
@@ -108,5 +128,66 @@ impl Host {
         for (_, rp, _) in self.transport.dcqcn_points() {
             self.lowest_dcqcn_rate = Some(self.lowest_dcqcn_rate.map_or(rp.rate(), |r| r.min(rp.rate())));
         }
+    }
+}
+
+const VLAN_TAG_LEN: usize = 4;
+
+/// The next frame another host sent, if any, with the VLAN tag the kernel lifted out of it
+/// (`PACKET_AUXDATA`) put back after the MAC addresses.
+fn recv_tagged(fd: std::os::fd::RawFd, buffer: &mut [u8]) -> io::Result<Option<&[u8]>> {
+    loop {
+        // SAFETY: plain C structs, zero-initialised.
+        let mut address: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        let mut control = [0u64; 16];
+        // Received 4 bytes in, so that the tag fits in front of the EtherType.
+        let mut iov =
+            libc::iovec { iov_base: buffer[VLAN_TAG_LEN..].as_mut_ptr().cast(), iov_len: buffer.len() - VLAN_TAG_LEN };
+        // SAFETY: as above.
+        let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
+        message.msg_name = (&raw mut address).cast();
+        message.msg_namelen = std::mem::size_of_val(&address) as libc::socklen_t;
+        message.msg_iov = &raw mut iov;
+        message.msg_iovlen = 1;
+        message.msg_control = control.as_mut_ptr().cast();
+        message.msg_controllen = std::mem::size_of_val(&control) as _;
+        // SAFETY: every pointer in `message` is to a live buffer of the length it gives.
+        let received = unsafe { libc::recvmsg(fd, &raw mut message, libc::MSG_DONTWAIT) };
+        if received < 0 {
+            let error = io::Error::last_os_error();
+            match error.kind() {
+                io::ErrorKind::WouldBlock => return Ok(None),
+                io::ErrorKind::Interrupted => continue,
+                _ => return Err(error),
+            }
+        }
+        if address.sll_pkttype == libc::PACKET_OUTGOING {
+            continue;
+        }
+        let len = received as usize;
+        // SAFETY: the control buffer the kernel filled, walked with the CMSG macros.
+        let tag = unsafe {
+            let mut header = libc::CMSG_FIRSTHDR(&raw const message);
+            let mut tag = None;
+            while !header.is_null() {
+                if (*header).cmsg_level == libc::SOL_PACKET && (*header).cmsg_type == libc::PACKET_AUXDATA {
+                    let aux: libc::tpacket_auxdata = std::ptr::read_unaligned(libc::CMSG_DATA(header).cast());
+                    if aux.tp_status & libc::TP_STATUS_VLAN_VALID != 0 {
+                        let tpid_valid = aux.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0;
+                        tag = Some((if tpid_valid { aux.tp_vlan_tpid } else { 0x8100 }, aux.tp_vlan_tci));
+                    }
+                }
+                header = libc::CMSG_NXTHDR(&raw const message, header);
+            }
+            tag
+        };
+        let Some((tpid, tci)) = tag else { return Ok(Some(&buffer[VLAN_TAG_LEN..VLAN_TAG_LEN + len])) };
+        if len < 12 {
+            continue;
+        }
+        buffer.copy_within(VLAN_TAG_LEN..VLAN_TAG_LEN + 12, 0);
+        buffer[12..14].copy_from_slice(&tpid.to_be_bytes());
+        buffer[14..16].copy_from_slice(&tci.to_be_bytes());
+        return Ok(Some(&buffer[..len + VLAN_TAG_LEN]));
     }
 }

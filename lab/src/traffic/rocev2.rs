@@ -127,7 +127,7 @@ impl Setup {
         }
         nic.set_burst(JITTER_CREDIT);
         transport.set_pacer_burst(JITTER_CREDIT);
-        Ok(Host::new(socket, clock, nic, transport))
+        Host::new(socket, clock, nic, transport).context("cannot ask for VLAN tags (PACKET_AUXDATA)")
     }
 }
 
@@ -166,6 +166,21 @@ fn messages(args: &SendArgs, payload: usize, start: Instant) -> Result<Vec<Messa
     })
 }
 
+/// The message bytes that `segments` acknowledged segments carried: a message's last
+/// segment carries what is left of it, a long-lived one's are all full.
+fn acked_bytes(messages: &[MessageSpec], mut segments: u64, payload: u64) -> u64 {
+    let mut bytes = 0;
+    for message in messages {
+        let Some(size) = message.size.map(u64::from) else { return bytes + segments * payload };
+        let whole = size.div_ceil(payload).max(1);
+        if segments < whole {
+            return bytes + segments * payload;
+        }
+        (bytes, segments) = (bytes + size, segments - whole);
+    }
+    bytes
+}
+
 pub(super) fn send(args: &SendArgs, json: bool) -> Result<()> {
     if args.flow > MAX_FLOW {
         bail!("--flow {}: a RoCEv2 connection id is 0-{MAX_FLOW}", args.flow);
@@ -190,7 +205,7 @@ pub(super) fn send(args: &SendArgs, json: bool) -> Result<()> {
     };
     let queued = messages(args, config.payload_len(), started)?;
     let sized = queued.iter().filter(|m| m.size.is_some()).count();
-    transport.add_connection(spec, queued);
+    transport.add_connection(spec, queued.clone());
     let mut host = setup.host(4 << 20, transport, args.ofc_per_flow, clock)?;
     // `is_done` counts a long-lived message as done: only sized messages end the run early.
     let long_lived = sized == 0;
@@ -199,6 +214,13 @@ pub(super) fn send(args: &SendArgs, json: bool) -> Result<()> {
         if done || end.is_some_and(|end| now >= end) { Turn::Stop } else { Turn::WakeBy(end) }
     })?;
     let stopped = host.clock.now();
+    // The reaction point as sending stopped: its timers run on while the sender lingers.
+    let dcqcn = host.transport.dcqcn_points().next().map(|(_, rp, trace)| {
+        json!({
+            "rate_bps": rp.rate().bps(), "target_bps": rp.target().bps(), "alpha": rp.alpha(),
+            "lowest_rate_bps": host.lowest_dcqcn_rate.map(BitRate::bps), "rate_mbps": trace.mean_rates_mbps(stopped),
+        })
+    });
     // Sending is over: what is in flight is acknowledged now, and the switch's last XON comes.
     let quiet_until = stopped + args.linger.unwrap_or(DEFAULT_LINGER);
     host.run(false, |_, now| if now >= quiet_until { Turn::Stop } else { Turn::WakeBy(Some(quiet_until)) })?;
@@ -206,22 +228,17 @@ pub(super) fn send(args: &SendArgs, json: bool) -> Result<()> {
     let now = host.clock.now();
     let result = EndpointResult::of("", &host.transport, &host.nic, now);
     let (_, stats) = host.transport.sender_stats().next().expect("one connection");
+    // The transport counts whole segments; a message's last one may carry less.
+    let payload = config.payload_len() as u64;
+    let bytes_acked = acked_bytes(&queued, stats.bytes_acked / payload, payload);
     let completed: Vec<Duration> = host.transport.messages().filter_map(|m| m.fct()).collect();
     let mean_fct = (!completed.is_empty()).then(|| completed.iter().sum::<Duration>() / completed.len() as u32);
-    let dcqcn = host.transport.dcqcn_points().next().map(|(_, rp, _)| {
-        let sender = result.senders.first().and_then(|s| s.dcqcn.as_ref());
-        json!({
-            "rate_bps": rp.rate().bps(), "target_bps": rp.target().bps(), "alpha": rp.alpha(),
-            "lowest_rate_bps": host.lowest_dcqcn_rate.map(BitRate::bps),
-            "rate_mbps": sender.map_or(&[][..], |s| &s.rate_mbps[..]),
-        })
-    });
     let receive_drops = host.socket.take_drops()?;
     let seconds = (stopped - started).as_secs_f64();
     let summary = json!({
         "flow": args.flow, "pmtu": setup.pmtu, "frame_len": config.frame_len, "frames": stats.segments,
         "retransmitted": stats.retransmitted, "naks": stats.naks, "timeouts": stats.timeouts,
-        "bytes_acked": stats.bytes_acked, "cnps": stats.cnps, "messages": sized, "messages_completed": completed.len(),
+        "bytes_acked": bytes_acked, "cnps": stats.cnps, "messages": sized, "messages_completed": completed.len(),
         "mean_fct_seconds": mean_fct.map(|d| d.as_secs_f64()), "seconds": seconds,
         "pfc_rx": result.pfc_rx, "pause_rx": result.pause_rx,
         "paused_seconds": result.paused_seconds[usize::from(args.pcp.value())],
@@ -243,8 +260,8 @@ pub(super) fn send(args: &SendArgs, json: bool) -> Result<()> {
         args.flow,
         setup.pmtu,
         stats.segments,
-        stats.bytes_acked,
-        stats.bytes_acked as f64 * 8.0 / seconds.max(1e-9) / 1e6,
+        bytes_acked,
+        bytes_acked as f64 * 8.0 / seconds.max(1e-9) / 1e6,
         stats.retransmitted,
         stats.naks,
         stats.timeouts,
