@@ -12,7 +12,7 @@ pub struct RunArgs {
     /// A built-in scenario (`pfcswitch scenario list`) or a scenario file.
     pub scenario: String,
     /// Flow-control policy of every switch: pfc, pfc-wdrop, pfc-wstop, capfc-max, capfc-cal, ofc, none
-    /// (default: the scenario's).
+    /// (default: the scenario's); NAME+dcqcn also runs DCQCN in the hosts (as --dcqcn on).
     #[arg(long)]
     pub policy: Option<String>,
     #[command(flatten)]

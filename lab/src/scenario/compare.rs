@@ -5,7 +5,7 @@
 use super::args::{CompareArgs, Modes, RunArgs, run_dir};
 use super::phases::Phase;
 use super::plan::{Scenario, load_with};
-use super::policy::parse_policy;
+use super::policy::{parse_policy, split_transport};
 use super::report::{mbps, ms, print_phases};
 use super::runner::run;
 use super::simulate::simulate;
@@ -28,7 +28,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         None => ["pfc-wdrop", "pfc-wstop", "capfc-max", "capfc-cal"].map(String::from).to_vec(),
     };
     // A misspelt policy fails now, not after the runs before it.
-    let policies = names.iter().map(|p| parse_policy(p)).collect::<Result<Vec<_>>>()?;
+    let policies = names.iter().map(|p| parse_policy(split_transport(p).0)).collect::<Result<Vec<_>>>()?;
     let mut variants = Vec::new();
     for pfcwd in each(&args.pfcwd) {
         for qcn in each(&args.qcn) {
@@ -47,6 +47,8 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         let mut outcomes = Vec::new();
         for (name, policy) in names.iter().zip(&policies) {
             for &modes in &variants {
+                // `NAME+dcqcn` (see `split_transport`) runs the policy with DCQCN.
+                let modes = Modes { dcqcn: split_transport(name).1.or(modes.dcqcn), ..modes };
                 let run_args = RunArgs {
                     scenario: args.scenario.clone(),
                     policy: Some(name.clone()),

@@ -1,6 +1,7 @@
 //! The flow-control policy a run gives every switch, named as experiments name it, and the
 //! `[policy]` keys it puts in a switch config.
 
+use super::args::DcqcnMode;
 use anyhow::{Result, bail};
 use pfcswitch_switch::config::{CapfcAlgorithm, PolicyKind};
 use serde::Deserialize;
@@ -43,6 +44,17 @@ impl TryFrom<String> for RunPolicy {
     }
 }
 
+/// A policy as `--policy` and sweeps' `--policies` take it: `NAME`, or `NAME+dcqcn` for the
+/// policy with the hosts running DCQCN (as `--dcqcn on` does), so that one sweep can set
+/// each policy beside its DCQCN variant.
+pub fn split_transport(name: &str) -> (&str, Option<DcqcnMode>) {
+    match name.strip_suffix("+dcqcn") {
+        Some(policy) => (policy, Some(DcqcnMode::On)),
+        None => (name, None),
+    }
+}
+
+/// A policy by name, without `+dcqcn` (see [`split_transport`]).
 pub fn parse_policy(name: &str) -> Result<RunPolicy> {
     let (kind, algorithm) = match name {
         "pfc" => (PolicyKind::Pfc, None),
@@ -55,4 +67,17 @@ pub fn parse_policy(name: &str) -> Result<RunPolicy> {
         other => bail!("unknown policy `{other}` (known: pfc, pfc-wdrop, pfc-wstop, capfc-max, capfc-cal, ofc, none)"),
     };
     Ok(RunPolicy { kind, algorithm })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dcqcn_suffix_names_the_policy_with_dcqcn_in_the_hosts() {
+        assert_eq!(split_transport("capfc-max+dcqcn"), ("capfc-max", Some(DcqcnMode::On)));
+        assert_eq!(split_transport("ofc"), ("ofc", None));
+        assert!(parse_policy("pfc+dcqcn").is_err(), "parse_policy takes the name alone");
+        assert_eq!(parse_policy(split_transport("pfc+dcqcn").0).unwrap().name(), "pfc");
+    }
 }

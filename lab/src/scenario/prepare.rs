@@ -2,12 +2,12 @@
 //! generate its fabric), resolve its storms and write the switch configs into the run's
 //! directory; and the same as a check that runs nothing ([`check`], before a sweep).
 
-use super::args::{DcqcnMode, RunArgs, run_dir};
+use super::args::{DcqcnMode, Modes, RunArgs, run_dir};
 use super::configs::{InForce, write_configs};
 use super::fabric::FABRIC;
 use super::namespaces::describe;
 use super::plan::{Rocev2Spec, Scenario, load_with};
-use super::policy::{RunPolicy, parse_policy};
+use super::policy::{RunPolicy, parse_policy, split_transport};
 use super::topology::TopologyDescription;
 use crate::repository::workloads_dir;
 use crate::workload::{self, PlanContext, Storm};
@@ -51,7 +51,12 @@ pub(super) const SIMULATED: &str = "-sim";
 /// `suffix` tells a simulated run's directory from a real one's.
 pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     let (mut scenario, file) = load_with(&args.scenario, &args.set)?;
-    match args.modes.dcqcn {
+    let (policy_name, with_dcqcn) = args.policy.as_deref().map_or((None, None), |name| {
+        let (policy, dcqcn) = split_transport(name);
+        (Some(policy), dcqcn)
+    });
+    let modes = Modes { dcqcn: args.modes.dcqcn.or(with_dcqcn), ..args.modes };
+    match modes.dcqcn {
         Some(DcqcnMode::Off) => scenario.transport.dcqcn = None,
         Some(DcqcnMode::On) => {
             // The hosts' congestion control becomes DCQCN, which reacts to RoCEv2's CNPs:
@@ -62,10 +67,10 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         }
         None => {}
     }
-    let policy = args.policy.as_deref().map(parse_policy).transpose()?.unwrap_or(scenario.policy);
+    let policy = policy_name.map(parse_policy).transpose()?.unwrap_or(scenario.policy);
     let out = args.out.clone().unwrap_or_else(|| {
         let parent = PathBuf::from("results").join(&scenario.name);
-        run_dir(&parent, &policy, &args.modes, args.seed, suffix)
+        run_dir(&parent, &policy, &modes, args.seed, suffix)
     });
     create_dirs(&out, &["configs"])?;
     let (topology, fabric) = match (&scenario.fabric, scenario.topology == FABRIC) {
@@ -106,7 +111,7 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     };
     // The simulator's cables have the scenario's delay; veths have none worth counting.
     let cable = (suffix == SIMULATED).then_some(scenario.cable);
-    write_configs(&scenario, &file, &policy, &args.modes, fabric.as_ref(), cable, &out.join("configs"))
+    write_configs(&scenario, &file, &policy, &modes, fabric.as_ref(), cable, &out.join("configs"))
         .map_err(with_sets)?;
     let mut configs = Vec::new();
     for switch in &topology.switches {

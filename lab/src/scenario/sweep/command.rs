@@ -8,7 +8,7 @@ use super::spec::{Engine, Manifest, SweepArgs, repeated};
 use super::summary::summarise;
 use crate::scenario::args::{Modes, RunArgs};
 use crate::scenario::plan::load;
-use crate::scenario::policy::parse_policy;
+use crate::scenario::policy::{parse_policy, split_transport};
 use crate::scenario::prepare::check;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -18,7 +18,13 @@ pub fn sweep(args: &SweepArgs) -> Result<()> {
     let (scenario, _) = load(&args.scenario)?;
     let names = if args.policies.is_empty() { vec![scenario.policy.name().to_string()] } else { args.policies.clone() };
     // Canonical names, so that `capfc` and `capfc-max` are one directory.
-    let policies: Vec<String> = names.iter().map(|n| Ok(parse_policy(n)?.name().to_string())).collect::<Result<_>>()?;
+    // Canonical names (`capfc` is `capfc-max`), keeping a `+dcqcn` suffix.
+    let policies: Vec<String> = (names.iter())
+        .map(|n| {
+            let (policy, dcqcn) = split_transport(n);
+            Ok(format!("{}{}", parse_policy(policy)?.name(), if dcqcn.is_some() { "+dcqcn" } else { "" }))
+        })
+        .collect::<Result<_>>()?;
     if let Some(twice) = repeated(&policies) {
         bail!("policy {twice} is given twice in --policies");
     }
