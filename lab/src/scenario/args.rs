@@ -1,7 +1,7 @@
 //! The `pfcswitch scenario` commands' options: clap `Args` kept in the lab so that `--help` and the API stay one definition.
 
 use super::policy::RunPolicy;
-use super::schemes::{FecnMode, PfcwdMode, QcnMode, parse_fecn, parse_pfcwd, parse_qcn};
+use super::schemes::{DcqcnMode, FecnMode, PfcwdMode, QcnMode, parse_fecn, parse_pfcwd, parse_qcn};
 use clap::Args;
 use pfcswitch_link::units::parse_duration;
 use std::path::{Path, PathBuf};
@@ -121,22 +121,6 @@ pub struct Modes {
     /// (default: the scenario's).
     #[arg(long)]
     pub dcqcn: Option<DcqcnMode>,
-}
-
-/// Whether the hosts run DCQCN.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum DcqcnMode {
-    Off,
-    On,
-}
-
-impl DcqcnMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            DcqcnMode::Off => "off",
-            DcqcnMode::On => "on",
-        }
-    }
 }
 
 impl Modes {

@@ -3,10 +3,10 @@
 //! run's `configs/` (a fabric's generated from its one config); and what the switches, once
 //! configured, ask of the hosts ([`InForce`]).
 
-use super::args::{DcqcnMode, Modes};
+use super::args::Modes;
 use super::plan::Scenario;
 use super::policy::RunPolicy;
-use super::schemes::{DEFAULT_PROBE_INTERVAL, FecnMode, PfcwdMode, QcnMode};
+use super::schemes::{DEFAULT_PROBE_INTERVAL, DcqcnMode, FecnMode, PfcwdMode, QcnMode};
 use anyhow::{Context, Result};
 use pfcswitch_hosts::{FecnReaction, QcnReaction};
 use pfcswitch_sim::fabric::Fabric;

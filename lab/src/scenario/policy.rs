@@ -1,7 +1,7 @@
 //! The flow-control policy a run gives every switch, named as experiments name it, and the
 //! `[policy]` keys it puts in a switch config.
 
-use super::args::DcqcnMode;
+use super::schemes::DcqcnMode;
 use anyhow::{Result, bail};
 use pfcswitch_switch::config::{CapfcAlgorithm, PolicyKind};
 use serde::Deserialize;
@@ -54,7 +54,7 @@ pub fn split_transport(name: &str) -> (&str, Option<DcqcnMode>) {
     }
 }
 
-/// A policy by name, without `+dcqcn` (see [`split_transport`]).
+/// A policy by name, without `+dcqcn` (see `split_transport`).
 pub fn parse_policy(name: &str) -> Result<RunPolicy> {
     let (kind, algorithm) = match name {
         "pfc" => (PolicyKind::Pfc, None),

@@ -2,12 +2,13 @@
 //! generate its fabric), resolve its storms and write the switch configs into the run's
 //! directory; and the same as a check that runs nothing ([`check`], before a sweep).
 
-use super::args::{DcqcnMode, Modes, RunArgs, run_dir};
+use super::args::{Modes, RunArgs, run_dir};
 use super::configs::{InForce, write_configs};
 use super::fabric::FABRIC;
 use super::namespaces::describe;
 use super::plan::{Rocev2Spec, Scenario, load_with};
 use super::policy::{RunPolicy, parse_policy, split_transport};
+use super::schemes::DcqcnMode;
 use super::topology::TopologyDescription;
 use crate::repository::workloads_dir;
 use crate::workload::{self, PlanContext, Storm};

@@ -1,5 +1,5 @@
 //! The schemes a run switches on beside its policy, in every switch and host at once: the
-//! PFC watchdog (`--pfcwd`), QCN (`--qcn`, a scenario's `[qcn]`) and FECN (`--fecn`, a
+//! PFC watchdog (`--pfcwd`), QCN (`--qcn`, a scenario's `[qcn]`), DCQCN (`--dcqcn`) and FECN (`--fecn`, a
 //! scenario's `[fecn]`): the scenario tables, the modes the options name, and the name of the
 //! mode a switch config runs. The sections they overlay on switch configs, and what they ask
 //! of the hosts, are `configs.rs`'s.
@@ -212,6 +212,22 @@ pub fn parse_fecn(name: &str) -> Result<FecnMode> {
         }
     }
     Ok(FecnMode::On { control, stages, gamma })
+}
+
+/// Whether the hosts run DCQCN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DcqcnMode {
+    Off,
+    On,
+}
+
+impl DcqcnMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            DcqcnMode::Off => "off",
+            DcqcnMode::On => "on",
+        }
+    }
 }
 
 #[cfg(test)]
