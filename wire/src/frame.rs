@@ -466,6 +466,19 @@ impl DataFrameSpec {
         frame
     }
 
+    /// Writes the layer-2 headers (Ethernet, the tags, EtherType IPv4) and returns where the
+    /// IPv4 header goes.
+    fn emit_l2(&self, frame: &mut [u8]) -> usize {
+        let l2 = L2Repr {
+            dst: self.dst_mac,
+            src: self.src_mac,
+            vlan: self.vlan,
+            cn_tag: self.cn_tag,
+            ethertype: ethertype::IPV4,
+        };
+        l2.emit(frame)
+    }
+
     fn l2_len(&self) -> usize {
         ETHERNET_HEADER_LEN
             + if self.vlan.is_some() { VLAN_HEADER_LEN } else { 0 }
@@ -513,14 +526,7 @@ pub fn build_data_frame(frame: &mut [u8], spec: &DataFrameSpec) -> usize {
         return build_rocev2_frame(frame, spec);
     }
     let len = spec.len();
-    let l2 = L2Repr {
-        dst: spec.dst_mac,
-        src: spec.src_mac,
-        vlan: spec.vlan,
-        cn_tag: spec.cn_tag,
-        ethertype: ethertype::IPV4,
-    };
-    let ip_at = l2.emit(frame);
+    let ip_at = spec.emit_l2(frame);
     let udp_at = ip_at + IPV4_HEADER_LEN;
     let traffic_at = udp_at + UDP_HEADER_LEN;
     let udp_payload_len = len - traffic_at;
@@ -564,14 +570,7 @@ fn build_rocev2_frame(frame: &mut [u8], spec: &DataFrameSpec) -> usize {
 /// # Panics
 /// If `frame` is too short, or `payload` longer than `roce.payload_len`.
 pub fn build_roce_frame(frame: &mut [u8], spec: &DataFrameSpec, roce: &RoceRepr, payload: &[u8]) -> usize {
-    let l2 = L2Repr {
-        dst: spec.dst_mac,
-        src: spec.src_mac,
-        vlan: spec.vlan,
-        cn_tag: spec.cn_tag,
-        ethertype: ethertype::IPV4,
-    };
-    let ip_at = l2.emit(frame);
+    let ip_at = spec.emit_l2(frame);
     let udp_at = ip_at + IPV4_HEADER_LEN;
     let udp_len = UDP_HEADER_LEN + roce.buffer_len();
     let end = udp_at + udp_len;
