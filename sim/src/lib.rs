@@ -66,6 +66,23 @@ pub struct TxRecord {
     pub control: Option<MacControlRepr>,
 }
 
+/// Sees every frame that goes on a wire from a tapped end: when its first bit does (virtual
+/// time), from which end, and its bytes (without FCS). How `scenario simulate --capture`
+/// writes its pcaps.
+pub type TapFn = Box<dyn FnMut(Instant, Endpoint, &[u8])>;
+
+/// The tapped link ends and what sees their frames.
+struct Tap {
+    ends: Vec<Endpoint>,
+    see: TapFn,
+}
+
+impl std::fmt::Debug for Tap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tap").field("ends", &self.ends).finish_non_exhaustive()
+    }
+}
+
 /// Frame bytes by handle, with buffers reused once freed, and where each frame on a wire
 /// is going (so that the event of its arrival needs to carry only its handle).
 #[derive(Debug, Default)]
@@ -217,6 +234,7 @@ pub struct Network {
     sequence: u64,
     stats: SimStats,
     trace: Option<Vec<TxRecord>>,
+    tap: Option<Tap>,
     scratch: Vec<u8>,
 }
 
@@ -287,6 +305,17 @@ impl Network {
         self.trace.as_deref().unwrap_or(&[])
     }
 
+    /// Hands every frame sent from one of `ends` to `see`, from now on (replacing any
+    /// earlier tap); a link's two ends are both of its directions.
+    pub fn tap(&mut self, ends: Vec<Endpoint>, see: TapFn) {
+        self.tap = Some(Tap { ends, see });
+    }
+
+    /// Removes the tap, dropping what it holds.
+    pub fn untap(&mut self) {
+        self.tap = None;
+    }
+
     fn schedule(&mut self, event: Event) {
         self.events.push(Reverse(event));
     }
@@ -314,6 +343,9 @@ impl Network {
             return;
         };
         let frame = self.store.get(handle);
+        if let Some(tap) = self.tap.as_mut().filter(|tap| tap.ends.contains(&from)) {
+            (tap.see)(self.now, from, frame);
+        }
         if let Some(trace) = &mut self.trace {
             let view = FrameView::parse(frame).ok();
             trace.push(TxRecord {

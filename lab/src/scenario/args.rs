@@ -27,7 +27,8 @@ pub struct RunArgs {
     pub set: Vec<String>,
     /// Links to capture, comma-separated: a host (its link), SW:PORT (the link there) or
     /// `all`. Every frame both ways goes into OUT/captures/LINK.pcap (`sw1.p3-sw2.p1.pcap`),
-    /// taken in a tap namespace the link is built through (namespaces only).
+    /// taken in a tap namespace the link is built through (`run`) or from the simulator's
+    /// wire, stamped in nanoseconds of virtual time (`simulate`).
     #[arg(long, value_delimiter = ',', value_name = "LINKS")]
     pub capture: Vec<String>,
     /// Output directory (default: results/NAME/POLICY[-pfcwd-MODE][-qcn-MODE][-fecn-MODE][-dcqcn-MODE]-seedN).

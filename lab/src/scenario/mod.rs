@@ -40,6 +40,7 @@ mod report;
 mod runner;
 mod schemes;
 mod sets;
+mod sim_capture;
 mod simulate;
 mod slowdown;
 mod summary;

@@ -5,12 +5,14 @@
 //! start) is the real run's for the same seed, so the two can be compared directly.
 
 use super::args::RunArgs;
+use super::capture::links_to_capture;
 use super::configs::InForce;
 use super::endpoint::EndpointResult;
 use super::ideal::IdealFct;
 use super::prepare::{Prepared, prepare};
 use super::record::{QueueSample, RunRecord, SimulatorSpeed, StormRun};
 use super::report;
+use super::sim_capture::SimCaptures;
 use super::summary::Outcome;
 use super::topology::{TopologyDescription, connection_spec, host_addresses};
 use crate::workload;
@@ -56,9 +58,6 @@ fn cable(
 }
 
 pub fn simulate(args: &RunArgs) -> Result<Outcome> {
-    if !args.capture.is_empty() {
-        anyhow::bail!("--capture taps the namespaces' links; the simulator writes no pcap (yet)");
-    }
     let Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload: plan_context } =
         prepare(args, super::prepare::SIMULATED)?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
@@ -101,6 +100,13 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     for &(a, b, speed) in &cables {
         net.connect(a, b, speed, scenario.cable);
     }
+    let captured = (links_to_capture(&args.capture, &links)?.into_iter())
+        .map(|link| {
+            let (a, b, _) = cable(&link, &switches, &hosts, &configs, scenario.speed)?;
+            Ok((link, [a, b]))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let captures = SimCaptures::start(&mut net, &captured, &out.join("captures"))?;
     let (mac, ip) = addresses[0];
     let transport = TransportConfig {
         qcn: in_force.qcn_reaction,
@@ -136,6 +142,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
             break;
         }
     }
+    let pcaps = captures.stop(&mut net)?;
     let now = net.now();
     let speed = SimulatorSpeed::of(net.stats(), now - Instant::ZERO, wall.elapsed());
     let gave_up = now >= give_up;
@@ -168,5 +175,9 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         simulator: Some(&speed),
         ideal: &ideal,
     };
-    report::write(&record, &out)
+    let outcome = report::write(&record, &out)?;
+    for pcap in pcaps {
+        println!("capture: {}", pcap.display());
+    }
+    Ok(outcome)
 }
