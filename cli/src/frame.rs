@@ -196,12 +196,9 @@ pub struct CnmArgs {
     output: OutputArgs,
 }
 
+/// The tag and IPv4 header fields of a data or RoCEv2 frame.
 #[derive(Debug, Args)]
-pub struct DataArgs {
-    #[arg(long)]
-    src: EthernetAddress,
-    #[arg(long)]
-    dst: EthernetAddress,
+pub struct IpArgs {
     /// 802.1Q priority; the frame is untagged without --pcp.
     #[arg(long, value_parser = parse_pcp)]
     pcp: Option<Pcp>,
@@ -213,6 +210,22 @@ pub struct DataArgs {
     dst_ip: Ipv4Addr,
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..64))]
     dscp: u8,
+}
+
+impl IpArgs {
+    fn vlan(&self) -> Option<VlanRepr> {
+        self.pcp.map(|pcp| VlanRepr { pcp, dei: false, vid: self.vid })
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct DataArgs {
+    #[arg(long)]
+    src: EthernetAddress,
+    #[arg(long)]
+    dst: EthernetAddress,
+    #[command(flatten)]
+    ip: IpArgs,
     /// The IP header's ECN field: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..4))]
     ecn: u8,
@@ -242,17 +255,8 @@ pub struct RoceAddressArgs {
     src: EthernetAddress,
     #[arg(long, default_value = "02:00:00:00:00:02")]
     dst: EthernetAddress,
-    /// 802.1Q priority; the frame is untagged without --pcp.
-    #[arg(long, value_parser = parse_pcp)]
-    pcp: Option<Pcp>,
-    #[arg(long, default_value_t = 0, requires = "pcp", value_parser = clap::value_parser!(u16).range(0..4095))]
-    vid: u16,
-    #[arg(long, default_value = "10.0.0.1")]
-    src_ip: Ipv4Addr,
-    #[arg(long, default_value = "10.0.0.2")]
-    dst_ip: Ipv4Addr,
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..64))]
-    dscp: u8,
+    #[command(flatten)]
+    ip: IpArgs,
     /// UDP source port (a RoCEv2 NIC picks one per QP for ECMP); the destination is 4791.
     #[arg(long, default_value_t = 49152)]
     sport: u16,
@@ -436,11 +440,11 @@ fn write_data(args: &DataArgs) -> Result<()> {
     let spec = |index: u32| DataFrameSpec {
         src_mac: args.src,
         dst_mac: args.dst,
-        vlan: args.pcp.map(|pcp| VlanRepr { pcp, dei: false, vid: args.vid }),
+        vlan: args.ip.vlan(),
         cn_tag: None,
-        src_ip: args.src_ip,
-        dst_ip: args.dst_ip,
-        dscp: args.dscp,
+        src_ip: args.ip.src_ip,
+        dst_ip: args.ip.dst_ip,
+        dscp: args.ip.dscp,
         ecn: args.ecn,
         src_port: args.sport,
         dst_port: args.dport,
@@ -467,13 +471,13 @@ fn write_data(args: &DataArgs) -> Result<()> {
 /// The frame fields a RoCEv2 frame takes from a [`DataFrameSpec`].
 fn roce_spec(args: &RoceAddressArgs, ecn: u8) -> DataFrameSpec {
     DataFrameSpec {
-        src_ip: args.src_ip,
-        dst_ip: args.dst_ip,
-        dscp: args.dscp,
+        src_ip: args.ip.src_ip,
+        dst_ip: args.ip.dst_ip,
+        dscp: args.ip.dscp,
         ecn,
         src_port: args.sport,
         framing: Framing::Rocev2,
-        ..DataFrameSpec::between(args.src, args.dst, args.pcp.map(|pcp| VlanRepr { pcp, dei: false, vid: args.vid }), 0)
+        ..DataFrameSpec::between(args.src, args.dst, args.ip.vlan(), 0)
     }
 }
 
@@ -502,7 +506,7 @@ fn write_roce(args: &RoceArgs) -> Result<()> {
         _ => None,
     };
     // Ethernet, 802.1Q, IPv4, UDP, BTH, ICRC.
-    let headers = 14 + if args.addresses.pcp.is_some() { 4 } else { 0 } + 20 + 8 + BTH_LEN + ICRC_LEN;
+    let headers = 14 + if args.addresses.ip.pcp.is_some() { 4 } else { 0 } + 20 + 8 + BTH_LEN + ICRC_LEN;
     let payload_len = if opcode.is_send() { usize::from(args.size).saturating_sub(headers) } else { 0 };
     write_roce_frames(&args.addresses, args.ecn, |index| {
         let bth = BthRepr {
