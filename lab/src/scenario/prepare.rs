@@ -101,6 +101,17 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     if let Some(spec) = &scenario.qcn {
         spec.reaction.validate().map_err(|e| anyhow::anyhow!("{}: qcn.reaction: {e}", file.display()))?;
     }
+    if let Some(dcqcn) = &scenario.transport.dcqcn
+        && dcqcn.min_rate.bps() >= scenario.speed.bps()
+    {
+        eprintln!(
+            "warning: {}: transport.dcqcn.min_rate {} is not below the hosts' {}: DCQCN cannot slow a flow \
+             (the paper's parameters are for 40 Gbit/s; docs/dcqcn.md scales them)",
+            file.display(),
+            dcqcn.min_rate,
+            scenario.speed
+        );
+    }
     let datapath = suffix != SIMULATED;
     scenario
         .transport
