@@ -58,11 +58,19 @@ fn fecn_on_the_datapath_reaches_every_source_and_loses_nothing() {
     println!("{}", pfcswitch_scenario(&["run", "fecn-converge", "--fecn", "hyperbolic"], dir.path()));
     let fecn = results(dir.path());
     assert_eq!(fecn["summary"]["lossless_drops"], 0);
+    // The port that set a flow's last applied rate is sw1:p6, or none when the last probe came
+    // back unmarked: on a link the busy VM's senders left partly idle, r/ρ with ρ < 1 climbs
+    // to the capacity, which is what the probe already carries, so no switch lowers it. f4
+    // leaves while four flows share p6, so at least its last rate is p6's.
+    let p6 = &fecn["switches"][0]["snapshot"]["ports"][5]["mac"];
+    let mut named_p6 = 0;
     for f in fecn["flows"].as_array().unwrap() {
         let source = &f["sender"]["fecn"];
         assert!(source["probes_returned"].as_u64().unwrap() > 50, "{} heard back from its probes: {source}", f["from"]);
-        assert_eq!(source["bottleneck"], fecn["switches"][0]["snapshot"]["ports"][5]["mac"], "sw1:p6 set the rate");
+        assert!(source["bottleneck"] == *p6 || source["bottleneck"].is_null(), "only sw1:p6 sets rates: {source}");
+        named_p6 += usize::from(source["bottleneck"] == *p6);
     }
+    assert!(named_p6 > 0, "sw1:p6 set the rate of some flow");
     for (jain, _) in fairness(&fecn) {
         assert!(jain > 0.95, "a fair split in every phase: {jain}");
     }
