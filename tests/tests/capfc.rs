@@ -9,9 +9,10 @@ use serde_json::Value;
 
 /// X's egress MAX here: the built-in scenario's 90 KB leaves 65 KB (5 ms at 100 Mbit/s) above
 /// egress XOFF for the switch and the senders to react, which a busy two-core machine exceeds
-/// (frames a stalled daemon finds in its RX rings reach X at once); 200 KB leaves 14 ms, as the
-/// scenario's ingress MAX does.
-const X_MAX: u64 = 200_000;
+/// (frames a stalled daemon finds in its RX rings reach X at once). 200 KB (14 ms) held in
+/// every earlier run, then capfc-cal reached 198.9 KB and dropped 23 frames in a fresh-clone suite run on
+/// a slower VM (timer wake-ups up to 3.3 ms late); 300 KB leaves 22 ms.
+const X_MAX: u64 = 300_000;
 
 /// The built-in `capfc-isolation` scenario with X's MAX raised to [`X_MAX`], run under `policy`.
 fn scenario(policy: &str, out: &std::path::Path) -> Value {
