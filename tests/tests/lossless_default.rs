@@ -52,7 +52,7 @@ fn a_pfc_only_config_is_lossless_under_pfc_and_drops_at_egress_under_pfc_wdrop()
     let checked = check(&config);
     assert!(
         checked.contains("buffer.egress_max")
-            && checked.contains("2 ports × pfc.max 65536 B = 131072 B")
+            && checked.contains("2 ports × pfc.max 98304 B = 196608 B")
             && checked.contains("holds 60000 B"),
         "--check warns with the keys and the numbers: {checked}"
     );

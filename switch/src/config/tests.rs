@@ -126,7 +126,7 @@ fn pfc_keeps_lossless_queues_unbounded_and_pfc_wdrop_warns_with_the_numbers() {
     let mut c = three_ports_with_pfc_keys_only();
     assert_eq!(c.validate().unwrap(), vec![], "pfc: admission at ingress only");
     assert_eq!(c.unbounded_egress_mask(), 1 << 3);
-    assert_eq!(c.lossless_frames_bound(), 3 * (65_536 / 60));
+    assert_eq!(c.lossless_frames_bound(), 3 * (98_304 / 60));
     assert_eq!(c.lossy_frame_limit(), 4096);
     c.policy.kind = PolicyKind::PfcWdrop;
     assert_eq!(c.unbounded_egress_mask(), 0);
@@ -134,8 +134,8 @@ fn pfc_keeps_lossless_queues_unbounded_and_pfc_wdrop_warns_with_the_numbers() {
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert_eq!(warnings[0].key, "buffer.egress_max");
     let message = &warnings[0].message;
-    assert!(message.contains("2 ports × pfc.max 65536 B = 131072 B") && message.contains("holds 60000 B"), "{message}");
-    c.buffer.egress_max = Some(ByteSize::kib(128));
+    assert!(message.contains("2 ports × pfc.max 98304 B = 196608 B") && message.contains("holds 60000 B"), "{message}");
+    c.buffer.egress_max = Some(ByteSize::kib(192));
     assert_eq!(c.validate().unwrap(), vec![], "queues that hold what ingress admits");
 }
 
@@ -191,11 +191,11 @@ fn ofc_frames_are_standard_size_unless_the_config_asks_and_the_mtu_allows() {
 #[test]
 fn descriptors_for_the_lossless_limits_are_required_under_pfc() {
     let mut c = three_ports_with_pfc_keys_only();
-    assert_eq!(c.frames(), 3 * 1092 + 4096, "the default holds the lossless limits");
-    c.buffer.frames = Some(3 * 1092 + 63);
+    assert_eq!(c.frames(), 3 * 1638 + 4096, "the default holds the lossless limits");
+    c.buffer.frames = Some(3 * 1638 + 63);
     let reason = rejects(&c, "buffer.frames");
     assert!(
-        reason.contains("3 ports × 1 lossless priorities × ⌊pfc.max 65536 B / 60 B⌋ = 3276 frames + 64"),
+        reason.contains("3 ports × 1 lossless priorities × ⌊pfc.max 98304 B / 60 B⌋ = 4914 frames + 64"),
         "{reason}"
     );
     c.policy.kind = PolicyKind::PfcWdrop;
@@ -205,7 +205,7 @@ fn descriptors_for_the_lossless_limits_are_required_under_pfc() {
     c.buffer.mode = BufferMode::Shared;
     c.buffer.frames = None;
     let keys: Vec<_> = c.validate().unwrap().into_iter().map(|w| w.key).collect();
-    assert_eq!(keys, ["buffer.queue_cap"], "the default pool holds 3 × 64 KiB");
+    assert_eq!(keys, ["buffer.queue_cap"], "the default pool holds 3 × 96 KiB");
     c.buffer.pool = Some(ByteSize(150_000));
     c.buffer.port_cap = Some(ByteSize(100_000));
     let keys: Vec<_> = c.validate().unwrap().into_iter().map(|w| w.key).collect();
