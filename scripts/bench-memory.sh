@@ -10,15 +10,14 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 scripts/setup.sh >/dev/null
 pfcswitch=/usr/local/bin/pfcswitch
-topology=netns-scripts/topology.sh
 prefix=mem-
 cleanup() {
   jobs -p | xargs -r kill 2>/dev/null || true
-  PFCSWITCHD=/usr/local/bin/pfcswitchd $topology down star8 --prefix $prefix
+  $pfcswitch topology down star8 --prefix $prefix
 }
 trap cleanup EXIT
 
-PFCSWITCHD=/usr/local/bin/pfcswitchd $topology up star8 --prefix $prefix
+$pfcswitch topology up star8 --prefix $prefix --spin "${PFCSWITCHD_SPIN:-0us}"
 pid=$(cat /run/pfcswitch/${prefix}sw1.pid)
 # A switch owns its CPU: the datapath on the last core, the eight hosts on the others.
 last_cpu=$(($(nproc) - 1))

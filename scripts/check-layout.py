@@ -30,18 +30,20 @@ ALLOWED = {
     "pfcswitch-link": {"pfcswitch-wire"},
     "pfcswitch-switch": {"pfcswitch-wire", "pfcswitch-link"},
     "pfcswitch-hosts": {"pfcswitch-wire", "pfcswitch-link"},
+    "pfcswitch-topology": {"pfcswitch-wire", "pfcswitch-link"},
     "pfcswitch-sim": {"pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts"},
     "pfcswitchd": {"pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts"},
     "pfcswitch-lab": {
-        "pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts", "pfcswitch-sim", "pfcswitchd",
+        "pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts", "pfcswitch-topology", "pfcswitch-sim",
+        "pfcswitchd",
     },
     "pfcswitch": {
-        "pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts", "pfcswitch-sim", "pfcswitchd",
-        "pfcswitch-lab",
+        "pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts", "pfcswitch-topology", "pfcswitch-sim",
+        "pfcswitchd", "pfcswitch-lab",
     },
     "pfcswitch-tests": {
-        "pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts", "pfcswitch-sim", "pfcswitchd",
-        "pfcswitch-lab",
+        "pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts", "pfcswitch-topology", "pfcswitch-sim",
+        "pfcswitchd", "pfcswitch-lab",
     },
 }
 

@@ -8,12 +8,11 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 pfcswitch=/usr/local/bin/pfcswitch
-topology=netns-scripts/topology.sh
 prefix=demo-
 work=$(mktemp -d /tmp/pfcswitch-demo.XXXXXX)
 cleanup() {
   jobs -p | xargs -r kill 2>/dev/null || true
-  PFCSWITCHD=/usr/local/bin/pfcswitchd $topology down star3 --prefix $prefix
+  $pfcswitch topology down star3 --prefix $prefix
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -23,7 +22,7 @@ in_ns() { local ns=$1; shift; ip netns exec "$prefix$ns" "$@"; }
 control=(-s /run/pfcswitch/${prefix}sw1.sock)
 
 step "star3: h1, h2, h3 on switch sw1 (pfcswitchd, AF_XDP, 100 Mbit/s ports, PFC on priority 3)"
-PFCSWITCHD=/usr/local/bin/pfcswitchd $topology up star3 --prefix $prefix
+$pfcswitch topology up star3 --prefix $prefix --spin "${PFCSWITCHD_SPIN:-0us}"
 $pfcswitch "${control[@]}" status
 
 step "Kernel traffic through the switch: ping h1 -> h3"

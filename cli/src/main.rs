@@ -14,6 +14,7 @@ mod pfcwd;
 mod policy;
 mod qcn;
 mod scenario;
+mod topology;
 
 use clap::{Parser, Subcommand};
 use pfcswitch_lab::control as client;
@@ -100,6 +101,9 @@ enum Command {
     /// Reproducible experiments in network namespaces: run, compare, list.
     #[command(subcommand)]
     Scenario(scenario::ScenarioCommand),
+    /// Topologies from files: list, describe, bring up on namespaces, tear down.
+    #[command(subcommand)]
+    Topology(topology::TopologyCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -135,6 +139,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Traffic(TrafficCommand::Storm(args)) => traffic::storm(&args, json),
         Command::Traffic(TrafficCommand::Endpoint(args)) => endpoint::run(&args),
         Command::Scenario(command) => scenario::run(command),
+        Command::Topology(command) => topology::run(command, json),
         Command::Buffer(command) => buffer::run(command, socket, json),
         Command::Status => view(control::status),
         Command::Ports => view(control::ports),

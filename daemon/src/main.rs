@@ -28,7 +28,7 @@ struct Args {
     metrics_listen: Option<String>,
     /// Spin this long before each timer deadline instead of sleeping: tighter timers for a
     /// switch with a core to itself. 0 only sleeps, leaving the CPU to the endpoints and other
-    /// switches of an experiment on the same machine (topology.sh starts daemons so).
+    /// switches of an experiment on the same machine (`pfcswitch topology up` starts daemons so).
     #[arg(long, default_value = "60us", value_parser = parse_duration)]
     spin: Duration,
 }

@@ -19,6 +19,7 @@
 
 pub mod control;
 pub mod flow_sizes;
+pub mod netns;
 pub mod plot;
 pub mod repository;
 pub mod scenario;

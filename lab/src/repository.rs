@@ -15,3 +15,21 @@ pub fn root() -> PathBuf {
 pub fn workloads_dir() -> PathBuf {
     root().join("workloads")
 }
+
+/// The built-in topologies (`topologies/*.toml`).
+pub fn topologies_dir() -> PathBuf {
+    root().join("topologies")
+}
+
+/// The pfcswitchd a topology runs: `PFCSWITCHD`, else the one built beside this binary, else
+/// the checkout's release build, else the first on `PATH`.
+pub fn daemon_binary() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("PFCSWITCHD") {
+        return Some(path.into());
+    }
+    let beside = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.join("pfcswitchd")));
+    let release = root().join("target/release/pfcswitchd");
+    let on_path = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).map(|dir| dir.join("pfcswitchd")).collect::<Vec<_>>());
+    beside.into_iter().chain([release]).chain(on_path.into_iter().flatten()).find(|path| path.is_file())
+}

@@ -1,7 +1,9 @@
-//! `netns-scripts/topology.sh` topologies with live pfcswitchd daemons, as RAII guards: the
-//! topology comes down (daemons stopped, namespaces deleted) when the guard drops, panics
-//! included. Prefixes are unique per test run (`pt<pid>x<n>-`), so runs never collide.
+//! Topologies (`topologies/*.toml`, built by `pfcswitch_lab::netns`) with live pfcswitchd
+//! daemons, as RAII guards: the topology comes down (daemons stopped, namespaces deleted)
+//! when the guard drops, panics included. Prefixes are unique per test run (`pt<pid>x<n>-`),
+//! so runs never collide, and what a run killed by a signal left is removed by the next.
 
+use pfcswitch_lab::netns::{self, UpOptions};
 use pfcswitch_switch::report::{ControlRequest, ControlResponse, Snapshot};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -48,9 +50,24 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
+/// A namespace prefix of its own for each topology of a test run: `pt<pid>x<n>-`
+/// (`PFCSWITCH_TEST_PREFIX` replaces `pt` where several people share a machine). The first
+/// call removes what runs killed by a signal left (their pid is dead), daemons first.
+pub fn unique_prefix() -> String {
+    crate::require_root();
+    let base = std::env::var("PFCSWITCH_TEST_PREFIX").unwrap_or_else(|_| "pt".into());
+    static REAPED: std::sync::Once = std::sync::Once::new();
+    REAPED.call_once(|| {
+        for orphan in netns::reap_orphans(&base).expect("list namespaces") {
+            eprintln!("removed namespace {orphan} of a test run that no longer exists");
+        }
+    });
+    format!("{base}{}x{}-", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
 #[derive(Debug)]
 pub struct Topology {
-    name: String,
+    description: pfcswitch_topology::Topology,
     prefix: String,
 }
 
@@ -67,38 +84,28 @@ impl Topology {
     }
 
     fn bring_up(name: &str, configs: Option<&Path>, daemons: bool) -> Topology {
-        crate::require_root();
-        // PFCSWITCH_TEST_PREFIX names the namespaces where several people share a machine.
-        let base = std::env::var("PFCSWITCH_TEST_PREFIX").unwrap_or_else(|_| "pt".into());
-        let prefix = format!("{base}{}x{}-", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
-        let topology = Topology { name: name.to_string(), prefix };
-        let mut command = topology.script("up");
-        if let Some(configs) = configs {
-            command.arg("--config-dir").arg(configs);
+        let prefix = unique_prefix();
+        let dir = repo().join("topologies");
+        let description = pfcswitch_topology::Topology::find(name, &dir).unwrap_or_else(|e| panic!("{e}"));
+        let options = UpOptions {
+            prefix: prefix.clone(),
+            configs: configs.map(Path::to_path_buf),
+            daemon: daemons.then(|| binary("pfcswitchd")),
+            spin: None,
+            taps: Vec::new(),
+        };
+        if let Err(error) = netns::up(&description, &options) {
+            panic!("topology up {name} failed: {error:#}");
         }
-        if !daemons {
-            command.arg("--no-daemon");
-        }
-        let output = command.output().expect("run topology.sh");
-        assert!(output.status.success(), "topology.sh up {name} failed:\n{}", String::from_utf8_lossy(&output.stderr));
-        topology
-    }
-
-    fn script(&self, action: &str) -> Command {
-        let mut command = Command::new(repo().join("netns-scripts/topology.sh"));
-        command.args([action, &self.name, "--prefix", &self.prefix]).env("PFCSWITCHD", binary("pfcswitchd"));
-        command
+        Topology { description, prefix }
     }
 
     /// Deletes the veth pair at `end` (`sw1:p2`) and creates it again as `up` did: a cable,
     /// or a NIC with its driver, replaced.
     pub fn relink(&self, end: &str) {
-        let output = self.script("relink").arg(end).output().expect("run topology.sh");
-        assert!(
-            output.status.success(),
-            "topology.sh relink {end} failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        if let Err(error) = netns::relink(&self.description, &self.prefix, end) {
+            panic!("relink {end} failed: {error:#}");
+        }
     }
 
     /// The namespace of node `node` (`sw1`, `h2`).
@@ -107,11 +114,11 @@ impl Topology {
     }
 
     pub fn socket(&self, switch: &str) -> PathBuf {
-        PathBuf::from(format!("/run/pfcswitch/{}.sock", self.ns(switch)))
+        netns::socket_path(&self.ns(switch))
     }
 
     pub fn log(&self, switch: &str) -> String {
-        std::fs::read_to_string(format!("/run/pfcswitch/{}.log", self.ns(switch))).unwrap_or_default()
+        std::fs::read_to_string(netns::log_path(&self.ns(switch))).unwrap_or_default()
     }
 
     pub fn pid(&self, switch: &str) -> u32 {
@@ -186,7 +193,7 @@ impl Topology {
     }
 
     /// Starts `pfcswitchd --config config` in `switch`'s namespace (control socket where
-    /// topology.sh puts it), with `env` added; it is stopped when the guard drops.
+    /// `up` puts it), with `env` added; it is stopped when the guard drops.
     pub fn start_daemon(&self, switch: &str, config: &Path, env: &[(&str, &str)]) -> Daemon {
         let mut command = self.command(switch, binary("pfcswitchd"));
         command.arg("--config").arg(config).arg("--control-socket").arg(self.socket(switch));
@@ -274,16 +281,12 @@ impl Drop for Daemon {
 
 impl Drop for Topology {
     fn drop(&mut self) {
-        match self.script("down").output() {
-            Ok(output) if output.status.success() => {}
-            other => eprintln!("warning: topology.sh down {} {}: {other:?}", self.name, self.prefix),
+        if let Err(error) = netns::down(&self.description, &self.prefix) {
+            eprintln!("warning: topology down {} {}: {error:#}", self.description.name, self.prefix);
         }
-        // topology.sh keeps daemon logs after `down` for users; a test run leaves none behind.
-        let described = self.script("describe").output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
-        let switches = described.unwrap_or_default();
-        let switches = switches.lines().find_map(|l| l.strip_prefix("switches ")).unwrap_or_default();
-        for switch in switches.split_whitespace() {
-            let _ = std::fs::remove_file(format!("/run/pfcswitch/{}.log", self.ns(switch)));
+        // `down` keeps daemon logs for users; a test run leaves none behind.
+        for switch in &self.description.switches {
+            let _ = std::fs::remove_file(netns::log_path(&self.ns(switch)));
         }
     }
 }

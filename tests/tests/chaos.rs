@@ -164,7 +164,7 @@ fn lossless_flows_survive_random_link_flaps_and_a_spine_restart() {
         }
         if flaps == FLAPS / 2 {
             // SIGKILL: no goodbye, the kernel detaches its XDP program.
-            // SAFETY: kill(2) on the daemon topology.sh started for this test.
+            // SAFETY: kill(2) on the daemon `topology up` started for this test.
             unsafe { libc::kill(topology.pid("sw4") as i32, libc::SIGKILL) };
             std::thread::sleep(Duration::from_millis(300));
             let config = repo().join("configs/leaf-spine-2s/sw4.toml");

@@ -172,7 +172,7 @@ fn sighup_reloads_thresholds_without_losing_frames() {
         text.replace("xoff = \"30KB\"", "xoff = \"20KB\"").replace("xon = \"20KB\"", "xon = \"10KB\""),
     )
     .unwrap();
-    // SAFETY: signalling the daemon topology.sh started.
+    // SAFETY: signalling the daemon `topology up` started.
     unsafe { libc::kill(topology.pid("sw1") as i32, libc::SIGHUP) };
     let before_reload = Incast::forwarded(&topology);
     incast.assert_lossless(&topology);

@@ -1,6 +1,6 @@
 //! `scenario run --capture`: every frame of chosen links, both ways, one pcap per link.
 //!
-//! A captured link is built through a tap namespace (topology.sh `--tap`): tc mirred passes
+//! A captured link is built through a tap namespace (`pfcswitch_lab::netns`, `--tap`): tc mirred passes
 //! its frames across unchanged, and tcpdump there sees them. Taps at the link's ends would
 //! see nothing: switch ports and scenario endpoints send and receive through AF_XDP, whose
 //! frames never pass the kernel's taps.

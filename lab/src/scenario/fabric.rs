@@ -1,16 +1,19 @@
 //! `topology = "fabric"`: a scenario on a generated fabric (`[fabric]`: a fat-tree, a
-//! leaf-spine or a dumbbell, with failed links) instead of a topology of topology.sh. Such
-//! fabrics (CaPFC's 80 switches and 128 servers) are too big for namespaces on two cores, so
-//! they run on the simulator only. Every switch gets the scenario's `switch` config with the
+//! leaf-spine or a dumbbell, with failed links) instead of a topology file. The fabric is
+//! written as a topology file beside the run's configs, which `scenario run` builds on
+//! namespaces (CaPFC's 80 switches and 128 servers are for the simulator: two cores do not
+//! hold them as processes). Every switch gets the scenario's `switch` config with the
 //! fabric's ports, ECMP routes and flooding tree (`pfcswitch_sim::fabric`); switches
 //! are `sw1`, `sw2`, … and hosts `h1`, `h2`, … in the generator's order.
 
-use super::topology::{TopologyDescription, host_addresses};
+use super::topology::nth_host;
 use anyhow::{Context, Result, bail};
 use pfcswitch_link::units::BitRate;
 use pfcswitch_sim::fabric::{Fabric, Peer};
+use pfcswitch_topology::{End, Link, Topology};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The `topology` of a scenario whose topology is its `[fabric]`.
 pub const FABRIC: &str = "fabric";
@@ -115,25 +118,34 @@ impl FabricSpec {
     }
 }
 
-/// The fabric's switches, hosts and links, named as topology.sh names them.
-pub fn describe(fabric: &Fabric) -> TopologyDescription {
+/// The fabric as a topology file, `file`, named as the built-in topologies name their nodes,
+/// with its switches' configs in `configs` (written by [`write_configs`]): what `scenario run`
+/// builds on namespaces, and what `pfcswitch topology up FILE` builds again.
+pub fn write_description(fabric: &Fabric, label: &str, mtu: u32, configs: &Path, file: &Path) -> Result<Topology> {
+    let port = |s: usize, p: usize| End::Port { switch: format!("sw{}", s + 1), port: format!("p{}", p + 1) };
     let mut links = Vec::new();
     for (s, ports) in fabric.ports.iter().enumerate() {
-        for (p, &(peer, _)) in ports.iter().enumerate() {
-            match peer {
-                Peer::Host(h) => links.push(format!("sw{}:p{}-h{}", s + 1, p + 1, h + 1)),
-                Peer::Switch((t, q)) if (s, p) < (t, q) => {
-                    links.push(format!("sw{}:p{}-sw{}:p{}", s + 1, p + 1, t + 1, q + 1));
-                }
-                Peer::Switch(_) | Peer::None => {}
-            }
+        for (p, &(peer, speed)) in ports.iter().enumerate() {
+            let b = match peer {
+                Peer::Host(h) => End::Host(format!("h{}", h + 1)),
+                Peer::Switch((t, q)) if (s, p) < (t, q) => port(t, q),
+                Peer::Switch(_) | Peer::None => continue,
+            };
+            links.push(Link { a: port(s, p), b, speed, delay: Duration::ZERO, loss: 0.0, mtu, line: 0 });
         }
     }
-    TopologyDescription {
+    let generated = Topology {
+        name: "fabric".into(),
+        file: file.into(),
+        description: format!("generated: {label}"),
         switches: (1..=fabric.switch_count()).map(|s| format!("sw{s}")).collect(),
         hosts: (1..=fabric.hosts.len()).map(|h| format!("h{h}")).collect(),
         links,
-    }
+        configs: Some(configs.into()),
+    };
+    std::fs::write(file, generated.to_toml()).with_context(|| format!("cannot write {}", file.display()))?;
+    // Read back: checked as a user's file is, with the lines of the file.
+    Ok(Topology::load(file)?)
 }
 
 /// Writes `base` (the merged `switch` config) and every switch's config into `dir`.
@@ -141,7 +153,7 @@ pub fn write_configs(fabric: &Fabric, base: &toml::Table, dir: &Path) -> Result<
     let base_file = dir.join("fabric-base.toml");
     std::fs::write(&base_file, toml::to_string(base)?)?;
     let (base, _) = pfcswitchd::config::load(&base_file)?;
-    let host_mac = |h: usize| host_addresses(&format!("h{}", h + 1)).expect("checked: at most 254 hosts").0;
+    let host_mac = |h: usize| nth_host(h).expect("checked: at most 254 hosts").0;
     for config in fabric.switch_configs(&base, host_mac) {
         let path = dir.join(format!("{}.toml", config.switch.name));
         std::fs::write(&path, toml::to_string(&config).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?)?;

@@ -1,5 +1,5 @@
 //! `pfcswitch scenario`: reproducible experiments in network namespaces or on the simulator.
-//! A scenario file (TOML) names a topology of `netns-scripts/topology.sh` (or a generated
+//! A scenario file (TOML) names a topology file (`topologies/`, or a generated
 //! fabric), the switches' configs, a policy, the hosts' NIC speed and transport, and a
 //! workload (`[[class]]` tables, see `crate::workload`). `run` brings the topology up with
 //! one pfcswitchd per switch, starts an endpoint in every host, samples the switches'
@@ -11,7 +11,7 @@
 //!   [`TransportSpec`], [`load`], [`load_with`], [`root`]), `policy`, `schemes` (PFC watchdog,
 //!   QCN, FECN), `fabric` (`[fabric]`), `topology` (nodes, links, host addresses) and `args`
 //!   (the commands' options);
-//! - run: `configs` (each switch's config), `prepare`, `namespaces` (topology.sh),
+//! - run: `configs` (each switch's config), `prepare`, `namespaces` (`crate::netns`),
 //!   `runner` (the datapath), [`endpoint`] (a host's process), `simulate`, `deadlock`;
 //! - results: `ideal` (a message's FCT alone on the network), `record` (what a run
 //!   collected), `paths`, `phases`, `slowdown` (FCT slowdown by flow size), `summary` ([`Outcome`]);

@@ -1,19 +1,24 @@
-//! topology.sh: a topology of namespaces brought up for a run and torn down when dropped,
-//! and the nodes and links of a named one.
+//! A scenario's topology on namespaces (`crate::netns`), brought up for a run and torn down
+//! when dropped, and the nodes and links of a topology description.
 
-use super::plan::root;
 use super::topology::TopologyDescription;
-use anyhow::{Context, Result, bail};
+use crate::netns::{self, UpOptions};
+use crate::repository::{daemon_binary, topologies_dir};
+use anyhow::{Context, Result};
+use pfcswitch_link::units::BitRate;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-/// A topology brought up by topology.sh; `down` on drop.
+/// A topology brought up for a run; `down` on drop.
 pub(super) struct Topology {
-    name: String,
+    description: pfcswitch_topology::Topology,
     prefix: String,
-    switches: Vec<String>,
     /// Where the daemons' logs go when the topology comes down (the run's directory).
     logs: PathBuf,
+}
+
+/// The description a scenario's `topology` names: a built-in or a file.
+fn find(name: &str) -> Result<pfcswitch_topology::Topology> {
+    Ok(pfcswitch_topology::Topology::find(name, &topologies_dir())?)
 }
 
 /// `sw1:p1` of the link `sw1:p1-h1`.
@@ -21,34 +26,33 @@ fn first_end(link: &str) -> &str {
     link.split_once('-').map_or(link, |(a, _)| a)
 }
 
-fn topology_script() -> PathBuf {
-    root().join("netns-scripts/topology.sh")
-}
-
 impl Topology {
-    /// `tapped` links (entries of `describe`'s list) go through a tap namespace, where
+    /// Every link at `mtu` and, if given, at `speed`, switches configured from the run's
+    /// `configs/`;
+    /// `tapped` links (names of `describe`'s list) go through a tap namespace, where
     /// [`Topology::tap`] captures them.
     pub(super) fn up(
         name: &str,
         prefix: &str,
-        switches: &[String],
         out: &Path,
+        speed: Option<BitRate>,
         mtu: u32,
         tapped: &[String],
     ) -> Result<Topology> {
-        let topology =
-            Topology { name: name.into(), prefix: prefix.into(), switches: switches.to_vec(), logs: out.join("logs") };
-        let configs = out.join("configs");
-        let mut command = Command::new(topology_script());
-        command.args(["up", name, "--prefix", prefix, "--mtu", &mtu.to_string(), "--config-dir"]).arg(&configs);
-        for link in tapped {
-            command.args(["--tap", first_end(link)]);
-        }
-        let output = command.output().context("cannot run topology.sh")?;
-        if !output.status.success() {
-            bail!("topology.sh up {name} failed: {}", String::from_utf8_lossy(&output.stderr).trim());
-        }
-        Ok(topology)
+        let mut description = find(name)?;
+        speed.inspect(|&speed| description.set_speed(speed));
+        description.set_mtu(mtu);
+        let daemon = daemon_binary().context("pfcswitchd not found (build it, or set PFCSWITCHD)")?;
+        let taps = tapped.iter().map(|link| first_end(link).to_string()).collect();
+        let options = UpOptions {
+            prefix: prefix.into(),
+            configs: Some(out.join("configs")),
+            daemon: Some(daemon),
+            spin: None,
+            taps,
+        };
+        netns::up(&description, &options).with_context(|| format!("topology up {name}"))?;
+        Ok(Topology { description, prefix: prefix.into(), logs: out.join("logs") })
     }
 
     pub(super) fn namespace(&self, node: &str) -> String {
@@ -57,24 +61,24 @@ impl Topology {
 
     /// The namespace and interface where a tapped link's frames pass, both ways.
     pub(super) fn tap(&self, link: &str) -> (String, &'static str) {
-        (format!("{}tap-{}", self.prefix, first_end(link).replace(':', "-")), "end-a")
+        let link = self.description.link_at(first_end(link)).expect("a link of this topology");
+        (netns::tap_of(link, &self.prefix), "end-a")
     }
 
     pub(super) fn socket(&self, switch: &str) -> PathBuf {
-        pfcswitchd::control::default_socket_path(&self.namespace(switch))
+        netns::socket_path(&self.namespace(switch))
     }
 }
 
 impl Drop for Topology {
     fn drop(&mut self) {
-        let status = Command::new(topology_script()).args(["down", &self.name, "--prefix", &self.prefix]).status();
-        if !status.is_ok_and(|s| s.success()) {
-            eprintln!("warning: topology.sh down {} --prefix {} failed", self.name, self.prefix);
+        if let Err(error) = netns::down(&self.description, &self.prefix) {
+            eprintln!("warning: topology down {} --prefix {}: {error:#}", self.description.name, self.prefix);
         }
         // The daemons' logs belong with the run's results, not in /run.
         let _ = std::fs::create_dir_all(&self.logs);
-        for switch in &self.switches {
-            let log = PathBuf::from(format!("/run/pfcswitch/{}.log", self.namespace(switch)));
+        for switch in &self.description.switches {
+            let log = netns::log_path(&self.namespace(switch));
             if std::fs::copy(&log, self.logs.join(format!("{switch}.log"))).is_ok() {
                 let _ = std::fs::remove_file(&log);
             }
@@ -82,18 +86,7 @@ impl Drop for Topology {
     }
 }
 
-/// The nodes and links of topology.sh's topology `name`.
+/// The nodes and links of topology `name` (a built-in or a file).
 pub(super) fn describe(name: &str) -> Result<TopologyDescription> {
-    let output = Command::new(topology_script()).args(["describe", name]).output().context("cannot run topology.sh")?;
-    if !output.status.success() {
-        bail!("{}", String::from_utf8_lossy(&output.stderr).trim());
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
-    let nodes = |kind: &str| -> Vec<String> {
-        text.lines()
-            .find_map(|line| line.strip_prefix(kind))
-            .map(|rest| rest.split_whitespace().map(String::from).collect())
-            .unwrap_or_default()
-    };
-    Ok(TopologyDescription { switches: nodes("switches "), hosts: nodes("hosts "), links: nodes("links ") })
+    Ok(TopologyDescription::from(&find(name)?))
 }

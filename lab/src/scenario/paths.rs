@@ -7,7 +7,7 @@
 //! report the path taken, not one the runner guesses.
 
 use super::record::QueueSample;
-use super::topology::host_addresses;
+use super::topology::nth_host;
 use pfcswitch_switch::report::Snapshot;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -48,6 +48,8 @@ pub struct Paths {
     attached: HashMap<String, (String, String)>,
     /// Switch → destination MAC → egress port.
     fdb: HashMap<String, HashMap<String, String>>,
+    /// Host → its MAC, as the tables name it.
+    macs: HashMap<String, String>,
 }
 
 enum Peer {
@@ -60,17 +62,17 @@ fn switch_port(end: &str) -> Option<(String, String)> {
 }
 
 impl Paths {
-    /// `links` as `topology.sh describe` gives them (`sw1:p1-h1`, `sw1:p6-sw2:p1`), the
+    /// `links` as `pfcswitch topology describe` gives them (`sw1:p1-h1`, `sw1:p6-sw2:p1`), the
     /// forwarding tables from the switches' snapshots.
-    pub fn new(links: &[String], snapshots: &[(String, Snapshot)]) -> Paths {
+    pub fn new(hosts: &[String], links: &[String], snapshots: &[(String, Snapshot)]) -> Paths {
         let fdb = snapshots
             .iter()
             .map(|(switch, s)| (switch.clone(), s.fdb.iter().map(|e| (e.mac.clone(), e.port.clone())).collect()))
             .collect();
-        Paths::wired(links, fdb)
+        Paths::wired(hosts, links, fdb)
     }
 
-    fn wired(links: &[String], fdb: HashMap<String, HashMap<String, String>>) -> Paths {
+    fn wired(hosts: &[String], links: &[String], fdb: HashMap<String, HashMap<String, String>>) -> Paths {
         let mut peers = HashMap::new();
         let mut attached = HashMap::new();
         for link in links {
@@ -87,13 +89,16 @@ impl Paths {
                 }
             }
         }
-        Paths { peers, attached, fdb }
+        let macs = (hosts.iter().enumerate())
+            .filter_map(|(index, host)| Some((host.clone(), nth_host(index).ok()?.0.to_string())))
+            .collect();
+        Paths { peers, attached, fdb, macs }
     }
 
     /// The (switch, egress port) hops from host `from` to host `to`; `None` when a switch on
     /// the way had not learnt `to` (it floods) or the tables loop.
     pub fn hops(&self, from: &str, to: &str) -> Option<Vec<(String, String)>> {
-        let mac = host_addresses(to).ok()?.0.to_string();
+        let mac = self.macs.get(to)?.clone();
         let (mut switch, _) = self.attached.get(from)?.clone();
         let mut hops = Vec::new();
         while hops.len() <= self.fdb.len() {
@@ -157,8 +162,10 @@ impl PathSummary {
 mod tests {
     use super::*;
 
+    const HOSTS: [&str; 3] = ["h1", "h2", "h3"];
+
     fn mac(host: &str) -> String {
-        host_addresses(host).unwrap().0.to_string()
+        nth_host(HOSTS.iter().position(|h| *h == host).unwrap()).unwrap().0.to_string()
     }
 
     fn table(entries: &[(&str, &str)]) -> HashMap<String, String> {
@@ -172,7 +179,7 @@ mod tests {
             ("sw1".to_string(), table(&[("h1", "p1"), ("h2", "p2"), ("h3", "p3")])),
             ("sw2".to_string(), table(&[("h1", "p1"), ("h2", "p1"), ("h3", sw2_to_h3)])),
         ]);
-        Paths::wired(&links, fdb)
+        Paths::wired(&HOSTS.map(String::from), &links, fdb)
     }
 
     #[test]
@@ -186,7 +193,7 @@ mod tests {
 
     #[test]
     fn unlearnt_destinations_and_loops_have_no_path() {
-        assert_eq!(dumbbell("p2").hops("h1", "h9"), None, "no switch learnt h9");
+        assert_eq!(dumbbell("p2").hops("h1", "h9"), None, "no such host");
         assert_eq!(dumbbell("p1").hops("h1", "h3"), None, "sw2 sends h3 back to sw1, which sends it to sw2");
     }
 }

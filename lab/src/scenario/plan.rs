@@ -14,7 +14,7 @@ use pfcswitch_link::units::{BitRate, duration};
 use pfcswitch_wire::{EthernetAddress, Framing, Ipv4Addr, Pcp};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use crate::repository::root;
 use std::time::Duration;
@@ -25,8 +25,8 @@ use std::time::Duration;
 pub struct Scenario {
     pub name: String,
     pub description: String,
-    /// A topology of netns-scripts/topology.sh, or `fabric`: the one `[fabric]` generates
-    /// (simulator only).
+    /// A built-in topology (`topologies/NAME.toml`), a topology file (relative to the
+    /// scenario file), or `fabric`: the one `[fabric]` generates.
     pub topology: String,
     /// Switch name → config file, relative to the scenario file (not for a fabric).
     #[serde(default)]
@@ -77,7 +77,7 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Its topology as listings show it: a topology.sh name, or the fabric's parameters.
+    /// Its topology as listings show it: a topology name or file, or the fabric's parameters.
     pub fn topology_label(&self) -> String {
         self.fabric.as_ref().map_or_else(|| self.topology.clone(), FabricSpec::label)
     }
@@ -297,6 +297,11 @@ pub fn load_with(name_or_file: &str, sets: &[String]) -> Result<(Scenario, PathB
         })?
     };
     scenario.sets = sets.to_vec();
+    // A topology file is named relative to the scenario file, as its switches' configs are.
+    if scenario.topology.contains('/') || scenario.topology.ends_with(".toml") {
+        let base = path.parent().unwrap_or(Path::new("."));
+        scenario.topology = base.join(&scenario.topology).to_string_lossy().into_owned();
+    }
     Ok((scenario, path))
 }
 

@@ -80,7 +80,10 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
             if !scenario.switches.is_empty() {
                 bail!("{}: a fabric's switches are generated; drop `[switches]`", file.display());
             }
-            (super::fabric::describe(&fabric), Some(fabric))
+            let file = out.join("topology.toml");
+            let generated =
+                super::fabric::write_description(&fabric, &spec.label(), scenario.mtu, &out.join("configs"), &file)?;
+            (TopologyDescription::from(&generated), Some(fabric))
         }
         (None, false) => (describe(&scenario.topology)?, None),
         (Some(_), false) => bail!("{}: `[fabric]` needs topology = \"{FABRIC}\"", file.display()),

@@ -88,7 +88,7 @@ pub struct RunRecord<'a> {
     pub fecn: &'a str,
     pub seed: u64,
     pub hosts: &'a [String],
-    /// The topology's links, as `topology.sh describe` lists them.
+    /// The topology's links, as `pfcswitch topology describe` lists them.
     pub links: &'a [String],
     pub connections: &'a [PlannedConnection],
     pub storms: &'a [StormRun],

@@ -7,12 +7,12 @@ use super::configs::InForce;
 use super::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
 use super::ideal::IdealFct;
 use super::namespaces::Topology;
-use super::plan::{Scenario, load};
+use super::plan::Scenario;
 use super::prepare::{Prepared, create_dirs, prepare};
 use super::record::{QueueSample, RunRecord, StormRun};
 use super::report;
 use super::summary::Outcome;
-use super::topology::{TopologyDescription, connection_spec, host_addresses};
+use super::topology::{TopologyDescription, connection_spec, host_addresses, nth_host};
 use crate::control::Connection;
 use crate::workload::{self, PlannedConnection, Storm};
 use anyhow::{Context, Result, bail};
@@ -26,6 +26,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
+
+/// The namespace prefix of a run: `sc<PID>-`, so that a run killed by a signal can be told
+/// from a live one.
+const RUN_PREFIX: &str = "sc";
 
 /// Set by SIGINT/SIGTERM: the run stops, tears down and says so.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -89,10 +93,10 @@ fn endpoint_plan(
     epoch: Instant,
     in_force: &InForce,
 ) -> Result<EndpointPlan> {
-    let (mac, ip) = host_addresses(host)?;
+    let (mac, ip) = host_addresses(hosts, host)?;
     let mut plan_connections = Vec::new();
     for c in connections.iter().filter(|c| hosts[c.sender] == host) {
-        let spec = connection_spec(c, hosts)?;
+        let spec = connection_spec(c)?;
         plan_connections.push(PlanConnection {
             id: spec.id,
             dst_mac: spec.dst.to_string(),
@@ -198,16 +202,6 @@ fn storm_frames(storms: &mut Children) -> Result<Vec<u64>> {
 }
 
 pub fn run(args: &RunArgs) -> Result<Outcome> {
-    let (scenario, _) = load(&args.scenario)?;
-    if let Some(fabric) = &scenario.fabric {
-        bail!(
-            "scenario {} runs on a generated fabric ({}), too big for namespaces on this machine: \
-             run it with `pfcswitch scenario simulate {}`",
-            scenario.name,
-            fabric.label(),
-            args.scenario
-        );
-    }
     let Prepared { scenario, policy, in_force, out, topology, storms: resolved, workload: plan_context, .. } =
         prepare(args, "")?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
@@ -226,8 +220,18 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     );
     let captured = links_to_capture(&args.capture, &links)?;
     create_dirs(&out, &["plans", "endpoints"])?;
-    let prefix = format!("sc{}-", std::process::id());
-    let topology = Topology::up(&scenario.topology, &prefix, &switches, &out, scenario.mtu, &captured)?;
+    // Runs killed by a signal leave their namespaces behind: the next run removes them.
+    for orphan in crate::netns::reap_orphans(RUN_PREFIX)? {
+        eprintln!("removed namespace {orphan} of a run that no longer exists");
+    }
+    let prefix = format!("{RUN_PREFIX}{}-", std::process::id());
+    // A generated fabric was written beside the run's configs (`prepare`).
+    // Its links have the fabric's speeds; a named topology's all run at the scenario's.
+    let (description, speed) = match scenario.fabric {
+        Some(_) => (out.join("topology.toml").to_string_lossy().into_owned(), None),
+        None => (scenario.topology.clone(), Some(scenario.speed)),
+    };
+    let topology = Topology::up(&description, &prefix, &out, speed, scenario.mtu, &captured)?;
     check_interrupt()?;
     let captures = Captures::start(&topology, &captured, &out.join("captures"))?;
 
@@ -331,7 +335,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         let text = std::fs::read_to_string(&path).with_context(|| format!("endpoint {host} left no results"))?;
         results.push(serde_json::from_str::<EndpointResult>(&text)?);
     }
-    let (mac, ip) = host_addresses(&hosts[0])?;
+    let (mac, ip) = nth_host(0)?;
     let transport = TransportConfig {
         qcn: in_force.qcn_reaction,
         ..scenario.transport.config(mac, ip, scenario.mtu, scenario.speed, epoch, epoch + scenario.duration)

@@ -14,7 +14,7 @@ use super::record::{QueueSample, RunRecord, SimulatorSpeed, StormRun};
 use super::report;
 use super::sim_capture::SimCaptures;
 use super::summary::Outcome;
-use super::topology::{TopologyDescription, connection_spec, host_addresses};
+use super::topology::{TopologyDescription, connection_spec, nth_host};
 use crate::workload;
 use anyhow::{Context, Result};
 use pfcswitch_hosts::{Transport, TransportConfig};
@@ -75,7 +75,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         net.add_switch(core);
     }
     let end = EPOCH + scenario.duration;
-    let addresses = hosts.iter().map(|h| host_addresses(h)).collect::<Result<Vec<_>>>()?;
+    let addresses = (0..hosts.len()).map(nth_host).collect::<Result<Vec<_>>>()?;
     for &(mac, ip) in &addresses {
         let mut sim_host = SimHost::new(mac, ip, scenario.speed);
         if scenario.transport.ofc_per_flow {
@@ -115,7 +115,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let ideal = IdealFct::new(switches.len(), hosts.len(), cables, scenario.cable, &transport);
     let connections = workload::plan(&scenario.classes, &hosts, args.seed, EPOCH, scenario.duration, &plan_context)?;
     for c in &connections {
-        let spec = connection_spec(c, &hosts)?;
+        let spec = connection_spec(c)?;
         net.hosts[c.sender].transport.as_mut().expect("set above").add_connection(spec, c.messages.clone());
     }
     // A storming host's NIC sends the same frames `pfcswitch traffic storm` sends, on time.

@@ -8,7 +8,7 @@ use super::paths::{Crossed, PathSummary, Paths};
 use super::phases::Phase;
 use super::record::{QueueSample, RunRecord};
 use super::slowdown::SlowdownSummary;
-use super::topology::host_addresses;
+use super::topology::nth_host;
 use crate::stats::quantile;
 use crate::workload::{Pattern, PlannedConnection};
 use pfcswitch_link::shaper::WIRE_OVERHEAD;
@@ -345,7 +345,7 @@ pub(super) fn fcts(record: &RunRecord) -> Vec<(Vec<f64>, usize)> {
 
 /// Per class, the egress queues its flows crossed.
 pub(super) fn class_paths(record: &RunRecord) -> Vec<Crossed> {
-    let paths = Paths::new(record.links, record.snapshots);
+    let paths = Paths::new(record.hosts, record.links, record.snapshots);
     let mut per_class = vec![Crossed::default(); record.scenario.classes.len()];
     for c in record.connections {
         per_class[c.class].add(paths.hops(&record.hosts[c.sender], &record.hosts[c.receiver]), c.priority);
@@ -398,7 +398,7 @@ pub(super) fn summaries(
 /// OFC PAUSE frames any switch sent naming one of `connections`' flows (`None` unless a
 /// switch runs OFC).
 fn ofc_pauses_naming<'a>(record: &RunRecord, connections: impl Iterator<Item = &'a PlannedConnection>) -> Option<u64> {
-    let mac = |host: usize| host_addresses(&record.hosts[host]).map(|(mac, _)| mac).ok();
+    let mac = |host: usize| nth_host(host).map(|(mac, _)| mac).ok();
     let flows: HashSet<String> =
         connections.filter_map(|c| Some(FlowKey { src: mac(c.sender)?, dst: mac(c.receiver)? }.to_string())).collect();
     let reports: Vec<_> = record.snapshots.iter().filter_map(|(_, s)| s.ofc.as_ref()).collect();

@@ -1,13 +1,14 @@
-//! A topology as a run sees it: its switches, hosts and links, the addresses topology.sh
+//! A topology as a run sees it: its switches, hosts and links, the addresses the topology
 //! gives the hosts, and a planned connection addressed to its receiver. Bringing one up in
 //! namespaces is `namespaces.rs`'s; a generated fabric describes itself in `fabric.rs`.
 
 use crate::workload::PlannedConnection;
 use anyhow::{Context, Result};
 use pfcswitch_hosts::ConnectionSpec;
+use pfcswitch_topology::HostAddresses;
 use pfcswitch_wire::{EthernetAddress, Ipv4Addr, Pcp};
 
-/// A topology's nodes and links, from `topology.sh describe`.
+/// A topology's nodes and links, from its description.
 pub(super) struct TopologyDescription {
     pub switches: Vec<String>,
     pub hosts: Vec<String>,
@@ -15,15 +16,35 @@ pub(super) struct TopologyDescription {
     pub links: Vec<String>,
 }
 
-/// Host `hN`'s addresses, as topology.sh assigns them.
-pub(super) fn host_addresses(host: &str) -> Result<(EthernetAddress, Ipv4Addr)> {
-    let n: u8 = host.strip_prefix('h').and_then(|n| n.parse().ok()).with_context(|| format!("host name `{host}`"))?;
-    Ok((EthernetAddress([0x02, 0, 0, 0, 0, n]), Ipv4Addr::new(10, 0, 0, n)))
+impl From<&pfcswitch_topology::Topology> for TopologyDescription {
+    fn from(topology: &pfcswitch_topology::Topology) -> TopologyDescription {
+        TopologyDescription {
+            switches: topology.switches.clone(),
+            hosts: topology.hosts.clone(),
+            links: topology.links.iter().map(pfcswitch_topology::Link::name).collect(),
+        }
+    }
+}
+
+/// The addresses of the host at `index` of the topology's hosts (the n-th from 1 has
+/// 02:00:00:00:00:NN and 10.0.0.N, as `pfcswitch_topology` numbers them, whatever its name).
+pub(super) fn nth_host(index: usize) -> Result<(EthernetAddress, Ipv4Addr)> {
+    let n = u8::try_from(index + 1)
+        .ok()
+        .filter(|&n| n < 255)
+        .with_context(|| format!("host {} of at most 254", index + 1))?;
+    let addresses = HostAddresses::nth(n);
+    Ok((addresses.mac, addresses.ipv4))
+}
+
+/// The addresses of `host`, one of `hosts`.
+pub(super) fn host_addresses(hosts: &[String], host: &str) -> Result<(EthernetAddress, Ipv4Addr)> {
+    nth_host(hosts.iter().position(|h| h == host).with_context(|| format!("no host `{host}` in the topology"))?)
 }
 
 /// The sender's view of a planned connection: its receiver's addresses, on VLAN 1.
-pub(super) fn connection_spec(c: &PlannedConnection, hosts: &[String]) -> Result<ConnectionSpec> {
-    let (dst, dst_ip) = host_addresses(&hosts[c.receiver])?;
+pub(super) fn connection_spec(c: &PlannedConnection) -> Result<ConnectionSpec> {
+    let (dst, dst_ip) = nth_host(c.receiver)?;
     let priority = Pcp::new(c.priority).with_context(|| format!("priority {} is not a PCP", c.priority))?;
     Ok(ConnectionSpec { id: c.id, dst, dst_ip, priority, vid: 1, rate: c.rate, arrivals: c.arrivals, until: c.until })
 }

@@ -1,0 +1,138 @@
+//! One pfcswitchd per switch namespace: started detached (it outlives `topology up`), found
+//! again by its pid file, stopped with SIGTERM and, after 5 s, SIGKILL.
+
+use anyhow::{Context, Result, bail};
+use pfcswitch_topology::Topology;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where daemons keep their sockets, logs and pid files.
+pub const RUN_DIR: &str = "/run/pfcswitch";
+
+/// The control socket of the daemon in `namespace`.
+pub fn socket_path(namespace: &str) -> PathBuf {
+    pfcswitchd::control::default_socket_path(namespace)
+}
+
+/// The log of the daemon in `namespace`; `down` leaves it for the user.
+pub fn log_path(namespace: &str) -> PathBuf {
+    Path::new(RUN_DIR).join(format!("{namespace}.log"))
+}
+
+fn pid_path(namespace: &str) -> PathBuf {
+    Path::new(RUN_DIR).join(format!("{namespace}.pid"))
+}
+
+pub(super) fn start(namespace: &str, daemon: &Path, config: &Path, spin: &str) -> Result<()> {
+    let log_file = log_path(namespace);
+    let log = std::fs::File::create(&log_file).with_context(|| format!("cannot create {}", log_file.display()))?;
+    let socket = socket_path(namespace);
+    let _ = std::fs::remove_file(&socket);
+    let child = Command::new("ip")
+        .args(["netns", "exec", namespace])
+        .arg(daemon)
+        .arg("--config")
+        .arg(config)
+        .args(["--spin", spin, "--control-socket"])
+        .arg(&socket)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        // Its own process group: a Ctrl-C meant for `topology up` does not reach it.
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("cannot start {} in {namespace}", daemon.display()))?;
+    // `ip netns exec` execs the daemon: the child's pid is the daemon's.
+    std::fs::write(pid_path(namespace), child.id().to_string()).context("cannot write the pid file")?;
+    Ok(())
+}
+
+/// Waits up to 10 s for the daemon's control socket; fails with its log if it exited.
+pub(super) fn wait_ready(namespace: &str) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let pid = read_pid(namespace);
+    while Instant::now() < deadline {
+        if socket_path(namespace).exists() {
+            return Ok(());
+        }
+        if !pid.is_some_and(alive) {
+            bail!("pfcswitchd in {namespace} exited:\n{}", log_tail(namespace));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    bail!("pfcswitchd in {namespace} did not open its control socket in 10 s:\n{}", log_tail(namespace))
+}
+
+/// Stops the daemon of `namespace` if its pid file names a live one; removes the pid file and
+/// the socket.
+pub(super) fn stop(namespace: &str) {
+    if let Some(pid) = read_pid(namespace) {
+        stop_pid(pid);
+    }
+    let _ = std::fs::remove_file(pid_path(namespace));
+    let _ = std::fs::remove_file(socket_path(namespace));
+}
+
+/// SIGTERM, then SIGKILL after 5 s: the daemon detaches its XDP programs on SIGTERM.
+pub(super) fn stop_pid(pid: i32) {
+    // SAFETY: kill(2) with a pid read from our own pid file or namespace; no memory is shared.
+    if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
+        return;
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if alive(pid) {
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    reap(pid);
+}
+
+/// Collects a daemon this process started, so that it does not linger as a zombie.
+fn reap(pid: i32) {
+    // SAFETY: waitpid on a pid; WNOHANG returns at once when it is not our child.
+    unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+}
+
+pub(super) fn alive(pid: i32) -> bool {
+    // A zombie is dead for us: it holds no socket and no XDP program.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}
+
+fn read_pid(namespace: &str) -> Option<i32> {
+    std::fs::read_to_string(pid_path(namespace)).ok()?.trim().parse().ok()
+}
+
+fn log_tail(namespace: &str) -> String {
+    let log = std::fs::read_to_string(log_path(namespace)).unwrap_or_default();
+    let lines: Vec<_> = log.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+/// Warns when `config` gives a port of `switch` a speed other than its link's.
+pub(super) fn warn_speed_mismatch(topology: &Topology, switch: &str, config: &Path) {
+    let Ok(table) = std::fs::read_to_string(config).unwrap_or_default().parse::<toml::Table>() else { return };
+    let ports = table.get("port").and_then(toml::Value::as_array).into_iter().flatten();
+    for port in ports.filter_map(toml::Value::as_table) {
+        let (Some(name), Some(speed)) =
+            (port.get("name").and_then(|v| v.as_str()), port.get("speed").and_then(|v| v.as_str()))
+        else {
+            continue;
+        };
+        let Some((_, link)) = topology.ports_of(switch).find(|(p, _)| *p == name) else { continue };
+        if speed.parse::<pfcswitch_link::units::BitRate>().is_ok_and(|s| s != link.speed) {
+            eprintln!(
+                "warning: {} sets {switch}'s port {name} to {speed}; its link {} is {} in {}: the switch shapes at {speed}",
+                config.display(),
+                link.name(),
+                link.speed,
+                topology.file.display()
+            );
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! A [`Topology`] on the datapath: one network namespace per switch and host, a veth pair per
+//! link, one pfcswitchd per switch (`pfcswitch topology up|down|relink`). Namespaces are
+//! `PREFIX` + the node's name, so several topologies (and test runs) share a machine; `down`
+//! removes exactly what `up` created, and `up` removes what it made when it fails half-way.
+//!
+//! Hosts get eth0 with [`Topology::host_addresses`] and VLAN, checksum and segmentation
+//! offloads off: frames leave as on a real wire (tag inline, checksums done, no
+//! super-frames), because the switch forwards bytes and does not finish them. Each switch runs
+//! `pfcswitchd --config CONFIG --spin SPIN --control-socket /run/pfcswitch/PREFIXswK.sock`,
+//! logging to `/run/pfcswitch/PREFIXswK.log`.
+
+mod daemons;
+mod ip;
+mod links;
+mod reap;
+
+pub use daemons::{RUN_DIR, log_path, socket_path};
+pub use links::tap_of;
+pub use reap::reap_orphans;
+
+use anyhow::{Context, Result, bail};
+use pfcswitch_topology::Topology;
+use std::path::PathBuf;
+
+/// How `up` builds a topology.
+#[derive(Clone, Debug, Default)]
+pub struct UpOptions {
+    /// Prepended to every namespace name.
+    pub prefix: String,
+    /// Each switch's config (a file for all, or a directory of SWITCH.toml) instead of the
+    /// description's.
+    pub configs: Option<PathBuf>,
+    /// The pfcswitchd to run; `None` builds the namespaces and links only.
+    pub daemon: Option<PathBuf>,
+    /// pfcswitchd's `--spin`: 0us by default, as the switches share the cores with each other
+    /// and with the endpoints, and spinning for timer precision would starve them.
+    pub spin: Option<String>,
+    /// Link ends (`sw1:p3`, or a host) whose links go through a tap namespace ([`tap_of`]).
+    pub taps: Vec<String>,
+}
+
+/// Builds `topology`; on any failure removes what it built and returns the error.
+pub fn up(topology: &Topology, options: &UpOptions) -> Result<()> {
+    check_datapath_links(topology)?;
+    let tapped = tapped_links(topology, &options.taps)?;
+    let configs = match options.daemon {
+        Some(_) => switch_configs(topology, options)?,
+        None => Vec::new(),
+    };
+    let built = build(topology, options, &tapped, &configs);
+    if built.is_err() {
+        let _ = down(topology, &options.prefix);
+    }
+    built
+}
+
+fn build(topology: &Topology, options: &UpOptions, tapped: &[bool], configs: &[PathBuf]) -> Result<()> {
+    let prefix = &options.prefix;
+    std::fs::create_dir_all(RUN_DIR).with_context(|| format!("cannot create {RUN_DIR}"))?;
+    for node in topology.switches.iter().chain(&topology.hosts) {
+        ip::namespace_add(&format!("{prefix}{node}"))?;
+    }
+    for (link, &tap) in topology.links.iter().zip(tapped) {
+        links::add(topology, link, prefix, tap)?;
+    }
+    if let Some(daemon) = &options.daemon {
+        let spin = options.spin.as_deref().unwrap_or("0us");
+        for (switch, config) in topology.switches.iter().zip(configs) {
+            daemons::start(&format!("{prefix}{switch}"), daemon, config, spin)?;
+        }
+        for switch in &topology.switches {
+            daemons::wait_ready(&format!("{prefix}{switch}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Stops the daemons and removes every namespace `up` creates for `topology` under `prefix`
+/// (taps included); nothing else. Errors only if a namespace stays.
+pub fn down(topology: &Topology, prefix: &str) -> Result<()> {
+    for switch in &topology.switches {
+        daemons::stop(&format!("{prefix}{switch}"));
+    }
+    let namespaces = topology
+        .switches
+        .iter()
+        .chain(&topology.hosts)
+        .map(|node| format!("{prefix}{node}"))
+        .chain(topology.links.iter().map(|link| tap_of(link, prefix)));
+    let mut left = Vec::new();
+    let existing = ip::namespaces()?;
+    for namespace in namespaces.filter(|ns| existing.contains(ns)) {
+        if let Err(error) = ip::namespace_del(&namespace) {
+            left.push(format!("{namespace}: {error:#}"));
+        }
+    }
+    if !left.is_empty() {
+        bail!("namespaces left behind: {}", left.join("; "));
+    }
+    Ok(())
+}
+
+/// Deletes the veth pair at `end` (`sw1:p2`) if it exists and creates it again as `up` did:
+/// a cable, or a NIC with its driver, replaced. Tapped links are not relinked.
+pub fn relink(topology: &Topology, prefix: &str, end: &str) -> Result<()> {
+    let link = topology.link_at(end).with_context(|| format!("no link at {end} in {}", topology.name))?;
+    let _ = ip::run(&["-n", &format!("{prefix}{}", link.a.node()), "link", "del", link.a.interface()]);
+    links::add(topology, link, prefix, false)
+}
+
+fn tapped_links(topology: &Topology, taps: &[String]) -> Result<Vec<bool>> {
+    for end in taps {
+        topology.link_at(end).with_context(|| format!("--tap {end}: no link at {end} in {}", topology.name))?;
+    }
+    Ok(topology.links.iter().map(|link| taps.iter().any(|end| link.has_end(end))).collect())
+}
+
+/// Delay and loss are not emulated on veth pairs yet: refused rather than ignored, so a run
+/// never reports results for a fabric it did not build.
+fn check_datapath_links(topology: &Topology) -> Result<()> {
+    if let Some(link) = topology.links.iter().find(|l| !l.delay.is_zero() || l.loss > 0.0) {
+        bail!(
+            "{}:{}: link {} has delay {:?} and loss {}: the datapath does not emulate delay or loss yet; \
+             leave them out to run it on namespaces",
+            topology.file.display(),
+            link.line,
+            link.name(),
+            link.delay,
+            link.loss
+        );
+    }
+    Ok(())
+}
+
+/// Each switch's config file, checked to exist before anything is built; port speeds that
+/// differ from the links' are warned about (the daemon shapes each port at its config's speed).
+fn switch_configs(topology: &Topology, options: &UpOptions) -> Result<Vec<PathBuf>> {
+    let from = options.configs.as_ref().or(topology.configs.as_ref()).with_context(|| {
+        format!("{}: names no `configs`; give the switches' configs (--config-dir)", topology.file.display())
+    })?;
+    topology
+        .switches
+        .iter()
+        .map(|switch| {
+            let config = if from.is_dir() { from.join(format!("{switch}.toml")) } else { from.clone() };
+            if !config.is_file() {
+                bail!("no config for {switch}: {} is not a file", config.display());
+            }
+            daemons::warn_speed_mismatch(topology, switch, &config);
+            Ok(config)
+        })
+        .collect()
+}

@@ -1,0 +1,192 @@
+//! `pfcswitch topology`: the eight topologies that were bash functions are files now and
+//! describe the same nodes and links; every built-in comes up wired as it describes; a user's
+//! own file (docs/examples/two-racks) carries traffic; bad descriptions and a failure half-way
+//! leave nothing behind; and what a killed run left is reaped.
+
+use pfcswitch_tests::topology::{binary, repo, serial, unique_prefix};
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn pfcswitch(args: &[&str]) -> Output {
+    Command::new(binary("pfcswitch")).args(args).env("PFCSWITCHD", binary("pfcswitchd")).output().unwrap()
+}
+
+fn succeed(args: &[&str]) -> String {
+    let output = pfcswitch(args);
+    assert!(output.status.success(), "pfcswitch {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn namespaces_with(prefix: &str) -> Vec<String> {
+    let output = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|ns| ns.starts_with(prefix))
+        .map(String::from)
+        .collect()
+}
+
+/// Whether `pid` runs: a zombie does not (this machine's init may never reap a daemon whose
+/// parent, `topology up`, has exited).
+fn running(pid: i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+}
+
+/// Takes a topology down with the CLI when dropped, panics included.
+struct Up<'a> {
+    topology: &'a str,
+    prefix: String,
+}
+
+impl Drop for Up<'_> {
+    fn drop(&mut self) {
+        pfcswitch(&["topology", "down", self.topology, "--prefix", &self.prefix]);
+        for switch in ["sw1", "sw2", "sw3", "sw4", "sw5", "tor1", "tor2"] {
+            let _ = std::fs::remove_file(format!("/run/pfcswitch/{}{switch}.log", self.prefix));
+        }
+    }
+}
+
+/// `ip -j link show` of `interface` in `namespace`: (ifindex, the peer's ifindex, MAC).
+fn veth(namespace: &str, interface: &str) -> (u64, u64, String) {
+    let output = Command::new("ip").args(["-j", "-n", namespace, "link", "show", "dev", interface]).output().unwrap();
+    assert!(output.status.success(), "{interface} in {namespace}: {}", String::from_utf8_lossy(&output.stderr));
+    let link: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let link = &link[0];
+    (link["ifindex"].as_u64().unwrap(), link["link_index"].as_u64().unwrap(), link["address"].as_str().unwrap().into())
+}
+
+#[test]
+fn the_built_ins_describe_the_nodes_and_links_topology_sh_built() {
+    let fixture = std::fs::read_to_string(repo().join("tests/fixtures/topology-sh-describe.txt")).unwrap();
+    let mut expected: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut current = None;
+    for line in fixture.lines().filter(|l| !l.starts_with('#')) {
+        match line.strip_prefix("topology ") {
+            Some(name) => current = Some(name),
+            None => expected.entry(current.unwrap()).or_default().push(line),
+        }
+    }
+    let listed: Vec<String> = serde_json::from_str(&succeed(&["-j", "topology", "list"])).unwrap();
+    let mut names: Vec<&str> = expected.keys().copied().collect();
+    names.sort();
+    assert_eq!(listed, names, "the built-ins are the eight former topologies");
+    for (name, lines) in &expected {
+        let described = succeed(&["topology", "describe", name]);
+        let first: Vec<&str> = described.lines().take(3).collect();
+        assert_eq!(&first, lines, "{name}");
+    }
+}
+
+#[test]
+fn every_built_in_comes_up_wired_as_it_describes_and_down_leaves_nothing() {
+    let dir = repo().join("topologies");
+    for name in pfcswitch_topology::builtins(&dir) {
+        let description = pfcswitch_topology::Topology::find(&name, &dir).unwrap();
+        let prefix = unique_prefix();
+        let up = Up { topology: &name, prefix: prefix.clone() };
+        succeed(&["topology", "up", &name, "--prefix", &prefix, "--no-daemon"]);
+        let nodes = description.switches.len() + description.hosts.len();
+        assert_eq!(namespaces_with(&prefix).len(), nodes, "{name}: a namespace per node");
+        for link in &description.links {
+            let a = veth(&format!("{prefix}{}", link.a.node()), link.a.interface());
+            let b = veth(&format!("{prefix}{}", link.b.node()), link.b.interface());
+            assert_eq!((a.1, b.1), (b.0, a.0), "{name}: {} is one veth pair", link.name());
+        }
+        for host in &description.hosts {
+            let (_, _, mac) = veth(&format!("{prefix}{host}"), "eth0");
+            assert_eq!(mac, description.host_addresses(host).unwrap().mac.to_string(), "{name}: {host}'s MAC");
+        }
+        drop(up);
+        assert_eq!(namespaces_with(&prefix), Vec::<String>::new(), "{name}: down leaves nothing");
+    }
+}
+
+#[test]
+fn a_users_own_file_comes_up_carries_traffic_and_goes_down_leaving_nothing() {
+    let _serial = serial();
+    let file = repo().join("docs/examples/two-racks/topology.toml");
+    let file = file.to_str().unwrap();
+    let prefix = unique_prefix();
+    let up = Up { topology: file, prefix: prefix.clone() };
+    succeed(&["topology", "up", file, "--prefix", &prefix]);
+    for (from, to) in [("web1", "10.0.0.3"), ("web2", "10.0.0.3"), ("web1", "10.0.0.2")] {
+        let ping = Command::new("ip")
+            .args(["netns", "exec", &format!("{prefix}{from}"), "ping", "-c", "3", "-i", "0.2", "-W", "2", to])
+            .output()
+            .unwrap();
+        assert!(ping.status.success(), "{from} -> {to}: {}", String::from_utf8_lossy(&ping.stdout));
+    }
+    let socket = format!("/run/pfcswitch/{prefix}tor2.sock");
+    let ports: serde_json::Value = serde_json::from_str(&succeed(&["-j", "-s", &socket, "ports"])).unwrap();
+    let uplink = ports.as_array().unwrap().iter().find(|p| p["port"] == "uplink").expect("tor2 has its uplink");
+    assert!(uplink["rx_frames"].as_u64().unwrap() >= 6, "the pings crossed the uplink: {uplink}");
+    let pid: i32 = std::fs::read_to_string(format!("/run/pfcswitch/{prefix}tor1.pid")).unwrap().trim().parse().unwrap();
+    drop(up);
+    assert_eq!(namespaces_with(&prefix), Vec::<String>::new());
+    assert!(!running(pid), "tor1's pfcswitchd stopped");
+    assert!(!Path::new(&socket).exists(), "its control socket removed");
+}
+
+#[test]
+fn a_failure_half_way_and_a_bad_description_leave_nothing_behind() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let example = repo().join("docs/examples/two-racks");
+    std::fs::copy(example.join("tor1.toml"), dir.path().join("tor1.toml")).unwrap();
+    let tor2 = std::fs::read_to_string(example.join("tor2.toml")).unwrap().replace("xon = \"20KB\"", "xon = \"40KB\"");
+    std::fs::write(dir.path().join("tor2.toml"), tor2).unwrap();
+    let file = example.join("topology.toml");
+    let prefix = unique_prefix();
+    let _up = Up { topology: file.to_str().unwrap(), prefix: prefix.clone() };
+    let output = pfcswitch(&[
+        "topology",
+        "up",
+        file.to_str().unwrap(),
+        "--prefix",
+        &prefix,
+        "--config-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "tor2's config is refused");
+    assert!(stderr.contains("tor2.toml") && stderr.contains("pfc.xon"), "the file and the key: {stderr}");
+    assert_eq!(namespaces_with(&prefix), Vec::<String>::new(), "tor1's daemon and every namespace removed");
+    let alive = Command::new("pgrep").args(["-f", &format!("{prefix}tor1.sock")]).output().unwrap();
+    assert!(!alive.status.success(), "no pfcswitchd of this topology runs");
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "switches = [\"sw1\"]\nhosts = [\"h1\", \"h2\"]\nlinks = [\n  \"sw1:p1 h1\",\n  \"sw1:p1 h2\",\n]\n[defaults]\nspeed = \"1Gbps\"\n").unwrap();
+    let output = pfcswitch(&["topology", "up", bad.to_str().unwrap(), "--prefix", &prefix, "--no-daemon"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("bad.toml:5: port sw1:p1 is already on the link of line 4"), "{stderr}");
+    assert_eq!(namespaces_with(&prefix), Vec::<String>::new(), "refused before anything was created");
+}
+
+#[test]
+fn namespaces_and_processes_of_a_killed_run_are_reaped() {
+    let base = format!("{}reap", unique_prefix().trim_end_matches('-'));
+    let mut gone = Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let orphan = format!("{base}{}x0-sw1", gone.id());
+    let live = format!("{base}{}x0-sw1", std::process::id());
+    for namespace in [&orphan, &live] {
+        assert!(Command::new("ip").args(["netns", "add", namespace]).status().unwrap().success());
+    }
+    let mut sleeper = Command::new("ip").args(["netns", "exec", &orphan, "sleep", "300"]).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let removed = pfcswitch_lab::netns::reap_orphans(&base).unwrap();
+    // The reaper collects it (it is this process's child): /proc tells whether it still runs.
+    let sleeper_ended = !running(sleeper.id() as i32);
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    let left = namespaces_with(&base);
+    let _ = Command::new("ip").args(["netns", "del", &live]).status();
+    assert_eq!(removed, [orphan], "only the namespace of the dead pid");
+    assert_eq!(left, [live], "the live run's namespace stays");
+    assert!(sleeper_ended, "the process inside the orphan was stopped");
+}

@@ -1,0 +1,166 @@
+//! The description's types: nodes, links and their ends, host addresses.
+
+use pfcswitch_link::units::BitRate;
+use pfcswitch_wire::{EthernetAddress, Ipv4Addr};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// At most this many hosts: their addresses are 10.0.0.N/24 and 02:00:00:00:00:NN.
+pub const MAX_HOSTS: usize = 254;
+
+/// A topology: its nodes and links, as read from a file and checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Topology {
+    /// The file's stem (`star3` for `topologies/star3.toml`).
+    pub name: String,
+    /// The file it was read from.
+    pub file: PathBuf,
+    /// One line on what the topology is for.
+    pub description: String,
+    pub switches: Vec<String>,
+    /// In the order that numbers them: the n-th host (from 1) has [`HostAddresses::nth`].
+    pub hosts: Vec<String>,
+    pub links: Vec<Link>,
+    /// Each switch's pfcswitchd config: one file for every switch, or a directory of
+    /// `SWITCH.toml`; absolute (the file names it relative to itself).
+    pub configs: Option<PathBuf>,
+}
+
+/// One end of a link: a switch's port or a host (whose interface is `eth0`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum End {
+    Port { switch: String, port: String },
+    Host(String),
+}
+
+/// A link. Its first end is a switch port; a host is only ever a second end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    pub a: End,
+    pub b: End,
+    pub speed: BitRate,
+    /// One way, each direction.
+    pub delay: Duration,
+    /// The fraction of frames lost, each direction.
+    pub loss: f64,
+    pub mtu: u32,
+    /// Where the file defines it, for errors found later (with the switches' configs).
+    pub line: usize,
+}
+
+/// A host's addresses, from its position in the description.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostAddresses {
+    pub mac: EthernetAddress,
+    pub ipv4: Ipv4Addr,
+    /// `fd00::N`.
+    pub ipv6: std::net::Ipv6Addr,
+}
+
+impl HostAddresses {
+    /// The n-th host's (from 1): 02:00:00:00:00:NN, 10.0.0.N/24, fd00::N/64.
+    pub fn nth(n: u8) -> HostAddresses {
+        HostAddresses {
+            mac: EthernetAddress([0x02, 0, 0, 0, 0, n]),
+            ipv4: Ipv4Addr::new(10, 0, 0, n),
+            ipv6: std::net::Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, u16::from(n)),
+        }
+    }
+}
+
+impl End {
+    /// The node the end belongs to.
+    pub fn node(&self) -> &str {
+        match self {
+            End::Port { switch, .. } => switch,
+            End::Host(host) => host,
+        }
+    }
+
+    /// The interface of the end in its node's namespace.
+    pub fn interface(&self) -> &str {
+        match self {
+            End::Port { port, .. } => port,
+            End::Host(_) => "eth0",
+        }
+    }
+}
+
+impl fmt::Display for End {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            End::Port { switch, port } => write!(f, "{switch}:{port}"),
+            End::Host(host) => f.write_str(host),
+        }
+    }
+}
+
+impl Link {
+    /// `sw1:p1-h1`, `sw1:p6-sw3:p1`: the link's name in results and file names.
+    pub fn name(&self) -> String {
+        format!("{}-{}", self.a, self.b)
+    }
+
+    /// Whether `end` (`sw1:p3`, or a host for its link) is one of this link's ends.
+    pub fn has_end(&self, end: &str) -> bool {
+        self.a.to_string() == end || self.b.to_string() == end
+    }
+
+    pub fn is_trunk(&self) -> bool {
+        matches!(self.b, End::Port { .. })
+    }
+}
+
+impl Topology {
+    /// The addresses of `host`, from its position among the hosts.
+    pub fn host_addresses(&self, host: &str) -> Option<HostAddresses> {
+        let index = self.hosts.iter().position(|h| h == host)?;
+        Some(HostAddresses::nth(u8::try_from(index + 1).ok()?))
+    }
+
+    /// The link with `end` (`sw1:p3`, or a host) at one end.
+    pub fn link_at(&self, end: &str) -> Option<&Link> {
+        self.links.iter().find(|link| link.has_end(end))
+    }
+
+    /// `switch`'s ports with their links, in the order the description lists the links.
+    pub fn ports_of<'a>(&'a self, switch: &'a str) -> impl Iterator<Item = (&'a str, &'a Link)> + 'a {
+        self.links.iter().filter_map(move |link| {
+            [&link.a, &link.b].into_iter().find_map(|end| match end {
+                End::Port { switch: s, port } if s == switch => Some((port.as_str(), link)),
+                _ => None,
+            })
+        })
+    }
+
+    /// Every link at `speed`, as a scenario's `speed` or `topology up --speed` asks.
+    pub fn set_speed(&mut self, speed: BitRate) {
+        self.links.iter_mut().for_each(|link| link.speed = speed);
+    }
+
+    /// Every link with `mtu`.
+    pub fn set_mtu(&mut self, mtu: u32) {
+        self.links.iter_mut().for_each(|link| link.mtu = mtu);
+    }
+
+    /// The config file of `switch`, if the description names configs.
+    pub fn config_of(&self, switch: &str) -> Option<PathBuf> {
+        let configs = self.configs.as_ref()?;
+        Some(if configs.is_dir() { configs.join(format!("{switch}.toml")) } else { configs.clone() })
+    }
+}
+
+/// The built-in topologies in `dir`: the stems of its `.toml` files, sorted.
+pub fn builtins(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "toml"))
+        .filter_map(|path| Some(path.file_stem()?.to_str()?.to_string()))
+        .collect();
+    names.sort();
+    names
+}

@@ -1,0 +1,128 @@
+//! The file format (`docs/topology.md`): top-level `switches`, `hosts`, `links` and
+//! `configs`, and a `[defaults]` table for what links leave out. A link is a string of its two
+//! ends (`"sw1:p1 h1"`) or a table with its own attributes
+//! (`{ a = "sw1:p6", b = "sw2:p1", speed = "40Gbps", delay = "2us", loss = 0.001 }`).
+
+use super::description::{End, Link, Topology};
+use super::error::{TopologyError, line_at};
+use pfcswitch_link::units::{BitRate, parse_duration};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+use toml::Spanned;
+
+/// The MTU of a link that says none, with no `[defaults] mtu`.
+pub const DEFAULT_MTU: u32 = 1500;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRepr {
+    #[serde(default)]
+    description: String,
+    switches: Vec<Spanned<String>>,
+    #[serde(default)]
+    hosts: Vec<Spanned<String>>,
+    links: Vec<Spanned<toml::Value>>,
+    configs: Option<String>,
+    #[serde(default)]
+    defaults: Attributes,
+}
+
+/// What a link may set, and `[defaults]` for every link.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Attributes {
+    speed: Option<BitRate>,
+    delay: Option<String>,
+    loss: Option<f64>,
+    mtu: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkTable {
+    a: String,
+    b: String,
+    speed: Option<BitRate>,
+    delay: Option<String>,
+    loss: Option<f64>,
+    mtu: Option<u32>,
+}
+
+/// The line each switch and host is named on, for the checks that refuse a node.
+pub(crate) type NodeLines = HashMap<String, usize>;
+
+pub(crate) fn parse(text: &str, file: &Path) -> Result<(Topology, NodeLines), TopologyError> {
+    let refuse = |line: Option<usize>, reason: String| TopologyError::new(file, line, reason);
+    let repr: FileRepr = toml::from_str(text)
+        .map_err(|e| refuse(e.span().map(|s| line_at(text, s.start)), e.message().trim().to_string()))?;
+    let mut node_lines = NodeLines::new();
+    for node in repr.switches.iter().chain(&repr.hosts) {
+        node_lines.entry(node.get_ref().clone()).or_insert_with(|| line_at(text, node.span().start));
+    }
+    let defaults_line = text.lines().position(|l| l.trim() == "[defaults]").map(|i| i + 1);
+    let default_delay = parse_delay(repr.defaults.delay.as_deref())
+        .map_err(|reason| refuse(defaults_line, format!("defaults.delay: {reason}")))?;
+    let mut links = Vec::with_capacity(repr.links.len());
+    for entry in &repr.links {
+        let line = line_at(text, entry.span().start);
+        let table = link_table(entry.get_ref()).map_err(|reason| refuse(Some(line), reason))?;
+        let speed = table.speed.or(repr.defaults.speed).ok_or_else(|| {
+            refuse(Some(line), format!("link {} {} has no speed, and [defaults] sets none", table.a, table.b))
+        })?;
+        let delay = match table.delay.as_deref() {
+            Some(delay) => parse_delay(Some(delay)).map_err(|reason| refuse(Some(line), format!("delay: {reason}")))?,
+            None => default_delay,
+        };
+        let (a, b) = (parse_end(&table.a), parse_end(&table.b));
+        // A host link is written switch end first, whichever order the file has.
+        let (a, b) = if matches!(a, End::Host(_)) && matches!(b, End::Port { .. }) { (b, a) } else { (a, b) };
+        links.push(Link {
+            a,
+            b,
+            speed,
+            delay,
+            loss: table.loss.or(repr.defaults.loss).unwrap_or(0.0),
+            mtu: table.mtu.or(repr.defaults.mtu).unwrap_or(DEFAULT_MTU),
+            line,
+        });
+    }
+    let base = file.parent().unwrap_or(Path::new("."));
+    let topology = Topology {
+        name: file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+        file: file.to_path_buf(),
+        description: repr.description,
+        switches: repr.switches.into_iter().map(Spanned::into_inner).collect(),
+        hosts: repr.hosts.into_iter().map(Spanned::into_inner).collect(),
+        links,
+        configs: repr.configs.map(|c| base.join(&c).canonicalize().unwrap_or_else(|_| base.join(c))),
+    };
+    Ok((topology, node_lines))
+}
+
+/// A `links` entry as a table: `"A B"` is `{ a = "A", b = "B" }`.
+fn link_table(value: &toml::Value) -> Result<LinkTable, String> {
+    match value {
+        toml::Value::String(ends) => match ends.split_whitespace().collect::<Vec<_>>()[..] {
+            [a, b] => Ok(LinkTable { a: a.into(), b: b.into(), speed: None, delay: None, loss: None, mtu: None }),
+            _ => Err(format!("link \"{ends}\" must be two ends separated by a space, as \"sw1:p1 h1\"")),
+        },
+        toml::Value::Table(table) => {
+            toml::Value::Table(table.clone()).try_into().map_err(|e: toml::de::Error| e.message().trim().to_string())
+        }
+        other => Err(format!("a link is \"A B\" or a table {{ a = .., b = .. }}, not a {}", other.type_str())),
+    }
+}
+
+fn parse_delay(delay: Option<&str>) -> Result<Duration, String> {
+    delay.map_or(Ok(Duration::ZERO), |d| parse_duration(d).map_err(|e| e.to_string()))
+}
+
+/// `sw1:p1` is a switch port; a name without `:` is a host.
+fn parse_end(end: &str) -> End {
+    match end.split_once(':') {
+        Some((switch, port)) => End::Port { switch: switch.into(), port: port.into() },
+        None => End::Host(end.into()),
+    }
+}

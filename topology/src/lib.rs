@@ -1,0 +1,22 @@
+//! Topology descriptions: switches, hosts and the links between them, each link with its
+//! speed, propagation delay, loss and MTU. One description serves the datapath (`pfcswitch
+//! topology up` builds it from namespaces and veth pairs) and the simulator (`scenario
+//! simulate` builds the same nodes in virtual time); the built-in topologies are files of
+//! this format in the repository's `topologies/`, and the generated fabrics produce it too.
+//!
+//! The format is documented in `docs/topology.md`. Reading a file ([`Topology::load`]) checks
+//! everything that can be checked without the switches' configs, before anything is built,
+//! and a refusal names the file, the line and the reason ([`TopologyError`]).
+
+mod description;
+mod emit;
+mod error;
+mod file;
+mod load;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+pub use description::{End, HostAddresses, Link, MAX_HOSTS, Topology, builtins};
+pub use error::TopologyError;

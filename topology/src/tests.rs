@@ -1,0 +1,146 @@
+use super::*;
+use pfcswitch_link::units::BitRate;
+use pfcswitch_wire::{EthernetAddress, Ipv4Addr};
+use std::path::Path;
+use std::time::Duration;
+
+fn parse(text: &str) -> Result<Topology, TopologyError> {
+    Topology::parse(text, Path::new("/x/mine.toml"))
+}
+
+/// The line and reason of a refusal.
+fn refusal(text: &str) -> (Option<usize>, String) {
+    let error = parse(text).expect_err("refused");
+    assert_eq!(error.file, Path::new("/x/mine.toml"));
+    (error.line, error.reason)
+}
+
+const TWO_SWITCHES: &str = r#"
+switches = ["sw1", "sw2"]
+hosts = ["h1", "h2"]
+configs = "configs"
+links = [
+  "sw1:p1 h1",
+  "h2 sw2:p1",
+  { a = "sw1:p2", b = "sw2:p2", speed = "40Gbps", delay = "2us", loss = 0.001, mtu = 9000 },
+]
+
+[defaults]
+speed = "10Gbps"
+delay = "1us"
+"#;
+
+#[test]
+fn links_take_the_defaults_they_do_not_set_and_put_the_switch_end_first() {
+    let t = parse(TWO_SWITCHES).unwrap();
+    assert_eq!(t.name, "mine");
+    assert_eq!(t.configs.as_deref(), Some(Path::new("/x/configs")));
+    let names: Vec<_> = t.links.iter().map(Link::name).collect();
+    assert_eq!(names, ["sw1:p1-h1", "sw2:p1-h2", "sw1:p2-sw2:p2"]);
+    let host_link = &t.links[1];
+    assert_eq!(
+        (host_link.speed, host_link.delay, host_link.loss, host_link.mtu),
+        (BitRate::gbps(10), Duration::from_micros(1), 0.0, 1500)
+    );
+    let trunk = &t.links[2];
+    assert_eq!(
+        (trunk.speed, trunk.delay, trunk.loss, trunk.mtu),
+        (BitRate::gbps(40), Duration::from_micros(2), 0.001, 9000)
+    );
+    assert!(trunk.is_trunk() && !host_link.is_trunk());
+    assert_eq!(trunk.line, 8);
+    assert_eq!(t.link_at("h2").unwrap().name(), "sw2:p1-h2");
+    assert_eq!(t.link_at("sw2:p2").unwrap().name(), "sw1:p2-sw2:p2");
+    let ports: Vec<_> = t.ports_of("sw2").map(|(port, _)| port).collect();
+    assert_eq!(ports, ["p1", "p2"]);
+    let h2 = t.host_addresses("h2").unwrap();
+    assert_eq!(
+        (h2.mac, h2.ipv4, h2.ipv6.to_string()),
+        (EthernetAddress([2, 0, 0, 0, 0, 2]), Ipv4Addr::new(10, 0, 0, 2), "fd00::2".into())
+    );
+}
+
+#[test]
+fn every_refusal_names_the_line_and_the_reason() {
+    let cases: &[(&str, usize, &str)] = &[
+        ("links = [\"sw1:p1 h1\", \"sw1:p1 h2\"]", 5, "port sw1:p1 is already on the link of line 5"),
+        ("links = [\"sw1:p1 h1\", \"sw1:p2 h1\", \"sw1:p3 h2\"]", 5, "host h1 is already on the link of line 5"),
+        ("links = [\"sw1:p1 h1\", \"sw1:p2 h9\"]", 5, "unknown node `h9`"),
+        ("links = [\"sw1:p1 h1\", \"sw1:p2 sw3:p1\"]", 5, "unknown node `sw3`"),
+        ("links = [\"sw1:p1 h1\", \"h2 h1\"]", 5, "joins two hosts"),
+        ("links = [\"sw1:p1 h1\", \"sw1:p2 sw1\"]", 5, "`sw1` is a switch: name its port"),
+        ("links = [\"sw1:p1 h1\", \"sw1:p2 h2:eth0\"]", 5, "`h2` is a host"),
+        ("links = [\"sw1:p1 h1\", \"sw1:p2 sw1:p3\"]", 5, "joins sw1 to itself"),
+        ("links = [\"sw1:p1 h1\", \"sw1:this-is-far-too-long h2\"]", 5, "must be 1 to 15 characters"),
+        ("links = [\"sw1:p1 h1\", \"sw1:p2  h2 h3\"]", 5, "must be two ends"),
+        ("links = [\"sw1:p1 h1\", { a = \"sw1:p2\", b = \"h2\", loss = 1.0 }]", 5, "loss = 1 is not a fraction"),
+        ("links = [\"sw1:p1 h1\", { a = \"sw1:p2\", b = \"h2\", mtu = 100 }]", 5, "mtu = 100 is outside 1280..=9000"),
+        ("links = [\"sw1:p1 h1\", { a = \"sw1:p2\", b = \"h2\", delay = \"5 parsecs\" }]", 5, "delay: "),
+        ("links = [\"sw1:p1 h1\", { a = \"sw1:p2\", b = \"h2\", sped = \"1Gbps\" }]", 5, "unknown field `sped`"),
+        ("links = [\"sw1:p1 h1\"]", 3, "host `h2` has no link"),
+    ];
+    for (links, line, reason) in cases {
+        let text = format!(
+            "switches = [\"sw1\", \"sw2\"]\n\nhosts = [\"h1\", \"h2\"]\n\n{links}\n\n[defaults]\nspeed = \"1Gbps\"\n"
+        );
+        let text = text.replace("switches = [\"sw1\", \"sw2\"]", "switches = [\"sw1\"]");
+        let (got_line, got_reason) = refusal(&text);
+        assert_eq!(got_line, Some(*line), "{links}: {got_reason}");
+        assert!(got_reason.contains(reason), "{links}: `{got_reason}` lacks `{reason}`");
+    }
+}
+
+#[test]
+fn a_missing_speed_a_split_fabric_and_bad_names_are_refused() {
+    let (line, reason) = refusal("switches = [\"sw1\"]\nhosts = [\"h1\"]\nlinks = [\"sw1:p1 h1\"]\n");
+    assert_eq!(line, Some(3));
+    assert!(reason.contains("has no speed, and [defaults] sets none"), "{reason}");
+    let split = "switches = [\"sw1\", \"sw2\"]\nhosts = [\"h1\", \"h2\"]\nlinks = [\"sw1:p1 h1\", \"sw2:p1 h2\"]\n[defaults]\nspeed = \"1Gbps\"\n";
+    let (line, reason) = refusal(split);
+    assert_eq!(line, Some(1));
+    assert!(reason.contains("`sw2` cannot reach `sw1`"), "{reason}");
+    let (line, reason) = refusal("switches = [\"sw 1\"]\nhosts = []\nlinks = []\n");
+    assert_eq!(line, Some(1));
+    assert!(reason.contains("` ` is not allowed"), "{reason}");
+    let (line, reason) = refusal("switches = [\"sw1\"]\nhosts = [\"sw1\"]\nlinks = []\n");
+    assert_eq!(line, Some(1));
+    assert!(reason.contains("named twice"), "{reason}");
+    let (line, reason) = refusal("switches = [\"sw1\"]\nlinks = []\ncolour = \"red\"\n");
+    assert_eq!(line, Some(3));
+    assert!(reason.contains("unknown field `colour`"), "{reason}");
+}
+
+#[test]
+fn the_built_ins_load_and_find_takes_a_name_or_a_path() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../topologies");
+    let names = builtins(&dir);
+    assert_eq!(names.len(), 8, "{names:?}");
+    for name in &names {
+        let topology = Topology::find(name, &dir).unwrap_or_else(|e| panic!("{e}"));
+        for switch in &topology.switches {
+            let config = topology.config_of(switch).unwrap();
+            assert!(config.is_file(), "{name}: {switch}'s config {} exists", config.display());
+        }
+    }
+    let by_path = Topology::find(dir.join("star3.toml").to_str().unwrap(), &dir).unwrap();
+    assert_eq!(by_path.links.len(), 3);
+    let error = Topology::find("star4", &dir).unwrap_err();
+    assert!(error.reason.contains("built-ins: dumbbell, dumbbell-32, leaf-spine"), "{error}");
+}
+
+#[test]
+fn a_description_written_out_reads_back_the_same() {
+    let mut original = parse(TWO_SWITCHES).unwrap();
+    original.links[0].loss = 0.25;
+    original.links[1].delay = Duration::ZERO;
+    let text = original.to_toml();
+    let again = parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let strip =
+        |t: &Topology| -> Vec<_> { t.links.iter().map(|l| (l.name(), l.speed, l.delay, l.loss, l.mtu)).collect() };
+    assert_eq!(strip(&again), strip(&original), "{text}");
+    assert_eq!(
+        (&again.switches, &again.hosts, &again.configs),
+        (&original.switches, &original.hosts, &original.configs)
+    );
+    assert!(text.contains("\"sw2:p1 h2\""), "defaults stay implicit: {text}");
+}
