@@ -9,6 +9,7 @@
 
 pub mod deadlock;
 pub mod fabric;
+mod faults;
 mod host;
 
 pub use host::SimHost;
@@ -52,6 +53,8 @@ struct Wire {
     to: Endpoint,
     speed: BitRate,
     delay: Duration,
+    /// Down, a frame put on it or arriving over it is lost ([`SimStats::lost_on_down_links`]).
+    up: bool,
 }
 
 /// A frame that started on a wire, as the trace records it.
@@ -213,6 +216,11 @@ pub struct SimStats {
     pub events: u64,
     /// Frame buffers the network ever held at once (in flight, queued or being built).
     pub peak_frames: usize,
+    /// Frames lost because their link was down when they were sent or while they were on it
+    /// (the switches count what they drop themselves, as `link_down`).
+    pub lost_on_down_links: u64,
+    /// Frames that reached a killed switch.
+    pub lost_at_killed_switches: u64,
 }
 
 /// The network and its clock: a discrete-event simulator. Only pending events are kept
@@ -236,6 +244,8 @@ pub struct Network {
     trace: Option<Vec<TxRecord>>,
     tap: Option<Tap>,
     scratch: Vec<u8>,
+    /// Per switch: killed, until restarted (see `faults`).
+    killed: Vec<bool>,
 }
 
 /// Bytes from the first preamble bit to the last FCS bit: when a frame has fully arrived.
@@ -268,8 +278,8 @@ impl Network {
 
     /// Joins two endpoints with a cable of `delay`; both ends run at `speed`.
     pub fn connect(&mut self, a: Endpoint, b: Endpoint, speed: BitRate, delay: Duration) {
-        *self.wire_mut(a) = Some(Wire { to: b, speed, delay });
-        *self.wire_mut(b) = Some(Wire { to: a, speed, delay });
+        *self.wire_mut(a) = Some(Wire { to: b, speed, delay, up: true });
+        *self.wire_mut(b) = Some(Wire { to: a, speed, delay, up: true });
     }
 
     fn wire_mut(&mut self, end: Endpoint) -> &mut Option<Wire> {
@@ -338,10 +348,15 @@ impl Network {
 
     /// Puts the frame held at `handle` on the wire from `from`, starting now.
     fn transmit(&mut self, from: Endpoint, handle: u64) {
-        let Some(Wire { to, speed, delay }) = self.wire(from) else {
+        let Some(Wire { to, speed, delay, up }) = self.wire(from) else {
             self.store.remove(handle);
             return;
         };
+        if !up {
+            self.stats.lost_on_down_links += 1;
+            self.store.remove(handle);
+            return;
+        }
         let frame = self.store.get(handle);
         if let Some(tap) = self.tap.as_mut().filter(|tap| tap.ends.contains(&from)) {
             (tap.see)(self.now, from, frame);
@@ -406,6 +421,7 @@ impl Network {
         self.touched.sort_unstable_by(|a, b| b.cmp(a));
         while let Some(node) = self.touched.pop() {
             let next = match node {
+                Node::Switch(s) if self.is_killed(s) => None,
                 Node::Switch(s) => {
                     if self.switches[s].poll_timeout().is_some_and(|due| due <= now) {
                         self.switches[s].handle_timeout(now);
@@ -433,9 +449,20 @@ impl Network {
     }
 
     fn deliver(&mut self, to: Endpoint, handle: u64) {
+        if !self.wire(to).is_some_and(|wire| wire.up) {
+            // The link went down while the frame was on it.
+            self.stats.lost_on_down_links += 1;
+            self.store.remove(handle);
+            return;
+        }
         self.stats.frame_hops += 1;
         let frame = self.store.get(handle);
         match to.node {
+            Node::Switch(s) if self.is_killed(s) => {
+                self.stats.lost_at_killed_switches += 1;
+                self.store.remove(handle);
+                return;
+            }
             Node::Switch(s) => {
                 let verdict = self.switches[s].handle_rx(self.now, to.port, handle, frame);
                 if verdict == pfcswitch_switch::switch::RxVerdict::Consumed {

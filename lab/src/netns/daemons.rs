@@ -75,6 +75,22 @@ pub(super) fn stop(namespace: &str) {
     let _ = std::fs::remove_file(socket_path(namespace));
 }
 
+/// SIGKILL to the daemon of `namespace`; returns once it is gone.
+pub(super) fn kill(namespace: &str) -> Result<()> {
+    let pid = read_pid(namespace).with_context(|| format!("no pid file for {namespace}'s pfcswitchd"))?;
+    // SAFETY: kill(2) with a pid from our own pid file; no memory is shared.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) {
+        if Instant::now() > deadline {
+            bail!("pfcswitchd {pid} in {namespace} outlived SIGKILL for 5 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    reap(pid);
+    Ok(())
+}
+
 /// SIGTERM, then SIGKILL after 5 s: the daemon detaches its XDP programs on SIGTERM.
 pub(super) fn stop_pid(pid: i32) {
     // SAFETY: kill(2) with a pid read from our own pid file or namespace; no memory is shared.

@@ -20,7 +20,7 @@ pub use reap::reap_orphans;
 
 use anyhow::{Context, Result, bail};
 use pfcswitch_topology::Topology;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// How `up` builds a topology.
 #[derive(Clone, Debug, Default)]
@@ -106,6 +106,26 @@ pub fn relink(topology: &Topology, prefix: &str, end: &str) -> Result<()> {
     let link = topology.link_at(end).with_context(|| format!("no link at {end} in {}", topology.name))?;
     let _ = ip::run(&["-n", &format!("{prefix}{}", link.a.node()), "link", "del", link.a.interface()]);
     links::add(topology, link, prefix, false)
+}
+
+/// Sets the interface at `end` down or up (`ip link set`): a veth pair's carrier goes at
+/// both ends when either end is down, as a cut cable's does.
+pub fn set_end(prefix: &str, end: &pfcswitch_topology::End, up: bool) -> Result<()> {
+    let namespace = format!("{prefix}{}", end.node());
+    ip::run(&["-n", &namespace, "link", "set", "dev", end.interface(), if up { "up" } else { "down" }])
+}
+
+/// Kills `switch`'s pfcswitchd with SIGKILL, as a crash: it cleans nothing up itself.
+pub fn kill_daemon(prefix: &str, switch: &str) -> Result<()> {
+    daemons::kill(&format!("{prefix}{switch}"))
+}
+
+/// Starts `switch`'s pfcswitchd as `up` does (after a kill: it replaces the XDP programs its
+/// predecessor left) and waits for its control socket.
+pub fn start_daemon(prefix: &str, switch: &str, daemon: &Path, config: &Path, spin: &str) -> Result<()> {
+    let namespace = format!("{prefix}{switch}");
+    daemons::start(&namespace, daemon, config, spin)?;
+    daemons::wait_ready(&namespace)
 }
 
 fn tapped_links(topology: &Topology, taps: &[String]) -> Result<Vec<bool>> {

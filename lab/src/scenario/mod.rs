@@ -28,6 +28,7 @@ mod configs;
 mod deadlock;
 pub mod endpoint;
 mod fabric;
+mod faults;
 mod ideal;
 mod namespaces;
 mod paths;

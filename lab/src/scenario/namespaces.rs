@@ -1,6 +1,7 @@
 //! A scenario's topology on namespaces (`crate::netns`), brought up for a run and torn down
 //! when dropped, and the nodes and links of a topology description.
 
+use super::faults::Fault;
 use super::topology::TopologyDescription;
 use crate::netns::{self, UpOptions};
 use crate::repository::{daemon_binary, topologies_dir};
@@ -10,8 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// A topology brought up for a run; `down` on drop.
 pub(super) struct Topology {
-    description: pfcswitch_topology::Topology,
-    prefix: String,
+    faults: FaultApplier,
     /// Where the daemons' logs go when the topology comes down (the run's directory).
     logs: PathBuf,
 }
@@ -52,17 +52,24 @@ impl Topology {
             taps,
         };
         netns::up(&description, &options).with_context(|| format!("topology up {name}"))?;
-        Ok(Topology { description, prefix: prefix.into(), logs: out.join("logs") })
+        let daemon = options.daemon.expect("set above");
+        let faults = FaultApplier { description, prefix: prefix.into(), configs: out.join("configs"), daemon };
+        Ok(Topology { faults, logs: out.join("logs") })
+    }
+
+    /// What applies the run's faults, for a thread of its own.
+    pub(super) fn fault_applier(&self) -> FaultApplier {
+        self.faults.clone()
     }
 
     pub(super) fn namespace(&self, node: &str) -> String {
-        format!("{}{node}", self.prefix)
+        format!("{}{node}", self.faults.prefix)
     }
 
     /// The namespace and interface where a tapped link's frames pass, both ways.
     pub(super) fn tap(&self, link: &str) -> (String, &'static str) {
-        let link = self.description.link_at(first_end(link)).expect("a link of this topology");
-        (netns::tap_of(link, &self.prefix), "end-a")
+        let link = self.faults.description.link_at(first_end(link)).expect("a link of this topology");
+        (netns::tap_of(link, &self.faults.prefix), "end-a")
     }
 
     pub(super) fn socket(&self, switch: &str) -> PathBuf {
@@ -72,15 +79,49 @@ impl Topology {
 
 impl Drop for Topology {
     fn drop(&mut self) {
-        if let Err(error) = netns::down(&self.description, &self.prefix) {
-            eprintln!("warning: topology down {} --prefix {}: {error:#}", self.description.name, self.prefix);
+        let FaultApplier { description, prefix, .. } = &self.faults;
+        if let Err(error) = netns::down(description, prefix) {
+            eprintln!("warning: topology down {} --prefix {prefix}: {error:#}", description.name);
         }
         // The daemons' logs belong with the run's results, not in /run.
         let _ = std::fs::create_dir_all(&self.logs);
-        for switch in &self.description.switches {
+        for switch in &self.faults.description.switches {
             let log = netns::log_path(&self.namespace(switch));
             if std::fs::copy(&log, self.logs.join(format!("{switch}.log"))).is_ok() {
                 let _ = std::fs::remove_file(&log);
+            }
+        }
+    }
+}
+
+/// Applies a run's faults to its namespaces: a link's interfaces set down or up, a switch's
+/// pfcswitchd killed or started again with its config.
+#[derive(Clone, Debug)]
+pub(super) struct FaultApplier {
+    description: pfcswitch_topology::Topology,
+    prefix: String,
+    /// The run's switch configs (`DIR/configs`).
+    configs: PathBuf,
+    daemon: PathBuf,
+}
+
+impl FaultApplier {
+    pub(super) fn apply(&self, fault: &Fault) -> Result<()> {
+        match fault {
+            Fault::Link { up, ends, .. } => {
+                for end in ends {
+                    let link = self.description.link_at(end).with_context(|| format!("no link at {end}"))?;
+                    let end = if link.a.to_string() == *end { &link.a } else { &link.b };
+                    netns::set_end(&self.prefix, end, *up)?;
+                }
+                Ok(())
+            }
+            Fault::Switch { restart: false, switch, .. } => netns::kill_daemon(&self.prefix, switch),
+            Fault::Switch { restart: true, switch, .. } => {
+                // A restart of a running daemon is a crash and a start.
+                let _ = netns::kill_daemon(&self.prefix, switch);
+                let config = self.configs.join(format!("{switch}.toml"));
+                netns::start_daemon(&self.prefix, switch, &self.daemon, &config, "0us")
             }
         }
     }

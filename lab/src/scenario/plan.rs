@@ -19,6 +19,20 @@ use std::path::{Path, PathBuf};
 pub use crate::repository::root;
 use std::time::Duration;
 
+/// A `[[fault]]` table: `at` and one of `down`, `up` (a link end `sw1:p4` or a host, or a
+/// link's name `sw1:p4-sw4:p1` for both ends), `kill`, `restart` (a switch).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    /// From the workload's start.
+    #[serde(with = "duration")]
+    pub at: Duration,
+    pub down: Option<String>,
+    pub up: Option<String>,
+    pub kill: Option<String>,
+    pub restart: Option<String>,
+}
+
 /// A scenario file.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,6 +84,9 @@ pub struct Scenario {
     /// Hosts that storm: PFC XOFF towards their switch for a while, as a broken NIC sends.
     #[serde(rename = "storm", default)]
     pub storms: Vec<StormSpec>,
+    /// Links that go down and up, switches killed and restarted, at set times.
+    #[serde(rename = "fault", default)]
+    pub faults: Vec<FaultSpec>,
     /// The `--set KEY=VALUE`s applied to the file before it was read (see `sets`), for
     /// `results.json`.
     #[serde(skip)]

@@ -5,6 +5,7 @@
 use super::args::{Modes, RunArgs, run_dir};
 use super::configs::{InForce, write_configs};
 use super::fabric::FABRIC;
+use super::faults::{Fault, resolve as resolve_faults};
 use super::namespaces::describe;
 use super::plan::{Rocev2Spec, Scenario, load_with};
 use super::policy::{RunPolicy, parse_policy, split_transport};
@@ -35,6 +36,8 @@ pub(super) struct Prepared {
     pub storms: Vec<(usize, Storm)>,
     /// What the workload's plan needs besides the classes.
     pub workload: PlanContext,
+    /// The scenario's faults, in time order.
+    pub faults: Vec<Fault>,
 }
 
 /// Creates `dirs` under the run's directory `out`.
@@ -146,7 +149,8 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         scenario_dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
         builtin_dir: workloads_dir(),
     };
-    Ok(Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload })
+    let faults = resolve_faults(&scenario.faults, &topology).with_context(|| format!("{}", file.display()))?;
+    Ok(Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload, faults })
 }
 
 /// Checks that `args` would run, running nothing: the scenario loads with its `--set`s, its

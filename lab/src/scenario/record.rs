@@ -24,6 +24,8 @@ pub struct QueueSample {
     pub ingress_bytes: u64,
     /// The port's OFC tables (counted once per port, on its first sampled priority).
     pub ofc_table_bytes: [u64; 3],
+    /// Bytes the port has sent on the priority since its switch started.
+    pub tx_bytes: u64,
 }
 
 impl QueueSample {
@@ -43,9 +45,19 @@ impl QueueSample {
                 egress_bytes: port.egress_bytes[usize::from(p)],
                 ingress_bytes: port.ingress_bytes[usize::from(p)],
                 ofc_table_bytes: if i == 0 { port.ofc_table_bytes } else { [0; 3] },
+                tx_bytes: port.tx_bytes[usize::from(p)],
             })
         })
     }
+}
+
+/// A fault as it happened, for results.json.
+#[derive(Clone, Debug, Serialize)]
+pub struct AppliedFault {
+    /// When it was applied, from the workload's start.
+    pub seconds: f64,
+    /// `down sw1:p4`, `up sw1:p4-sw4:p1`, `kill sw3`, `restart sw3`.
+    pub what: String,
 }
 
 /// A storm of the run and the PFC frames its host sent.
@@ -103,6 +115,8 @@ pub struct RunRecord<'a> {
     pub simulator: Option<&'a SimulatorSpeed>,
     /// Each message's FCT alone on the network, for its slowdown.
     pub ideal: &'a IdealFct,
+    /// The scenario's faults, when each was applied.
+    pub faults: &'a [AppliedFault],
 }
 
 /// The simulator's speed over a run: work done per wall-clock second, and memory.
@@ -118,6 +132,9 @@ pub struct SimulatorSpeed {
     pub peak_frames: usize,
     /// The process's peak resident memory (VmHWM), MiB.
     pub peak_rss_mib: Option<f64>,
+    /// Frames lost on links while they were down, and at killed switches (`[[fault]]`).
+    pub lost_on_down_links: u64,
+    pub lost_at_killed_switches: u64,
 }
 
 impl SimulatorSpeed {
@@ -137,6 +154,8 @@ impl SimulatorSpeed {
             events_per_second: stats.events as f64 / wall_seconds,
             peak_frames: stats.peak_frames,
             peak_rss_mib,
+            lost_on_down_links: stats.lost_on_down_links,
+            lost_at_killed_switches: stats.lost_at_killed_switches,
         }
     }
 }

@@ -181,7 +181,7 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     };
     let results = json!({
         "scenario": scenario.name, "topology": scenario.topology_label(), "policy": record.policy, "pfcwd": record.pfcwd, "qcn": record.qcn, "fecn": record.fecn,
-        "seed": record.seed, "storms": record.storms,
+        "seed": record.seed, "storms": record.storms, "faults": record.faults,
         "set": scenario.sets,
         "speed": scenario.speed, "duration_seconds": scenario.duration.as_secs_f64(),
         "seconds": record.seconds, "gave_up": record.gave_up, "hosts": record.hosts,
@@ -298,6 +298,16 @@ fn plots(record: &RunRecord, flows: &[Flow], fcts: &[(Vec<f64>, usize)], out: &P
         })
         .collect();
     draw("queues", "egress queue depth", ["time (s)", "egress queue (KB)"], Scale::Linear, &queue_series)?;
+    if !record.faults.is_empty() {
+        let rates = super::faults::port_rates(record.samples, record.faults);
+        draw(
+            "ports",
+            "send rate of the faults' switches' ports",
+            ["time (s)", "sent (Mbit/s)"],
+            Scale::Linear,
+            &rates,
+        )?;
+    }
 
     const SHOWN: usize = 16;
     let mut by_bytes: Vec<&Flow> = flows.iter().filter(|f| f.receiver.is_some()).collect();

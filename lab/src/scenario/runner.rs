@@ -5,11 +5,12 @@ use super::args::RunArgs;
 use super::capture::{Captures, links_to_capture};
 use super::configs::InForce;
 use super::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
+use super::faults::Fault;
 use super::ideal::IdealFct;
-use super::namespaces::Topology;
+use super::namespaces::{FaultApplier, Topology};
 use super::plan::Scenario;
 use super::prepare::{Prepared, create_dirs, prepare};
-use super::record::{QueueSample, RunRecord, StormRun};
+use super::record::{AppliedFault, QueueSample, RunRecord, StormRun};
 use super::report;
 use super::summary::Outcome;
 use super::topology::{TopologyDescription, connection_spec, host_addresses, nth_host};
@@ -162,6 +163,34 @@ fn sample_queues(
     })
 }
 
+/// Applies each fault at its time after `epoch`, until `stop`; returns those applied, each
+/// with the time it took effect.
+fn apply_faults(
+    applier: FaultApplier,
+    faults: Vec<Fault>,
+    epoch: Instant,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Result<Vec<AppliedFault>>> {
+    std::thread::spawn(move || {
+        let clock = Clock::system();
+        let mut applied = Vec::new();
+        for fault in faults {
+            let due = epoch + fault.at();
+            while clock.now() < due {
+                if stop.load(Ordering::SeqCst) {
+                    return Ok(applied);
+                }
+                std::thread::sleep(Duration::from_nanos((due - clock.now()).as_nanos().min(20_000_000) as u64));
+            }
+            applier.apply(&fault).with_context(|| format!("fault `{}`", fault.what()))?;
+            let seconds = (clock.now().as_nanos() - epoch.as_nanos()) as f64 / 1e9;
+            eprintln!("  fault: {} at {seconds:.3} s", fault.what());
+            applied.push(AppliedFault { seconds, what: fault.what() });
+        }
+        Ok(applied)
+    })
+}
+
 /// Starts each storm of the scenario in its host's namespace, on the host's interface: the
 /// storm waits for its start on the clock every namespace shares.
 fn start_storms(
@@ -202,8 +231,9 @@ fn storm_frames(storms: &mut Children) -> Result<Vec<u64>> {
 }
 
 pub fn run(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, in_force, out, topology, storms: resolved, workload: plan_context, .. } =
-        prepare(args, "")?;
+    let Prepared {
+        scenario, policy, in_force, out, topology, storms: resolved, workload: plan_context, faults, ..
+    } = prepare(args, "")?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
     let TopologyDescription { switches, hosts, links } = topology;
     catch_interrupts();
@@ -282,6 +312,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let priorities = scenario.priorities();
     let sockets = switches.iter().map(|s| (s.clone(), topology.socket(s))).collect();
     let sampler = sample_queues(sockets, priorities, epoch, scenario.sample, stop.clone());
+    let faulter = apply_faults(topology.fault_applier(), faults, epoch, stop.clone());
     let give_up = epoch + scenario.duration + scenario.drain;
     let mut gave_up = false;
     // On a terminal one line rewritten in place; in a log, a line a second.
@@ -320,6 +351,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let finished = clock.now();
     stop.store(true, Ordering::SeqCst);
     let samples = sampler.join().map_err(|_| anyhow::anyhow!("the queue sampler panicked"))?;
+    let applied = faulter.join().map_err(|_| anyhow::anyhow!("the fault thread panicked"))??;
     let mut snapshots: Vec<(String, Snapshot)> = Vec::new();
     for switch in &switches {
         snapshots.push((switch.clone(), crate::control::snapshot(&topology.socket(switch))?));
@@ -361,6 +393,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         snapshots: &snapshots,
         simulator: None,
         ideal: &ideal,
+        faults: &applied,
     };
     let outcome = report::write(&record, &out)?;
     for pcap in pcaps {

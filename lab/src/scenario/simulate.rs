@@ -8,9 +8,10 @@ use super::args::RunArgs;
 use super::capture::links_to_capture;
 use super::configs::InForce;
 use super::endpoint::EndpointResult;
+use super::faults::Fault;
 use super::ideal::IdealFct;
 use super::prepare::{Prepared, prepare};
-use super::record::{QueueSample, RunRecord, SimulatorSpeed, StormRun};
+use super::record::{AppliedFault, QueueSample, RunRecord, SimulatorSpeed, StormRun};
 use super::report;
 use super::sim_capture::SimCaptures;
 use super::summary::Outcome;
@@ -40,6 +41,42 @@ fn switch_port(end: &str, names: &[String], configs: &[SwitchConfig]) -> Result<
     Ok(Endpoint::switch(s, p))
 }
 
+/// A host, or `sw1:p3`, as an endpoint of the network.
+fn endpoint(end: &str, switches: &[String], hosts: &[String], configs: &[SwitchConfig]) -> Result<Endpoint> {
+    match hosts.iter().position(|h| h == end) {
+        Some(h) => Ok(Endpoint::host(h)),
+        None => switch_port(end, switches, configs),
+    }
+}
+
+/// Applies `fault` now: a link's ends down or up, a switch killed or started afresh from its
+/// config.
+fn apply_fault(
+    net: &mut Network,
+    fault: &Fault,
+    switches: &[String],
+    hosts: &[String],
+    configs: &[SwitchConfig],
+) -> Result<()> {
+    match fault {
+        Fault::Link { up, ends, .. } => {
+            for end in ends {
+                net.set_link(endpoint(end, switches, hosts, configs)?, *up);
+            }
+        }
+        Fault::Switch { restart, switch, .. } => {
+            let s = switches.iter().position(|n| n == switch).with_context(|| format!("no switch `{switch}`"))?;
+            if *restart {
+                let (fresh, _) = Switch::new(&configs[s]).map_err(|e| anyhow::anyhow!("{switch}: {e}"))?;
+                net.restart_switch(s, fresh);
+            } else {
+                net.kill_switch(s);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `sw1:p3-h2` or `sw1:p6-sw3:p1` → its ends, at the scenario's speed.
 fn cable(
     link: &str,
@@ -50,15 +87,12 @@ fn cable(
 ) -> Result<(Endpoint, Endpoint, BitRate)> {
     let (a, b) = link.split_once('-').with_context(|| format!("link `{link}`"))?;
     let a = switch_port(a, switches, configs)?;
-    let b = match hosts.iter().position(|h| h == b) {
-        Some(h) => Endpoint::host(h),
-        None => switch_port(b, switches, configs)?,
-    };
+    let b = endpoint(b, switches, hosts, configs)?;
     Ok((a, b, speed))
 }
 
 pub fn simulate(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload: plan_context } =
+    let Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload: plan_context, faults } =
         prepare(args, super::prepare::SIMULATED)?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
     let TopologyDescription { switches, hosts, links } = topology;
@@ -130,8 +164,17 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let mut samples = Vec::new();
     let seconds = |at: Instant| (at.as_nanos() as f64 - EPOCH.as_nanos() as f64) / 1e9;
     let wall = std::time::Instant::now();
+    let mut pending = faults.iter().peekable();
+    let mut applied = Vec::new();
     loop {
-        net.run_for(scenario.sample);
+        let next_sample = net.now() + scenario.sample;
+        // A fault due before the next sample happens at its instant.
+        while let Some(fault) = pending.next_if(|f| EPOCH + f.at() <= next_sample) {
+            net.run_until(EPOCH + fault.at());
+            apply_fault(&mut net, fault, &switches, &hosts, &configs)?;
+            applied.push(AppliedFault { seconds: fault.at().as_secs_f64(), what: fault.what() });
+        }
+        net.run_until(next_sample);
         let now = net.now();
         for ((name, switch), config) in switches.iter().zip(&net.switches).zip(&configs) {
             let depths = QueueDepths::of(switch, config, now);
@@ -174,6 +217,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         snapshots: &snapshots,
         simulator: Some(&speed),
         ideal: &ideal,
+        faults: &applied,
     };
     let outcome = report::write(&record, &out)?;
     for pcap in pcaps {

@@ -288,6 +288,9 @@ pub struct QueueDepths {
     /// of this port, over its lossless priorities (Table II); zeros otherwise.
     #[serde(default)]
     pub ofc_table_bytes: [u64; 3],
+    /// Bytes sent per priority since the switch started: rates over time from samples.
+    #[serde(default)]
+    pub tx_bytes: [u64; 8],
 }
 
 impl QueueDepths {
@@ -303,6 +306,7 @@ impl QueueDepths {
                     ingress_bytes: state.map(|q| q.ingress.bytes),
                     egress_bytes: state.map(|q| q.egress.bytes),
                     ofc_table_bytes,
+                    tx_bytes: Pcp::ALL.map(|priority| switch.counters(index).priority[priority.index()].tx_bytes),
                 }
             })
             .collect()
