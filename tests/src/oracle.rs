@@ -60,6 +60,13 @@ fn tshark_fields_with(pcap: &Path, fields: &[&str], prefs: &[&str], extra: &[&st
         .collect()
 }
 
+/// `tshark -T fields` with the project's Lua dissector loaded, as a user opening a capture
+/// of our frames does.
+pub fn tshark_fields_with_dissector(pcap: &Path, fields: &[&str]) -> Vec<Vec<String>> {
+    let script = format!("lua_script:{}", project_dissector().display());
+    tshark_fields_with(pcap, fields, &[], &["-X", &script])
+}
+
 /// The project's Wireshark dissector, contrib/wireshark/pfcswitch.lua.
 pub fn project_dissector() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../contrib/wireshark/pfcswitch.lua")

@@ -26,6 +26,8 @@ pub struct QueueSample {
     pub ofc_table_bytes: [u64; 3],
     /// Bytes the port has sent on the priority since its switch started.
     pub tx_bytes: u64,
+    /// PFC frames for the priority the port has sent since its switch started.
+    pub pfc_tx: u64,
 }
 
 impl QueueSample {
@@ -46,6 +48,7 @@ impl QueueSample {
                 ingress_bytes: port.ingress_bytes[usize::from(p)],
                 ofc_table_bytes: if i == 0 { port.ofc_table_bytes } else { [0; 3] },
                 tx_bytes: port.tx_bytes[usize::from(p)],
+                pfc_tx: port.pfc_tx[usize::from(p)],
             })
         })
     }
@@ -117,6 +120,9 @@ pub struct RunRecord<'a> {
     pub ideal: &'a IdealFct,
     /// The scenario's faults, when each was applied.
     pub faults: &'a [AppliedFault],
+    /// The workload's start on the captures' clock (pcap timestamps, seconds): the wall clock
+    /// on the datapath, virtual time in the simulator.
+    pub capture_epoch_seconds: f64,
 }
 
 /// The simulator's speed over a run: work done per wall-clock second, and memory.

@@ -182,6 +182,7 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     let results = json!({
         "scenario": scenario.name, "topology": scenario.topology_label(), "policy": record.policy, "pfcwd": record.pfcwd, "qcn": record.qcn, "fecn": record.fecn,
         "seed": record.seed, "storms": record.storms, "faults": record.faults,
+        "capture_epoch_seconds": record.capture_epoch_seconds,
         "set": scenario.sets,
         "speed": scenario.speed, "duration_seconds": scenario.duration.as_secs_f64(),
         "seconds": record.seconds, "gave_up": record.gave_up, "hosts": record.hosts,

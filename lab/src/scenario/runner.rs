@@ -268,6 +268,9 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let clock = Clock::system();
     // Endpoints open their ports and announce themselves well before the workload starts.
     let epoch = clock.now() + Duration::from_secs(2);
+    // tcpdump stamps with the wall clock: the epoch on it, to place captured frames in the run.
+    let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).context("the wall clock")?;
+    let capture_epoch_seconds = wall.as_secs_f64() + (epoch.as_nanos() as f64 - clock.now().as_nanos() as f64) / 1e9;
     let connections = workload::plan(&scenario.classes, &hosts, args.seed, epoch, scenario.duration, &plan_context)?;
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let (lines_tx, lines) = mpsc::channel::<(usize, String)>();
@@ -394,6 +397,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         simulator: None,
         ideal: &ideal,
         faults: &applied,
+        capture_epoch_seconds,
     };
     let outcome = report::write(&record, &out)?;
     for pcap in pcaps {

@@ -218,6 +218,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         simulator: Some(&speed),
         ideal: &ideal,
         faults: &applied,
+        capture_epoch_seconds: EPOCH.as_nanos() as f64 / 1e9,
     };
     let outcome = report::write(&record, &out)?;
     for pcap in pcaps {

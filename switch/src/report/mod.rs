@@ -291,6 +291,9 @@ pub struct QueueDepths {
     /// Bytes sent per priority since the switch started: rates over time from samples.
     #[serde(default)]
     pub tx_bytes: [u64; 8],
+    /// PFC frames sent per priority since the switch started.
+    #[serde(default)]
+    pub pfc_tx: [u64; 8],
 }
 
 impl QueueDepths {
@@ -307,6 +310,7 @@ impl QueueDepths {
                     egress_bytes: state.map(|q| q.egress.bytes),
                     ofc_table_bytes,
                     tx_bytes: Pcp::ALL.map(|priority| switch.counters(index).priority[priority.index()].tx_bytes),
+                    pfc_tx: Pcp::ALL.map(|priority| switch.counters(index).priority[priority.index()].pfc_tx),
                 }
             })
             .collect()
