@@ -14,6 +14,7 @@ mod host;
 
 pub use host::SimHost;
 
+use pfcswitch_link::rng::Rng;
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_switch::switch::{Switch, Tx};
@@ -55,6 +56,8 @@ struct Wire {
     delay: Duration,
     /// Down, a frame put on it or arriving over it is lost ([`SimStats::lost_on_down_links`]).
     up: bool,
+    /// The fraction of frames the cable loses ([`Network::set_loss`]).
+    loss: f64,
 }
 
 /// A frame that started on a wire, as the trace records it.
@@ -221,6 +224,8 @@ pub struct SimStats {
     pub lost_on_down_links: u64,
     /// Frames that reached a killed switch.
     pub lost_at_killed_switches: u64,
+    /// Frames the cables lost at their `loss` rate.
+    pub lost_on_cables: u64,
 }
 
 /// The network and its clock: a discrete-event simulator. Only pending events are kept
@@ -246,6 +251,18 @@ pub struct Network {
     scratch: Vec<u8>,
     /// Per switch: killed, until restarted (see `faults`).
     killed: Vec<bool>,
+    /// Draws the frames lossy cables lose: the same frames for the same run.
+    loss_rng: LossRng,
+}
+
+/// A fixed seed: a run's losses are part of its definition, as its workload's seed is.
+#[derive(Debug)]
+struct LossRng(Rng);
+
+impl Default for LossRng {
+    fn default() -> LossRng {
+        LossRng(Rng::new(0x105_5CAB1E))
+    }
 }
 
 /// Bytes from the first preamble bit to the last FCS bit: when a frame has fully arrived.
@@ -276,10 +293,20 @@ impl Network {
         self.hosts.len() - 1
     }
 
+    /// The cable at `end` loses `loss` of the frames each way from now on.
+    pub fn set_loss(&mut self, end: Endpoint, loss: f64) {
+        let Some(to) = self.wire(end).map(|wire| wire.to) else { return };
+        for side in [end, to] {
+            if let Some(wire) = self.wire_mut(side).as_mut() {
+                wire.loss = loss;
+            }
+        }
+    }
+
     /// Joins two endpoints with a cable of `delay`; both ends run at `speed`.
     pub fn connect(&mut self, a: Endpoint, b: Endpoint, speed: BitRate, delay: Duration) {
-        *self.wire_mut(a) = Some(Wire { to: b, speed, delay, up: true });
-        *self.wire_mut(b) = Some(Wire { to: a, speed, delay, up: true });
+        *self.wire_mut(a) = Some(Wire { to: b, speed, delay, up: true, loss: 0.0 });
+        *self.wire_mut(b) = Some(Wire { to: a, speed, delay, up: true, loss: 0.0 });
     }
 
     fn wire_mut(&mut self, end: Endpoint) -> &mut Option<Wire> {
@@ -348,7 +375,7 @@ impl Network {
 
     /// Puts the frame held at `handle` on the wire from `from`, starting now.
     fn transmit(&mut self, from: Endpoint, handle: u64) {
-        let Some(Wire { to, speed, delay, up }) = self.wire(from) else {
+        let Some(Wire { to, speed, delay, up, loss }) = self.wire(from) else {
             self.store.remove(handle);
             return;
         };
@@ -370,6 +397,12 @@ impl Network {
                 priority: view.and_then(|v| v.pcp()),
                 control: view.and_then(|v| v.mac_control().ok()),
             });
+        }
+        // Lost on the cable: sent (the tap and the trace saw it) but never arriving.
+        if loss > 0.0 && self.loss_rng.0.fraction() < loss {
+            self.stats.lost_on_cables += 1;
+            self.store.remove(handle);
+            return;
         }
         let at = self.now + speed.bits_duration(arrival_bytes(frame.len()) * 8) + delay;
         self.sequence += 1;

@@ -190,3 +190,51 @@ fn namespaces_and_processes_of_a_killed_run_are_reaped() {
     assert_eq!(left, [live], "the live run's namespace stays");
     assert!(sleeper_ended, "the process inside the orphan was stopped");
 }
+
+/// A topology file's per-link delay and loss reach the simulator (the query link to h3 gets
+/// 2 ms each way and loses 1 % of its frames: the FCTs grow by the round trips, go-back-N
+/// recovers every loss), and `scenario run` refuses them on the datapath, before anything is
+/// built, with the link and the reason.
+#[test]
+fn a_files_link_delay_and_loss_reach_the_simulator_and_are_refused_on_the_datapath() {
+    let dir = tempfile::tempdir().unwrap();
+    let star3 = std::fs::read_to_string(repo().join("topologies/star3.toml")).unwrap();
+    let slow = star3
+        .replace(
+            "configs = \"../configs/default.toml\"",
+            &format!("configs = \"{}\"", repo().join("configs/default.toml").display()),
+        )
+        .replace("\"sw1:p3 h3\"", "{ a = \"sw1:p3\", b = \"h3\", delay = \"2ms\", loss = 0.01 }");
+    std::fs::write(dir.path().join("slow.toml"), &slow).unwrap();
+    let scenario = std::fs::read_to_string(repo().join("scenarios/incast.toml"))
+        .unwrap()
+        .replace("topology = \"star3\"", "topology = \"slow.toml\"")
+        .replace("../configs/default.toml", &repo().join("configs/default.toml").display().to_string());
+    let file = dir.path().join("scenario.toml");
+    std::fs::write(&file, scenario).unwrap();
+    let run = |engine: &str, out: &str| {
+        Command::new(binary("pfcswitch"))
+            .args(["scenario", engine, file.to_str().unwrap(), "--out"])
+            .arg(dir.path().join(out))
+            .output()
+            .unwrap()
+    };
+    let simulated = run("simulate", "sim");
+    assert!(simulated.status.success(), "{}", String::from_utf8_lossy(&simulated.stderr));
+    let results = pfcswitch_tests::scenario::results(&dir.path().join("sim"));
+    let lost = results["simulator"]["lost_on_cables"].as_u64().unwrap();
+    let query = &results["summary"]["classes"][0];
+    assert_eq!(query["class"], "query");
+    assert!(lost > 10, "1 % of h3's link's frames lost: {lost}");
+    assert_eq!(query["finished"], query["messages"], "go-back-N recovers every loss");
+    let p50 = query["fct_p50_ms"].as_f64().unwrap();
+    assert!(p50 > 8.0, "a 64 KB answer takes at least two 4 ms round trips: p50 {p50} ms");
+
+    let refused = run("run", "dp");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "the datapath does not emulate delay or loss");
+    assert!(
+        stderr.contains("slow.toml:") && stderr.contains("sw1:p3-h3") && stderr.contains("does not emulate"),
+        "{stderr}"
+    );
+}

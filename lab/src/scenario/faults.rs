@@ -132,6 +132,7 @@ mod tests {
             switches: vec!["sw1".into(), "sw2".into()],
             hosts: vec!["h1".into()],
             links: vec!["sw1:p1-h1".into(), "sw1:p2-sw2:p1".into()],
+            cables: vec![(Duration::ZERO, 0.0); 2],
         }
     }
 

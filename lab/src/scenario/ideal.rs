@@ -40,30 +40,29 @@ use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
-/// Bit/s of each link of a path, in order.
-type Rates = Vec<u64>;
+/// Of each link of a path, in order: bit/s and propagation delay (ns).
+type Hops = Vec<(u64, u128)>;
 
 /// The network's cables and what a segment carries: enough to compute any message's ideal FCT.
 pub(super) struct IdealFct {
     switches: usize,
-    /// Per node (switches, then hosts), its neighbours and the rate of the cable to each.
-    neighbours: Vec<Vec<(usize, BitRate)>>,
-    delay: Duration,
+    /// Per node (switches, then hosts), its neighbours and the rate and delay of the cable
+    /// to each.
+    neighbours: Vec<Vec<(usize, BitRate, Duration)>>,
     frame_len: usize,
     payload: usize,
     ack_len: usize,
-    /// Per (sender, receiver): the rate of each link of the path in bit/s, in order.
-    paths: RefCell<HashMap<(usize, usize), Option<Rates>>>,
+    /// Per (sender, receiver): the rate and delay of each link of the path, in order.
+    paths: RefCell<HashMap<(usize, usize), Option<Hops>>>,
 }
 
 impl IdealFct {
-    /// Of a network of `switches` switches and `hosts` hosts wired by `cables`, each with
-    /// propagation `delay`, whose hosts send segments as `transport` says.
+    /// Of a network of `switches` switches and `hosts` hosts wired by `cables` (ends, rate,
+    /// propagation delay), whose hosts send segments as `transport` says.
     pub fn new(
         switches: usize,
         hosts: usize,
-        cables: impl IntoIterator<Item = (Endpoint, Endpoint, BitRate)>,
-        delay: Duration,
+        cables: impl IntoIterator<Item = (Endpoint, Endpoint, BitRate, Duration)>,
         transport: &TransportConfig,
     ) -> IdealFct {
         let mut neighbours = vec![Vec::new(); switches + hosts];
@@ -71,14 +70,13 @@ impl IdealFct {
             Node::Switch(s) => s,
             Node::Host(h) => switches + h,
         };
-        for (a, b, rate) in cables {
-            neighbours[node(a)].push((node(b), rate));
-            neighbours[node(b)].push((node(a), rate));
+        for (a, b, rate, delay) in cables {
+            neighbours[node(a)].push((node(b), rate, delay));
+            neighbours[node(b)].push((node(a), rate, delay));
         }
         IdealFct {
             switches,
             neighbours,
-            delay,
             frame_len: transport.frame_len,
             payload: transport.payload_len(),
             ack_len: transport.ack_len(),
@@ -107,16 +105,17 @@ impl IdealFct {
             .iter()
             .map(|link| {
                 let (a, b) = link.split_once('-').with_context(|| format!("link `{link}`"))?;
-                Ok((end(a)?, end(b)?, speed))
+                Ok((end(a)?, end(b)?, speed, delay))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(IdealFct::new(switch_names.len(), host_names.len(), cables, delay, transport))
+        Ok(IdealFct::new(switch_names.len(), host_names.len(), cables, transport))
     }
 
     /// The ideal FCT of `size` bytes from host `sender` to host `receiver`, if they are connected.
     pub fn of(&self, sender: usize, receiver: usize, size: u64) -> Option<Duration> {
-        let rates =
+        let hops =
             self.paths.borrow_mut().entry((sender, receiver)).or_insert_with(|| self.path(sender, receiver)).clone()?;
+        let rates: Vec<u64> = hops.iter().map(|&(rate, _)| rate).collect();
         let payload = self.payload as u64;
         let segments = size.div_ceil(payload).max(1);
         // Headers (and the CN-TAG with QCN) are what a full frame carries besides payload.
@@ -135,7 +134,7 @@ impl IdealFct {
             })
             .max()?;
         let ack: u128 = rates.iter().map(|&r| serialise(a_ack, r)).sum();
-        let propagation = 2 * self.delay.as_nanos() * rates.len() as u128;
+        let propagation = 2 * hops.iter().map(|&(_, delay)| delay).sum::<u128>();
         // Each hop's time is floored to the nanosecond here, but the simulator's clock may
         // round an arrival either way: a nanosecond of slack per hop keeps this a lower bound.
         let slack = 2 * rates.len() as u128;
@@ -151,7 +150,7 @@ impl IdealFct {
             if u != from && u >= self.switches {
                 continue;
             }
-            for &(v, _) in &self.neighbours[u] {
+            for &(v, _, _) in &self.neighbours[u] {
                 if distance[v].is_none() {
                     distance[v] = Some(distance[u].expect("queued") + 1);
                     queue.push_back(v);
@@ -162,22 +161,22 @@ impl IdealFct {
     }
 
     /// Per link of the shortest paths from host `sender` to host `receiver`, the fastest rate
-    /// at that position (bit/s).
-    fn path(&self, sender: usize, receiver: usize) -> Option<Vec<u64>> {
+    /// (bit/s) and the shortest delay (ns) at that position: a lower bound over the paths.
+    fn path(&self, sender: usize, receiver: usize) -> Option<Hops> {
         let (from, to) = (self.switches + sender, self.switches + receiver);
         let (forward, backward) = (self.distances(from), self.distances(to));
         let length = forward[to]?;
-        let mut rates = vec![0; length];
+        let mut hops = vec![(0, u128::MAX); length];
         for (u, links) in self.neighbours.iter().enumerate() {
-            for &(v, rate) in links {
+            for &(v, rate, delay) in links {
                 let (Some(du), Some(dv), Some(left)) = (forward[u], forward[v], backward[v]) else { continue };
                 let on_a_shortest_path = dv == du + 1 && left + dv == length && (u == from || u < self.switches);
                 if on_a_shortest_path {
-                    rates[du] = rates[du].max(rate.bps());
+                    hops[du] = (hops[du].0.max(rate.bps()), hops[du].1.min(delay.as_nanos()));
                 }
             }
         }
-        Some(rates)
+        Some(hops)
     }
 }
 

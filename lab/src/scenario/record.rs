@@ -141,6 +141,8 @@ pub struct SimulatorSpeed {
     /// Frames lost on links while they were down, and at killed switches (`[[fault]]`).
     pub lost_on_down_links: u64,
     pub lost_at_killed_switches: u64,
+    /// Frames lossy links (a topology file's `loss`) lost.
+    pub lost_on_cables: u64,
 }
 
 impl SimulatorSpeed {
@@ -162,6 +164,7 @@ impl SimulatorSpeed {
             peak_rss_mib,
             lost_on_down_links: stats.lost_on_down_links,
             lost_at_killed_switches: stats.lost_at_killed_switches,
+            lost_on_cables: stats.lost_on_cables,
         }
     }
 }

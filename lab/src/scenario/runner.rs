@@ -235,7 +235,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         scenario, policy, in_force, out, topology, storms: resolved, workload: plan_context, faults, ..
     } = prepare(args, "")?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
-    let TopologyDescription { switches, hosts, links } = topology;
+    let TopologyDescription { switches, hosts, links, .. } = topology;
     catch_interrupts();
     eprintln!(
         "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, fecn {fecn}, seed {}: {} switches, {} hosts, {} at {}",

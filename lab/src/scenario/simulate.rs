@@ -25,6 +25,7 @@ use pfcswitch_sim::{Endpoint, Network, SimHost};
 use pfcswitch_switch::config::SwitchConfig;
 use pfcswitch_switch::report::{QueueDepths, Snapshot};
 use pfcswitch_switch::switch::Switch;
+use std::time::Duration;
 
 /// Hosts announce themselves at 0; the workload starts once every switch has learned them.
 const EPOCH: Instant = Instant::from_nanos(10_000_000);
@@ -95,7 +96,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload: plan_context, faults } =
         prepare(args, super::prepare::SIMULATED)?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
-    let TopologyDescription { switches, hosts, links } = topology;
+    let TopologyDescription { switches, hosts, links, cables: link_cables } = topology;
     eprintln!(
         "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, fecn {fecn}, seed {}: simulated on virtual time",
         scenario.name,
@@ -124,15 +125,25 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         sim_host.transport = Some(Transport::new(config));
         net.add_host(sim_host);
     }
-    let cables = match &fabric {
-        Some(fabric) => fabric.cables().collect(),
-        None => links
-            .iter()
-            .map(|link| cable(link, &switches, &hosts, &configs, scenario.speed))
+    // A link's own delay (from the topology file) wins over the scenario's `cable`.
+    let delay = |(own, _): (Duration, f64)| if own.is_zero() { scenario.cable } else { own };
+    let cables: Vec<_> = match &fabric {
+        Some(fabric) => fabric.cables().map(|(a, b, speed)| (a, b, speed, scenario.cable)).collect(),
+        None => (links.iter().zip(&link_cables))
+            .map(|(link, &own)| {
+                let (a, b, speed) = cable(link, &switches, &hosts, &configs, scenario.speed)?;
+                Ok((a, b, speed, delay(own)))
+            })
             .collect::<Result<Vec<_>>>()?,
     };
-    for &(a, b, speed) in &cables {
-        net.connect(a, b, speed, scenario.cable);
+    for &(a, b, speed, delay) in &cables {
+        net.connect(a, b, speed, delay);
+    }
+    // A generated fabric's cables come in the generator's order and lose nothing.
+    if fabric.is_none() {
+        for (&(a, ..), &(_, loss)) in cables.iter().zip(&link_cables).filter(|(_, (_, loss))| *loss > 0.0) {
+            net.set_loss(a, loss);
+        }
     }
     let captured = (links_to_capture(&args.capture, &links)?.into_iter())
         .map(|link| {
@@ -146,7 +157,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         qcn: in_force.qcn_reaction,
         ..scenario.transport.config(mac, ip, scenario.mtu, scenario.speed, EPOCH, end)
     };
-    let ideal = IdealFct::new(switches.len(), hosts.len(), cables, scenario.cable, &transport);
+    let ideal = IdealFct::new(switches.len(), hosts.len(), cables, &transport);
     let connections = workload::plan(&scenario.classes, &hosts, args.seed, EPOCH, scenario.duration, &plan_context)?;
     for c in &connections {
         let spec = connection_spec(c)?;

@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use pfcswitch_hosts::ConnectionSpec;
 use pfcswitch_topology::HostAddresses;
 use pfcswitch_wire::{EthernetAddress, Ipv4Addr, Pcp};
+use std::time::Duration;
 
 /// A topology's nodes and links, from its description.
 pub(super) struct TopologyDescription {
@@ -14,6 +15,8 @@ pub(super) struct TopologyDescription {
     pub hosts: Vec<String>,
     /// `sw1:p1-h1` (a host link) or `sw1:p6-sw3:p1` (a trunk).
     pub links: Vec<String>,
+    /// Per link, its propagation delay and loss from the description (zero: none set).
+    pub cables: Vec<(Duration, f64)>,
 }
 
 impl From<&pfcswitch_topology::Topology> for TopologyDescription {
@@ -22,6 +25,7 @@ impl From<&pfcswitch_topology::Topology> for TopologyDescription {
             switches: topology.switches.clone(),
             hosts: topology.hosts.clone(),
             links: topology.links.iter().map(pfcswitch_topology::Link::name).collect(),
+            cables: topology.links.iter().map(|link| (link.delay, link.loss)).collect(),
         }
     }
 }
