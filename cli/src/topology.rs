@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use pfcswitch_lab::netns::{self, UpOptions};
+use pfcswitch_lab::netns::{self, Scheduling, UpOptions};
 use pfcswitch_lab::repository::{daemon_binary, topologies_dir};
 use pfcswitch_link::units::BitRate;
 use pfcswitch_topology::{Topology, builtins};
@@ -61,6 +61,10 @@ pub struct UpArgs {
     /// pfcswitchd's --spin.
     #[arg(long, default_value = "0us")]
     spin: String,
+    /// pfcswitchd's --realtime: the forwarding loops' SCHED_FIFO priority; 0 leaves them
+    /// under the ordinary scheduler.
+    #[arg(long, value_name = "PRIORITY", default_value_t = 10, value_parser = clap::value_parser!(u8).range(0..=99))]
+    realtime: u8,
 }
 
 pub fn run(command: TopologyCommand, json: bool) -> Result<()> {
@@ -94,7 +98,7 @@ pub fn run(command: TopologyCommand, json: bool) -> Result<()> {
                 prefix: args.named.prefix,
                 configs: args.configs,
                 daemon,
-                spin: Some(args.spin),
+                scheduling: Scheduling { spin: args.spin, realtime: (args.realtime > 0).then_some(args.realtime) },
                 taps: args.taps,
             };
             netns::up(&topology, &options).with_context(|| format!("topology up {}", topology.name))

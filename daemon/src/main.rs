@@ -31,6 +31,12 @@ struct Args {
     /// switches of an experiment on the same machine (`pfcswitch topology up` starts daemons so).
     #[arg(long, default_value = "60us", value_parser = parse_duration)]
     spin: Duration,
+    /// Run the forwarding loop under SCHED_FIFO at this priority (1–99): it preempts every
+    /// ordinary task, so its PFC response time no longer depends on the machine's load. The
+    /// control socket and the metrics endpoint stay ordinary threads. Off by default;
+    /// `pfcswitch topology up` passes 10.
+    #[arg(long, value_name = "PRIORITY", value_parser = clap::value_parser!(u8).range(1..=99))]
+    realtime: Option<u8>,
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -106,6 +112,7 @@ fn run(args: Args, config: pfcswitch_switch::config::SwitchConfig) -> Result<(),
         .unwrap_or_else(|| control::default_socket_path(&config.switch.name));
     let metrics =
         args.metrics_listen.or_else(|| config.switch.metrics_listen.clone()).unwrap_or_else(|| "127.0.0.1:9464".into());
+    let realtime = args.realtime;
     let options = Options { config_path: args.config, spin: args.spin };
     let mut datapath = Datapath::new(config, options, wake, calls).map_err(|e| e.to_string())?;
     control::serve(&socket, handle.clone()).map_err(|e| format!("control socket {}: {e}", socket.display()))?;
@@ -114,6 +121,15 @@ fn run(args: Args, config: pfcswitch_switch::config::SwitchConfig) -> Result<(),
         log::info!("metrics on http://{metrics}/metrics");
     }
     log::info!("control socket {}", socket.display());
+    // Only now, on the datapath's thread: the control and metrics threads started above
+    // stay ordinary.
+    if let Some(priority) = realtime {
+        if let Err(error) = pfcswitchd::timer::run_realtime(priority) {
+            let _ = std::fs::remove_file(&socket);
+            return Err(format!("--realtime {priority}: sched_setscheduler(SCHED_FIFO, {priority}): {error}"));
+        }
+        log::info!("forwarding loop under SCHED_FIFO priority {priority}");
+    }
     datapath.run();
     drop(datapath);
     let _ = std::fs::remove_file(&socket);

@@ -53,6 +53,18 @@ pub fn tighten_timer_slack() {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
 }
 
+/// Puts this thread under SCHED_FIFO at `priority` (1–99): it then runs whenever it is
+/// runnable, ahead of every ordinary task, so its reaction time (PFC's response time) no
+/// longer depends on what else the machine runs. Threads it starts later inherit it.
+pub fn run_realtime(priority: u8) -> std::io::Result<()> {
+    let param = libc::sched_param { sched_priority: i32::from(priority) };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Lateness of timed wake-ups in 1 µs buckets up to 10 ms.
 #[derive(Debug)]
 pub struct Lateness {

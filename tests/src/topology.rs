@@ -3,7 +3,7 @@
 //! when the guard drops, panics included. Prefixes are unique per test run (`pt<pid>x<n>-`),
 //! so runs never collide, and what a run killed by a signal left is removed by the next.
 
-use pfcswitch_lab::netns::{self, UpOptions};
+use pfcswitch_lab::netns::{self, Scheduling, UpOptions};
 use pfcswitch_switch::report::{ControlRequest, ControlResponse, Snapshot};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -91,7 +91,7 @@ impl Topology {
             prefix: prefix.clone(),
             configs: configs.map(Path::to_path_buf),
             daemon: daemons.then(|| binary("pfcswitchd")),
-            spin: None,
+            scheduling: Scheduling::default(),
             taps: Vec::new(),
         };
         if let Err(error) = netns::up(&description, &options) {
@@ -192,11 +192,13 @@ impl Topology {
         snapshot
     }
 
-    /// Starts `pfcswitchd --config config` in `switch`'s namespace (control socket where
-    /// `up` puts it), with `env` added; it is stopped when the guard drops.
+    /// Starts `pfcswitchd --config config` in `switch`'s namespace as `up` would (control
+    /// socket where `up` puts it, its scheduling), with `env` added; it is stopped when the
+    /// guard drops.
     pub fn start_daemon(&self, switch: &str, config: &Path, env: &[(&str, &str)]) -> Daemon {
         let mut command = self.command(switch, binary("pfcswitchd"));
-        command.arg("--config").arg(config).arg("--control-socket").arg(self.socket(switch));
+        command.arg("--config").arg(config).args(Scheduling::default().args());
+        command.arg("--control-socket").arg(self.socket(switch));
         command.envs(env.iter().copied()).stdout(Stdio::null()).stderr(Stdio::piped());
         Daemon { child: Some(command.spawn().expect("spawn pfcswitchd")) }
     }

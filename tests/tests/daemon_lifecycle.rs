@@ -52,11 +52,11 @@ fn after_kill_9_a_restart_forwards_again() {
     wait_until("XDP is detached after the restarted daemon stops", DETACH, || !topology.has_xdp("sw1"));
 }
 
-/// Starts a daemon expected to fail and returns its stderr.
-fn failing_start(topology: &Topology, config: &std::path::Path, wrapper: &[&str]) -> String {
+/// Starts a daemon expected to fail (under `wrapper`, with `args`) and returns its stderr.
+fn failing_start(topology: &Topology, config: &std::path::Path, wrapper: &[&str], args: &[&str]) -> String {
     let mut command = topology.command("sw1", wrapper.first().copied().unwrap_or("env"));
     command.args(wrapper.iter().skip(1)).arg(binary("pfcswitchd")).arg("--config").arg(config);
-    command.arg("--control-socket").arg(topology.socket("sw1"));
+    command.arg("--control-socket").arg(topology.socket("sw1")).args(args);
     let output = command.stdout(Stdio::null()).output().expect("spawn");
     assert!(!output.status.success(), "pfcswitchd should fail");
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -74,13 +74,14 @@ fn startup_errors_say_what_is_wrong() {
         std::fs::read_to_string(default_config()).unwrap().replace("name = \"p3\"", "name = \"nosuch0\""),
     )
     .unwrap();
-    let stderr = failing_start(&topology, &missing, &[]);
+    let stderr = failing_start(&topology, &missing, &[], &[]);
     assert!(stderr.contains("interface `nosuch0` does not exist in this network namespace"), "{stderr}");
 
     let stderr = failing_start(
         &topology,
         &default_config(),
         &["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"],
+        &[],
     );
     assert!(stderr.contains("are you root, or do you have CAP_BPF and CAP_NET_ADMIN"), "{stderr}");
 
@@ -100,12 +101,50 @@ fn startup_errors_say_what_is_wrong() {
         done_rx.recv().unwrap();
     });
     ready_rx.recv().unwrap();
-    let stderr = failing_start(&topology, &default_config(), &[]);
+    let stderr = failing_start(&topology, &default_config(), &[], &[]);
     done_tx.send(()).unwrap();
     holder.join().unwrap();
     assert!(stderr.contains("cannot attach XDP to `p1`: another XDP program occupies the slot"), "{stderr}");
     assert!(stderr.contains("ip link set dev p1 xdp off"), "{stderr}");
     wait_until("no XDP program remains", DETACH, || !topology.has_xdp("sw1"));
+
+    // Realtime asked for and not allowed (no CAP_SYS_NICE, RLIMIT_RTPRIO 0): it says so and
+    // leaves nothing attached, rather than forwarding with a response time nobody planned.
+    let no_sys_nice = ["setpriv", "--bounding-set=-sys_nice", "--inh-caps=-sys_nice"];
+    let stderr = failing_start(&topology, &default_config(), &no_sys_nice, &["--realtime", "10"]);
+    assert!(stderr.contains("--realtime 10: sched_setscheduler(SCHED_FIFO, 10): Operation not permitted"), "{stderr}");
+    assert!(!topology.socket("sw1").exists(), "the control socket is removed");
+    wait_until("no XDP program remains", DETACH, || !topology.has_xdp("sw1"));
+}
+
+/// (scheduling policy, realtime priority) of thread `tid` of process `pid`: proc(5)'s stat
+/// fields 41 and 40.
+fn scheduling_of(pid: u32, tid: &str) -> (u32, u32) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).unwrap();
+    let fields: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split_whitespace().collect();
+    // `fields[0]` is field 3 (state).
+    (fields[41 - 3].parse().unwrap(), fields[40 - 3].parse().unwrap())
+}
+
+#[test]
+fn topology_up_runs_the_forwarding_loop_under_sched_fifo_and_the_control_threads_ordinary() {
+    let _serial = serial();
+    let topology = Topology::up("star3", None);
+    let pid = topology.pid("sw1");
+    let threads: Vec<(String, (u32, u32))> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .map(|task| task.unwrap().file_name().into_string().unwrap())
+        .map(|tid| {
+            let scheduling = scheduling_of(pid, &tid);
+            (tid, scheduling)
+        })
+        .collect();
+    let main = threads.iter().find(|(tid, _)| *tid == pid.to_string()).expect("the main thread");
+    assert_eq!(main.1, (libc::SCHED_FIFO as u32, 10), "the forwarding loop: {threads:?}");
+    let others: Vec<_> = threads.iter().filter(|(tid, _)| *tid != pid.to_string()).collect();
+    assert!(!others.is_empty(), "the control socket and metrics run in threads of their own");
+    assert!(others.iter().all(|(_, s)| *s == (libc::SCHED_OTHER as u32, 0)), "ordinary: {threads:?}");
+    topology.run("h1", "ping", &["-c", "2", "-i", "0.2", "-W", "2", "10.0.0.2"]);
 }
 
 #[test]

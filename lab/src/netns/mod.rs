@@ -6,15 +6,15 @@
 //! Hosts get eth0 with [`Topology::host_addresses`] and VLAN, checksum and segmentation
 //! offloads off: frames leave as on a real wire (tag inline, checksums done, no
 //! super-frames), because the switch forwards bytes and does not finish them. Each switch runs
-//! `pfcswitchd --config CONFIG --spin SPIN --control-socket /run/pfcswitch/PREFIXswK.sock`,
-//! logging to `/run/pfcswitch/PREFIXswK.log`.
+//! `pfcswitchd --config CONFIG --spin SPIN --realtime 10 --control-socket
+//! /run/pfcswitch/PREFIXswK.sock` ([`Scheduling`]), logging to `/run/pfcswitch/PREFIXswK.log`.
 
 mod daemons;
 mod ip;
 mod links;
 mod reap;
 
-pub use daemons::{RUN_DIR, log_path, socket_path};
+pub use daemons::{RUN_DIR, Scheduling, log_path, socket_path};
 pub use links::tap_of;
 pub use reap::reap_orphans;
 
@@ -32,9 +32,8 @@ pub struct UpOptions {
     pub configs: Option<PathBuf>,
     /// The pfcswitchd to run; `None` builds the namespaces and links only.
     pub daemon: Option<PathBuf>,
-    /// pfcswitchd's `--spin`: 0us by default, as the switches share the cores with each other
-    /// and with the endpoints, and spinning for timer precision would starve them.
-    pub spin: Option<String>,
+    /// How the daemons run on the machine's cores.
+    pub scheduling: Scheduling,
     /// Link ends (`sw1:p3`, or a host) whose links go through a tap namespace ([`tap_of`]).
     pub taps: Vec<String>,
 }
@@ -64,9 +63,8 @@ fn build(topology: &Topology, options: &UpOptions, tapped: &[bool], configs: &[P
         links::add(topology, link, prefix, tap)?;
     }
     if let Some(daemon) = &options.daemon {
-        let spin = options.spin.as_deref().unwrap_or("0us");
         for (switch, config) in topology.switches.iter().zip(configs) {
-            daemons::start(&format!("{prefix}{switch}"), daemon, config, spin)?;
+            daemons::start(&format!("{prefix}{switch}"), daemon, config, &options.scheduling)?;
         }
         for switch in &topology.switches {
             daemons::wait_ready(&format!("{prefix}{switch}"))?;
@@ -122,9 +120,9 @@ pub fn kill_daemon(prefix: &str, switch: &str) -> Result<()> {
 
 /// Starts `switch`'s pfcswitchd as `up` does (after a kill: it replaces the XDP programs its
 /// predecessor left) and waits for its control socket.
-pub fn start_daemon(prefix: &str, switch: &str, daemon: &Path, config: &Path, spin: &str) -> Result<()> {
+pub fn start_daemon(prefix: &str, switch: &str, daemon: &Path, config: &Path, scheduling: &Scheduling) -> Result<()> {
     let namespace = format!("{prefix}{switch}");
-    daemons::start(&namespace, daemon, config, spin)?;
+    daemons::start(&namespace, daemon, config, scheduling)?;
     daemons::wait_ready(&namespace)
 }
 

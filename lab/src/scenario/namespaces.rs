@@ -48,7 +48,7 @@ impl Topology {
             prefix: prefix.into(),
             configs: Some(out.join("configs")),
             daemon: Some(daemon),
-            spin: None,
+            scheduling: netns::Scheduling::default(),
             taps,
         };
         netns::up(&description, &options).with_context(|| format!("topology up {name}"))?;
@@ -121,7 +121,7 @@ impl FaultApplier {
                 // A restart of a running daemon is a crash and a start.
                 let _ = netns::kill_daemon(&self.prefix, switch);
                 let config = self.configs.join(format!("{switch}.toml"));
-                netns::start_daemon(&self.prefix, switch, &self.daemon, &config, "0us")
+                netns::start_daemon(&self.prefix, switch, &self.daemon, &config, &netns::Scheduling::default())
             }
         }
     }
