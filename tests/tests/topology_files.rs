@@ -44,8 +44,11 @@ struct Up<'a> {
 impl Drop for Up<'_> {
     fn drop(&mut self) {
         pfcswitch(&["topology", "down", self.topology, "--prefix", &self.prefix]);
-        for switch in ["sw1", "sw2", "sw3", "sw4", "sw5", "tor1", "tor2"] {
-            let _ = std::fs::remove_file(format!("/run/pfcswitch/{}{switch}.log", self.prefix));
+        let switches = pfcswitch_topology::Topology::find(self.topology, &repo().join("topologies"))
+            .map(|description| description.switches)
+            .unwrap_or_default();
+        for switch in switches {
+            let _ = std::fs::remove_file(pfcswitch_lab::netns::log_path(&format!("{}{switch}", self.prefix)));
         }
     }
 }
@@ -131,32 +134,40 @@ fn a_users_own_file_comes_up_carries_traffic_and_goes_down_leaving_nothing() {
     assert!(!Path::new(&socket).exists(), "its control socket removed");
 }
 
-#[test]
-fn a_failure_half_way_and_a_bad_description_leave_nothing_behind() {
-    let _serial = serial();
+/// `topology up` of docs/examples/two-racks with tor2's config from `tor2` (edited from the
+/// example's); returns its stderr, after checking that it failed and left nothing.
+fn up_with_tor2(tor2: impl FnOnce(String) -> String) -> String {
     let dir = tempfile::tempdir().unwrap();
     let example = repo().join("docs/examples/two-racks");
     std::fs::copy(example.join("tor1.toml"), dir.path().join("tor1.toml")).unwrap();
-    let tor2 = std::fs::read_to_string(example.join("tor2.toml")).unwrap().replace("xon = \"20KB\"", "xon = \"40KB\"");
-    std::fs::write(dir.path().join("tor2.toml"), tor2).unwrap();
+    let config = tor2(std::fs::read_to_string(example.join("tor2.toml")).unwrap());
+    std::fs::write(dir.path().join("tor2.toml"), config).unwrap();
     let file = example.join("topology.toml");
     let prefix = unique_prefix();
     let _up = Up { topology: file.to_str().unwrap(), prefix: prefix.clone() };
-    let output = pfcswitch(&[
-        "topology",
-        "up",
-        file.to_str().unwrap(),
-        "--prefix",
-        &prefix,
-        "--config-dir",
-        dir.path().to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "tor2's config is refused");
-    assert!(stderr.contains("tor2.toml") && stderr.contains("pfc.xon"), "the file and the key: {stderr}");
+    let config_dir = dir.path().to_str().unwrap();
+    let output = pfcswitch(&["topology", "up", file.to_str().unwrap(), "--prefix", &prefix, "--config-dir", config_dir]);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "tor2's config is refused: {stderr}");
     assert_eq!(namespaces_with(&prefix), Vec::<String>::new(), "tor1's daemon and every namespace removed");
     let alive = Command::new("pgrep").args(["-f", &format!("{prefix}tor1.sock")]).output().unwrap();
     assert!(!alive.status.success(), "no pfcswitchd of this topology runs");
+    stderr
+}
+
+#[test]
+fn a_failure_half_way_and_a_bad_description_leave_nothing_behind() {
+    let _serial = serial();
+    // A config pfcswitchd's check refuses: refused before anything is built.
+    let stderr = up_with_tor2(|config| config.replace("xon = \"20KB\"", "xon = \"40KB\""));
+    assert!(stderr.contains("tor2.toml") && stderr.contains("pfc.xon"), "the file and the key: {stderr}");
+    // A valid config whose daemon fails at start (no such interface): tor1's daemon was
+    // already running, and is stopped with everything else.
+    let stderr = up_with_tor2(|config| config.replace("name = \"eth1\"", "name = \"eth1\"\niface = \"nosuch0\""));
+    assert!(stderr.contains("pfcswitchd in") && stderr.contains("nosuch0"), "the daemon's reason: {stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
 
     let bad = dir.path().join("bad.toml");
     std::fs::write(&bad, "switches = [\"sw1\"]\nhosts = [\"h1\", \"h2\"]\nlinks = [\n  \"sw1:p1 h1\",\n  \"sw1:p1 h2\",\n]\n[defaults]\nspeed = \"1Gbps\"\n").unwrap();

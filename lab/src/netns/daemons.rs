@@ -2,6 +2,7 @@
 //! again by its pid file, stopped with SIGTERM and, after 5 s, SIGKILL.
 
 use anyhow::{Context, Result, bail};
+use pfcswitch_switch::config::SwitchConfig;
 use pfcswitch_topology::Topology;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -162,24 +163,21 @@ fn log_tail(namespace: &str) -> String {
     lines[lines.len().saturating_sub(20)..].join("\n")
 }
 
-/// Warns when `config` gives a port of `switch` a speed other than its link's.
-pub(super) fn warn_speed_mismatch(topology: &Topology, switch: &str, config: &Path) {
-    let Ok(table) = std::fs::read_to_string(config).unwrap_or_default().parse::<toml::Table>() else { return };
-    let ports = table.get("port").and_then(toml::Value::as_array).into_iter().flatten();
-    for port in ports.filter_map(toml::Value::as_table) {
-        let (Some(name), Some(speed)) =
-            (port.get("name").and_then(|v| v.as_str()), port.get("speed").and_then(|v| v.as_str()))
-        else {
-            continue;
-        };
-        let Some((_, link)) = topology.ports_of(switch).find(|(p, _)| *p == name) else { continue };
-        if speed.parse::<pfcswitch_link::units::BitRate>().is_ok_and(|s| s != link.speed) {
+/// Warns when `config` (loaded from `file`) gives a port of `switch` a speed other than its
+/// link's.
+pub(super) fn warn_speed_mismatch(topology: &Topology, switch: &str, file: &Path, config: &SwitchConfig) {
+    for port in &config.ports {
+        let Some((_, link)) = topology.ports_of(switch).find(|(name, _)| *name == port.name) else { continue };
+        if port.speed != link.speed {
             eprintln!(
-                "warning: {} sets {switch}'s port {name} to {speed}; its link {} is {} in {}: the switch shapes at {speed}",
-                config.display(),
+                "warning: {} sets {switch}'s port {} to {}; its link {} is {} in {}: the switch shapes at {}",
+                file.display(),
+                port.name,
+                port.speed,
                 link.name(),
                 link.speed,
-                topology.file.display()
+                topology.file.display(),
+                port.speed
             );
         }
     }

@@ -18,7 +18,7 @@ pub use daemons::{RUN_DIR, Scheduling, log_path, socket_path};
 pub use links::tap_of;
 pub use reap::reap_orphans;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use pfcswitch_topology::Topology;
 use std::path::{Path, PathBuf};
 
@@ -150,8 +150,8 @@ fn check_datapath_links(topology: &Topology) -> Result<()> {
     Ok(())
 }
 
-/// Each switch's config file, checked to exist before anything is built; port speeds that
-/// differ from the links' are warned about (the daemon shapes each port at its config's speed).
+/// Each switch's config file, checked as pfcswitchd checks it before anything is built; port
+/// speeds that differ from the links' are warned about (the daemon shapes each port at its config's speed).
 fn switch_configs(topology: &Topology, options: &UpOptions) -> Result<Vec<PathBuf>> {
     let from = options.configs.as_ref().or(topology.configs.as_ref()).with_context(|| {
         format!("{}: names no `configs`; give the switches' configs (--config-dir)", topology.file.display())
@@ -164,7 +164,9 @@ fn switch_configs(topology: &Topology, options: &UpOptions) -> Result<Vec<PathBu
             if !config.is_file() {
                 bail!("no config for {switch}: {} is not a file", config.display());
             }
-            daemons::warn_speed_mismatch(topology, switch, &config);
+            // The daemon's own check, before anything is built.
+            let (loaded, _) = pfcswitchd::config::load(&config).map_err(|error| anyhow!("{switch}: {error}"))?;
+            daemons::warn_speed_mismatch(topology, switch, &config, &loaded);
             Ok(config)
         })
         .collect()
