@@ -7,24 +7,24 @@
 
 use super::namespaces::Topology;
 use anyhow::{Context, Result, bail};
+use pfcswitch_topology::Link;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-/// The links `--capture` names, as entries of the topology's `links` (`sw1:p1-h1`): `all`, a
-/// host (its link) or `SW:PORT` (the link at that port).
-pub(super) fn links_to_capture(asked: &[String], links: &[String]) -> Result<Vec<String>> {
+/// The links `--capture` names, among the topology's `links`: `all`, a host (its link) or
+/// `SW:PORT` (the link at that port); each once, in the order asked.
+pub(super) fn links_to_capture<'a>(asked: &[String], links: &'a [Link]) -> Result<Vec<&'a Link>> {
     if asked.iter().any(|a| a == "all") {
-        return Ok(links.to_vec());
+        return Ok(links.iter().collect());
     }
     let mut chosen = Vec::new();
     for end in asked {
-        let link = links.iter().find(|link| link.split_once('-').is_some_and(|(a, b)| a == end || b == end));
-        let Some(link) = link else {
+        let Some(link) = links.iter().find(|link| link.has_end(end)) else {
             bail!("--capture {end}: no link of this topology ends there (a host, SW:PORT or `all`)");
         };
-        if !chosen.contains(link) {
-            chosen.push(link.clone());
+        if !chosen.contains(&link) {
+            chosen.push(link);
         }
     }
     Ok(chosen)
@@ -106,10 +106,20 @@ mod tests {
 
     #[test]
     fn capture_names_a_link_by_a_host_a_port_or_all() {
-        let links: Vec<String> = ["sw1:p1-h1", "sw1:p3-sw2:p1", "sw2:p2-h3"].map(String::from).to_vec();
-        let pick = |asked: &[&str]| links_to_capture(&asked.iter().map(|a| a.to_string()).collect::<Vec<_>>(), &links);
+        let text = r#"
+            switches = ["sw1", "sw2"]
+            hosts = ["h1", "h3"]
+            links = ["sw1:p1 h1", "sw1:p3 sw2:p1", "sw2:p2 h3"]
+            [defaults]
+            speed = "10Gbps"
+        "#;
+        let topology = pfcswitch_topology::Topology::parse(text, Path::new("test.toml")).unwrap();
+        let pick = |asked: &[&str]| -> Result<Vec<String>> {
+            let asked: Vec<String> = asked.iter().map(|a| a.to_string()).collect();
+            Ok(links_to_capture(&asked, &topology.links)?.into_iter().map(Link::name).collect())
+        };
         assert_eq!(pick(&["h1", "sw2:p1", "sw1:p3"]).unwrap(), ["sw1:p1-h1", "sw1:p3-sw2:p1"]);
-        assert_eq!(pick(&["all"]).unwrap(), links);
+        assert_eq!(pick(&["all"]).unwrap(), ["sw1:p1-h1", "sw1:p3-sw2:p1", "sw2:p2-h3"]);
         let error = pick(&["h9"]).unwrap_err().to_string();
         assert!(error.contains("--capture h9: no link"), "{error}");
         assert_eq!(pcap_path(Path::new("c"), "sw1:p3-sw2:p1"), Path::new("c/sw1.p3-sw2.p1.pcap"));

@@ -8,9 +8,9 @@
 
 use super::plan::FaultSpec;
 use super::record::{AppliedFault, QueueSample};
-use super::topology::TopologyDescription;
 use crate::plot::Series;
 use anyhow::{Result, bail};
+use pfcswitch_topology::Topology;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -43,7 +43,7 @@ impl Fault {
 
 /// The scenario's faults against `topology`, in time order; each refused with its index
 /// and the reason (unknown link or switch, not exactly one action).
-pub fn resolve(specs: &[FaultSpec], topology: &TopologyDescription) -> Result<Vec<Fault>> {
+pub fn resolve(specs: &[FaultSpec], topology: &Topology) -> Result<Vec<Fault>> {
     let mut faults = Vec::with_capacity(specs.len());
     for (index, spec) in specs.iter().enumerate() {
         let key = format!("fault[{index}]");
@@ -77,14 +77,12 @@ pub fn resolve(specs: &[FaultSpec], topology: &TopologyDescription) -> Result<Ve
 }
 
 /// The link `target` names, and the ends it takes: both for a link's name, one for an end.
-fn link_of(target: &str, topology: &TopologyDescription) -> Option<(String, Vec<String>)> {
-    let split = |link: &str| link.split_once('-').map(|(a, b)| (a.to_string(), b.to_string()));
-    if topology.links.iter().any(|link| link == target) {
-        let (a, b) = split(target)?;
-        return Some((target.to_string(), vec![a, b]));
+fn link_of(target: &str, topology: &Topology) -> Option<(String, Vec<String>)> {
+    if let Some(link) = topology.links.iter().find(|link| link.name() == target) {
+        return Some((link.name(), vec![link.a.to_string(), link.b.to_string()]));
     }
-    let link = topology.links.iter().find(|link| split(link).is_some_and(|(a, b)| a == target || b == target))?;
-    Some((link.clone(), vec![target.to_string()]))
+    let link = topology.link_at(target)?;
+    Some((link.name(), vec![target.to_string()]))
 }
 
 /// For the time plots: each port's send rate (Mbit/s, all sampled priorities) on the
@@ -127,13 +125,15 @@ fn switches_of(target: &str) -> impl Iterator<Item = &str> {
 mod tests {
     use super::*;
 
-    fn leaf_spine() -> TopologyDescription {
-        TopologyDescription {
-            switches: vec!["sw1".into(), "sw2".into()],
-            hosts: vec!["h1".into()],
-            links: vec!["sw1:p1-h1".into(), "sw1:p2-sw2:p1".into()],
-            cables: vec![(Duration::ZERO, 0.0); 2],
-        }
+    fn leaf_spine() -> Topology {
+        let text = r#"
+            switches = ["sw1", "sw2"]
+            hosts = ["h1"]
+            links = ["sw1:p1 h1", "sw1:p2 sw2:p1"]
+            [defaults]
+            speed = "10Gbps"
+        "#;
+        Topology::parse(text, std::path::Path::new("test.toml")).unwrap()
     }
 
     fn spec(at: u64, down: Option<&str>, kill: Option<&str>) -> FaultSpec {

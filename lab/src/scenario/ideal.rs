@@ -36,6 +36,7 @@ use pfcswitch_link::shaper::wire_bytes;
 const INTER_FRAME_GAP: u64 = 12;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_sim::{Endpoint, Node};
+use pfcswitch_topology::Link;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -84,11 +85,11 @@ impl IdealFct {
         }
     }
 
-    /// Of a topology whose `links` are `sw1:p1-h1` or `sw1:p6-sw3:p1`, every one at `speed`.
+    /// Of a topology's `links`, every one at `speed`.
     pub fn of_links(
         switch_names: &[String],
         host_names: &[String],
-        links: &[String],
+        links: &[Link],
         speed: BitRate,
         delay: Duration,
         transport: &TransportConfig,
@@ -103,10 +104,7 @@ impl IdealFct {
         };
         let cables = links
             .iter()
-            .map(|link| {
-                let (a, b) = link.split_once('-').with_context(|| format!("link `{link}`"))?;
-                Ok((end(a)?, end(b)?, speed, delay))
-            })
+            .map(|link| Ok((end(&link.a.to_string())?, end(&link.b.to_string())?, speed, delay)))
             .collect::<Result<Vec<_>>>()?;
         Ok(IdealFct::new(switch_names.len(), host_names.len(), cables, transport))
     }

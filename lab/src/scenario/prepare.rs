@@ -6,11 +6,10 @@ use super::args::{Modes, RunArgs, run_dir};
 use super::configs::{InForce, write_configs};
 use super::fabric::FABRIC;
 use super::faults::{Fault, resolve as resolve_faults};
-use super::namespaces::describe;
+use super::namespaces::find;
 use super::plan::{Rocev2Spec, Scenario, load_with};
 use super::policy::{RunPolicy, parse_policy, split_transport};
 use super::schemes::DcqcnMode;
-use super::topology::TopologyDescription;
 use crate::repository::workloads_dir;
 use crate::workload::{self, PlanContext, Storm};
 use anyhow::{Context, Result, bail};
@@ -18,6 +17,7 @@ use pfcswitch_hosts::DcqcnParams;
 use pfcswitch_link::time::Instant;
 use pfcswitch_sim::fabric::Fabric;
 use pfcswitch_switch::config::SwitchConfig;
+use pfcswitch_topology::Topology;
 use std::path::{Path, PathBuf};
 
 /// A scenario ready to run: its policy, output directory (with the switch configs written
@@ -29,7 +29,7 @@ pub(super) struct Prepared {
     pub in_force: InForce,
     pub out: PathBuf,
     pub configs: Vec<SwitchConfig>,
-    pub topology: TopologyDescription,
+    pub topology: Topology,
     /// The generated fabric of a `topology = "fabric"` scenario.
     pub fabric: Option<Fabric>,
     /// Each of the scenario's storms: its host (index into the hosts) and what its NIC sends.
@@ -86,9 +86,9 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
             let file = out.join("topology.toml");
             let generated =
                 super::fabric::write_description(&fabric, &spec.label(), scenario.mtu, &out.join("configs"), &file)?;
-            (TopologyDescription::from(&generated), Some(fabric))
+            (generated, Some(fabric))
         }
-        (None, false) => (describe(&scenario.topology)?, None),
+        (None, false) => (find(&scenario.topology)?, None),
         (Some(_), false) => bail!("{}: `[fabric]` needs topology = \"{FABRIC}\"", file.display()),
         (None, true) => bail!("{}: topology = \"{FABRIC}\" needs a `[fabric]` table", file.display()),
     };

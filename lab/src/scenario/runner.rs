@@ -13,13 +13,14 @@ use super::prepare::{Prepared, create_dirs, prepare};
 use super::record::{AppliedFault, QueueSample, RunRecord, StormRun};
 use super::report;
 use super::summary::Outcome;
-use super::topology::{TopologyDescription, connection_spec, host_addresses, nth_host};
+use super::topology::{connection_spec, host_addresses, nth_host};
 use crate::control::Connection;
 use crate::workload::{self, PlannedConnection, Storm};
 use anyhow::{Context, Result, bail};
 use pfcswitch_hosts::TransportConfig;
 use pfcswitch_link::time::Instant;
 use pfcswitch_switch::report::Snapshot;
+use pfcswitch_topology::Link;
 use pfcswitchd::timer::Clock;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -235,7 +236,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         scenario, policy, in_force, out, topology, storms: resolved, workload: plan_context, faults, ..
     } = prepare(args, "")?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
-    let TopologyDescription { switches, hosts, links, .. } = topology;
+    let pfcswitch_topology::Topology { switches, hosts, links, .. } = topology;
     catch_interrupts();
     eprintln!(
         "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, fecn {fecn}, seed {}: {} switches, {} hosts, {} at {}",
@@ -248,7 +249,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         pfcswitch_link::units::format_duration(scenario.duration),
         scenario.speed
     );
-    let captured = links_to_capture(&args.capture, &links)?;
+    let captured: Vec<String> = links_to_capture(&args.capture, &links)?.into_iter().map(Link::name).collect();
     create_dirs(&out, &["plans", "endpoints"])?;
     // Runs killed by a signal leave their namespaces behind: the next run removes them.
     for orphan in crate::netns::reap_orphans(RUN_PREFIX)? {
@@ -377,6 +378,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     };
     // veth pairs have no propagation delay.
     let ideal = IdealFct::of_links(&switches, &hosts, &links, scenario.speed, Duration::ZERO, &transport)?;
+    let link_names: Vec<String> = links.iter().map(Link::name).collect();
     let record = RunRecord {
         scenario: &scenario,
         policy: policy.name(),
@@ -385,7 +387,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         fecn,
         seed: args.seed,
         hosts: &hosts,
-        links: &links,
+        links: &link_names,
         connections: &connections,
         storms: &storms,
         epoch,

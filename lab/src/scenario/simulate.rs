@@ -15,7 +15,7 @@ use super::record::{AppliedFault, QueueSample, RunRecord, SimulatorSpeed, StormR
 use super::report;
 use super::sim_capture::SimCaptures;
 use super::summary::Outcome;
-use super::topology::{TopologyDescription, connection_spec, nth_host};
+use super::topology::{connection_spec, nth_host};
 use crate::workload;
 use anyhow::{Context, Result};
 use pfcswitch_hosts::{Transport, TransportConfig};
@@ -25,6 +25,7 @@ use pfcswitch_sim::{Endpoint, Network, SimHost};
 use pfcswitch_switch::config::SwitchConfig;
 use pfcswitch_switch::report::{QueueDepths, Snapshot};
 use pfcswitch_switch::switch::Switch;
+use pfcswitch_topology::{Link, Topology};
 use std::time::Duration;
 
 /// Hosts announce themselves at 0; the workload starts once every switch has learned them.
@@ -80,15 +81,14 @@ fn apply_fault(
 
 /// `sw1:p3-h2` or `sw1:p6-sw3:p1` → its ends, at the scenario's speed.
 fn cable(
-    link: &str,
+    link: &Link,
     switches: &[String],
     hosts: &[String],
     configs: &[SwitchConfig],
     speed: BitRate,
 ) -> Result<(Endpoint, Endpoint, BitRate)> {
-    let (a, b) = link.split_once('-').with_context(|| format!("link `{link}`"))?;
-    let a = switch_port(a, switches, configs)?;
-    let b = endpoint(b, switches, hosts, configs)?;
+    let a = switch_port(&link.a.to_string(), switches, configs)?;
+    let b = endpoint(&link.b.to_string(), switches, hosts, configs)?;
     Ok((a, b, speed))
 }
 
@@ -96,7 +96,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload: plan_context, faults } =
         prepare(args, super::prepare::SIMULATED)?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
-    let TopologyDescription { switches, hosts, links, cables: link_cables } = topology;
+    let Topology { switches, hosts, links, .. } = topology;
     eprintln!(
         "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, fecn {fecn}, seed {}: simulated on virtual time",
         scenario.name,
@@ -126,13 +126,13 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         net.add_host(sim_host);
     }
     // A link's own delay (from the topology file) wins over the scenario's `cable`.
-    let delay = |(own, _): (Duration, f64)| if own.is_zero() { scenario.cable } else { own };
+    let delay = |own: Duration| if own.is_zero() { scenario.cable } else { own };
     let cables: Vec<_> = match &fabric {
         Some(fabric) => fabric.cables().map(|(a, b, speed)| (a, b, speed, scenario.cable)).collect(),
-        None => (links.iter().zip(&link_cables))
-            .map(|(link, &own)| {
+        None => (links.iter())
+            .map(|link| {
                 let (a, b, speed) = cable(link, &switches, &hosts, &configs, scenario.speed)?;
-                Ok((a, b, speed, delay(own)))
+                Ok((a, b, speed, delay(link.delay)))
             })
             .collect::<Result<Vec<_>>>()?,
     };
@@ -141,14 +141,14 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     }
     // A generated fabric's cables come in the generator's order and lose nothing.
     if fabric.is_none() {
-        for (&(a, ..), &(_, loss)) in cables.iter().zip(&link_cables).filter(|(_, (_, loss))| *loss > 0.0) {
-            net.set_loss(a, loss);
+        for (&(a, ..), link) in cables.iter().zip(&links).filter(|(_, link)| link.loss > 0.0) {
+            net.set_loss(a, link.loss);
         }
     }
     let captured = (links_to_capture(&args.capture, &links)?.into_iter())
         .map(|link| {
-            let (a, b, _) = cable(&link, &switches, &hosts, &configs, scenario.speed)?;
-            Ok((link, [a, b]))
+            let (a, b, _) = cable(link, &switches, &hosts, &configs, scenario.speed)?;
+            Ok((link.name(), [a, b]))
         })
         .collect::<Result<Vec<_>>>()?;
     let captures = SimCaptures::start(&mut net, &captured, &out.join("captures"))?;
@@ -209,6 +209,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let snapshots: Vec<(String, Snapshot)> = (switches.iter().zip(&net.switches).zip(&configs))
         .map(|((name, switch), config)| (name.clone(), Snapshot::of(switch, config, now, now.as_nanos() as f64 / 1e9)))
         .collect();
+    let link_names: Vec<String> = links.iter().map(Link::name).collect();
     let record = RunRecord {
         scenario: &scenario,
         policy: policy.name(),
@@ -217,7 +218,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         fecn,
         seed: args.seed,
         hosts: &hosts,
-        links: &links,
+        links: &link_names,
         connections: &connections,
         storms: &StormRun::of(&scenario, &storm_frames),
         epoch: EPOCH,

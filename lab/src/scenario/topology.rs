@@ -1,34 +1,13 @@
-//! A topology as a run sees it: its switches, hosts and links, the addresses the topology
-//! gives the hosts, and a planned connection addressed to its receiver. Bringing one up in
-//! namespaces is `namespaces.rs`'s; a generated fabric describes itself in `fabric.rs`.
+//! The addresses a topology gives its hosts, and a planned connection addressed to its
+//! receiver. A run carries the topology's description itself (`pfcswitch_topology::Topology`);
+//! bringing one up in namespaces is `namespaces.rs`'s; a generated fabric describes itself in
+//! `fabric.rs`.
 
 use crate::workload::PlannedConnection;
 use anyhow::{Context, Result};
 use pfcswitch_hosts::ConnectionSpec;
 use pfcswitch_topology::HostAddresses;
 use pfcswitch_wire::{EthernetAddress, Ipv4Addr, Pcp};
-use std::time::Duration;
-
-/// A topology's nodes and links, from its description.
-pub(super) struct TopologyDescription {
-    pub switches: Vec<String>,
-    pub hosts: Vec<String>,
-    /// `sw1:p1-h1` (a host link) or `sw1:p6-sw3:p1` (a trunk).
-    pub links: Vec<String>,
-    /// Per link, its propagation delay and loss from the description (zero: none set).
-    pub cables: Vec<(Duration, f64)>,
-}
-
-impl From<&pfcswitch_topology::Topology> for TopologyDescription {
-    fn from(topology: &pfcswitch_topology::Topology) -> TopologyDescription {
-        TopologyDescription {
-            switches: topology.switches.clone(),
-            hosts: topology.hosts.clone(),
-            links: topology.links.iter().map(pfcswitch_topology::Link::name).collect(),
-            cables: topology.links.iter().map(|link| (link.delay, link.loss)).collect(),
-        }
-    }
-}
 
 /// The addresses of the host at `index` of the topology's hosts (the n-th from 1 has
 /// 02:00:00:00:00:NN and 10.0.0.N, as `pfcswitch_topology` numbers them, whatever its name).
