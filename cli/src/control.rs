@@ -112,7 +112,7 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
                 "tx_frames": total(p, |q| q.tx_frames), "tx_bytes": total(p, |q| q.tx_bytes),
                 "drops": p.priorities.iter().map(|q| q.drops.values().sum::<u64>()).sum::<u64>(),
                 "malformed": p.malformed.values().sum::<u64>(),
-                "pause_rx": p.pause_rx,
+                "pause_rx": p.pause_rx, "cable": p.cable,
             })
         })
         .collect();

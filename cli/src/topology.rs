@@ -61,10 +61,14 @@ pub struct UpArgs {
     /// pfcswitchd's --spin.
     #[arg(long, default_value = "0us")]
     spin: String,
-    /// pfcswitchd's --realtime: the forwarding loops' SCHED_FIFO priority; 0 leaves them
-    /// under the ordinary scheduler.
-    #[arg(long, value_name = "PRIORITY", default_value_t = 10, value_parser = clap::value_parser!(u8).range(0..=99))]
-    realtime: u8,
+    /// pfcswitchd's --nice: the forwarding loops' nice value.
+    #[arg(long, value_name = "NICE", default_value_t = -20, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i8).range(-20..=19))]
+    nice: i8,
+    /// pfcswitchd's --realtime: the forwarding loops under SCHED_FIFO at this priority (off
+    /// unless given; see docs/pfcswitchd.md for what it costs on veth).
+    #[arg(long, value_name = "PRIORITY", value_parser = clap::value_parser!(u8).range(1..=99))]
+    realtime: Option<u8>,
 }
 
 pub fn run(command: TopologyCommand, json: bool) -> Result<()> {
@@ -98,7 +102,7 @@ pub fn run(command: TopologyCommand, json: bool) -> Result<()> {
                 prefix: args.named.prefix,
                 configs: args.configs,
                 daemon,
-                scheduling: Scheduling { spin: args.spin, realtime: (args.realtime > 0).then_some(args.realtime) },
+                scheduling: Scheduling { spin: args.spin, nice: args.nice, realtime: args.realtime },
                 taps: args.taps,
             };
             netns::up(&topology, &options).with_context(|| format!("topology up {}", topology.name))

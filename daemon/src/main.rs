@@ -31,12 +31,22 @@ struct Args {
     /// switches of an experiment on the same machine (`pfcswitch topology up` starts daemons so).
     #[arg(long, default_value = "60us", value_parser = parse_duration)]
     spin: Duration,
+    /// Nice value of the forwarding loop's thread (−20 to 19): below 0 it waits less for the
+    /// CPU among busy tasks. The control socket and the metrics endpoint keep the process's.
+    /// `pfcswitch topology up` passes −20.
+    #[arg(long, value_name = "NICE", allow_negative_numbers = true, value_parser = clap::value_parser!(i8).range(-20..=19))]
+    nice: Option<i8>,
     /// Run the forwarding loop under SCHED_FIFO at this priority (1–99): it preempts every
-    /// ordinary task, so its PFC response time no longer depends on the machine's load. The
-    /// control socket and the metrics endpoint stay ordinary threads. Off by default;
-    /// `pfcswitch topology up` passes 10.
+    /// ordinary task. For a switch with a core of its own: while busy it starves the kernel's
+    /// softirq work on its CPU, which may carry its own transmissions (veth). Off by default.
     #[arg(long, value_name = "PRIORITY", value_parser = clap::value_parser!(u8).range(1..=99))]
     realtime: Option<u8>,
+    /// Emulate a cable on a port: its frames wait DELAY and each is lost with probability
+    /// LOSS; `out` for what the port sends (a link to another switch, which emulates the
+    /// other way), `both` for a link to a host. Repeatable. `pfcswitch topology up` passes
+    /// the links' delay and loss this way.
+    #[arg(long = "cable", value_name = "PORT:DELAY:LOSS:out|both")]
+    cables: Vec<pfcswitchd::datapath::CableSpec>,
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -112,8 +122,8 @@ fn run(args: Args, config: pfcswitch_switch::config::SwitchConfig) -> Result<(),
         .unwrap_or_else(|| control::default_socket_path(&config.switch.name));
     let metrics =
         args.metrics_listen.or_else(|| config.switch.metrics_listen.clone()).unwrap_or_else(|| "127.0.0.1:9464".into());
-    let realtime = args.realtime;
-    let options = Options { config_path: args.config, spin: args.spin };
+    let (nice, realtime) = (args.nice, args.realtime);
+    let options = Options { config_path: args.config, spin: args.spin, cables: args.cables };
     let mut datapath = Datapath::new(config, options, wake, calls).map_err(|e| e.to_string())?;
     control::serve(&socket, handle.clone()).map_err(|e| format!("control socket {}: {e}", socket.display()))?;
     if metrics != "off" {
@@ -123,6 +133,13 @@ fn run(args: Args, config: pfcswitch_switch::config::SwitchConfig) -> Result<(),
     log::info!("control socket {}", socket.display());
     // Only now, on the datapath's thread: the control and metrics threads started above
     // stay ordinary.
+    if let Some(nice) = nice {
+        if let Err(error) = pfcswitchd::timer::set_nice(nice) {
+            let _ = std::fs::remove_file(&socket);
+            return Err(format!("--nice {nice}: setpriority: {error}"));
+        }
+        log::info!("forwarding loop at nice {nice}");
+    }
     if let Some(priority) = realtime {
         if let Err(error) = pfcswitchd::timer::run_realtime(priority) {
             let _ = std::fs::remove_file(&socket);

@@ -65,6 +65,16 @@ pub fn run_realtime(priority: u8) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Sets this thread's nice value (Linux applies it per thread): a lower value weighs more
+/// with the ordinary scheduler, so the thread waits less for the CPU among busy tasks.
+pub fn set_nice(nice: i8) -> std::io::Result<()> {
+    // SAFETY: setpriority with who = 0, the calling thread on Linux.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, i32::from(nice)) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Lateness of timed wake-ups in 1 µs buckets up to 10 ms.
 #[derive(Debug)]
 pub struct Lateness {

@@ -117,21 +117,21 @@ fn startup_errors_say_what_is_wrong() {
     wait_until("no XDP program remains", DETACH, || !topology.has_xdp("sw1"));
 }
 
-/// (scheduling policy, realtime priority) of thread `tid` of process `pid`: proc(5)'s stat
-/// fields 41 and 40.
-fn scheduling_of(pid: u32, tid: &str) -> (u32, u32) {
+/// (scheduling policy, nice value) of thread `tid` of process `pid`: proc(5)'s stat fields
+/// 41 and 19.
+fn scheduling_of(pid: u32, tid: &str) -> (u32, i32) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).unwrap();
     let fields: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split_whitespace().collect();
     // `fields[0]` is field 3 (state).
-    (fields[41 - 3].parse().unwrap(), fields[40 - 3].parse().unwrap())
+    (fields[41 - 3].parse().unwrap(), fields[19 - 3].parse().unwrap())
 }
 
 #[test]
-fn topology_up_runs_the_forwarding_loop_under_sched_fifo_and_the_control_threads_ordinary() {
+fn topology_up_runs_the_forwarding_loop_at_nice_minus_20_and_the_control_threads_at_0() {
     let _serial = serial();
     let topology = Topology::up("star3", None);
     let pid = topology.pid("sw1");
-    let threads: Vec<(String, (u32, u32))> = std::fs::read_dir(format!("/proc/{pid}/task"))
+    let threads: Vec<(String, (u32, i32))> = std::fs::read_dir(format!("/proc/{pid}/task"))
         .unwrap()
         .map(|task| task.unwrap().file_name().into_string().unwrap())
         .map(|tid| {
@@ -139,11 +139,12 @@ fn topology_up_runs_the_forwarding_loop_under_sched_fifo_and_the_control_threads
             (tid, scheduling)
         })
         .collect();
+    let ordinary = libc::SCHED_OTHER as u32;
     let main = threads.iter().find(|(tid, _)| *tid == pid.to_string()).expect("the main thread");
-    assert_eq!(main.1, (libc::SCHED_FIFO as u32, 10), "the forwarding loop: {threads:?}");
+    assert_eq!(main.1, (ordinary, -20), "the forwarding loop: {threads:?}");
     let others: Vec<_> = threads.iter().filter(|(tid, _)| *tid != pid.to_string()).collect();
     assert!(!others.is_empty(), "the control socket and metrics run in threads of their own");
-    assert!(others.iter().all(|(_, s)| *s == (libc::SCHED_OTHER as u32, 0)), "ordinary: {threads:?}");
+    assert!(others.iter().all(|(_, s)| *s == (ordinary, 0)), "the others keep nice 0: {threads:?}");
     topology.run("h1", "ping", &["-c", "2", "-i", "0.2", "-W", "2", "10.0.0.2"]);
 }
 

@@ -146,7 +146,8 @@ fn up_with_tor2(tor2: impl FnOnce(String) -> String) -> String {
     let prefix = unique_prefix();
     let _up = Up { topology: file.to_str().unwrap(), prefix: prefix.clone() };
     let config_dir = dir.path().to_str().unwrap();
-    let output = pfcswitch(&["topology", "up", file.to_str().unwrap(), "--prefix", &prefix, "--config-dir", config_dir]);
+    let output =
+        pfcswitch(&["topology", "up", file.to_str().unwrap(), "--prefix", &prefix, "--config-dir", config_dir]);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(!output.status.success(), "tor2's config is refused: {stderr}");
     assert_eq!(namespaces_with(&prefix), Vec::<String>::new(), "tor1's daemon and every namespace removed");
@@ -202,12 +203,13 @@ fn namespaces_and_processes_of_a_killed_run_are_reaped() {
     assert!(sleeper_ended, "the process inside the orphan was stopped");
 }
 
-/// A topology file's per-link delay and loss reach the simulator (the query link to h3 gets
-/// 2 ms each way and loses 1 % of its frames: the FCTs grow by the round trips, go-back-N
-/// recovers every loss), and `scenario run` refuses them on the datapath, before anything is
-/// built, with the link and the reason.
+/// A topology file's per-link delay and loss reach both engines: the query link to h3 gets
+/// 2 ms each way and loses 1 % of its frames, so the FCTs grow by the round trips and
+/// go-back-N recovers every loss, in the simulator and on the datapath (pfcswitchd's
+/// emulated cable) alike.
 #[test]
-fn a_files_link_delay_and_loss_reach_the_simulator_and_are_refused_on_the_datapath() {
+fn a_files_link_delay_and_loss_reach_the_simulator_and_the_datapath() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let star3 = std::fs::read_to_string(repo().join("topologies/star3.toml")).unwrap();
     let slow = star3
@@ -223,29 +225,92 @@ fn a_files_link_delay_and_loss_reach_the_simulator_and_are_refused_on_the_datapa
         .replace("../configs/default.toml", &repo().join("configs/default.toml").display().to_string());
     let file = dir.path().join("scenario.toml");
     std::fs::write(&file, scenario).unwrap();
-    let run = |engine: &str, out: &str| {
-        Command::new(binary("pfcswitch"))
+    for (engine, out) in [("simulate", "sim"), ("run", "dp")] {
+        let output = Command::new(binary("pfcswitch"))
             .args(["scenario", engine, file.to_str().unwrap(), "--out"])
             .arg(dir.path().join(out))
+            .env("PFCSWITCHD", binary("pfcswitchd"))
             .output()
-            .unwrap()
-    };
-    let simulated = run("simulate", "sim");
-    assert!(simulated.status.success(), "{}", String::from_utf8_lossy(&simulated.stderr));
-    let results = pfcswitch_tests::scenario::results(&dir.path().join("sim"));
-    let lost = results["simulator"]["lost_on_cables"].as_u64().unwrap();
-    let query = &results["summary"]["classes"][0];
-    assert_eq!(query["class"], "query");
-    assert!(lost > 10, "1 % of h3's link's frames lost: {lost}");
-    assert_eq!(query["finished"], query["messages"], "go-back-N recovers every loss");
-    let p50 = query["fct_p50_ms"].as_f64().unwrap();
-    assert!(p50 > 8.0, "a 64 KB answer takes at least two 4 ms round trips: p50 {p50} ms");
+            .unwrap();
+        assert!(output.status.success(), "{engine}: {}", String::from_utf8_lossy(&output.stderr));
+        let results = pfcswitch_tests::scenario::results(&dir.path().join(out));
+        let query = &results["summary"]["classes"][0];
+        assert_eq!(query["class"], "query");
+        assert_eq!(query["finished"], query["messages"], "{engine}: go-back-N recovers every loss");
+        let p50 = query["fct_p50_ms"].as_f64().unwrap();
+        assert!(p50 > 8.0, "{engine}: a 64 KB answer takes at least two 4 ms round trips: p50 {p50} ms");
+        if engine == "simulate" {
+            let lost = results["simulator"]["lost_on_cables"].as_u64().unwrap();
+            assert!(lost > 10, "1 % of h3's link's frames lost: {lost}");
+        }
+    }
+}
 
-    let refused = run("run", "dp");
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(!refused.status.success(), "the datapath does not emulate delay or loss");
+/// pfcswitchd's emulated cables, as `topology up` builds them from a file: 5 ms on h1's link
+/// delays both ways (a ping's round trip crosses it twice), and every frame h2's lossy link
+/// (20 %) loses on its way in is counted at p2: what the receiver misses, no more than the
+/// few the hosts' kernels sent besides.
+#[test]
+fn an_emulated_cable_delays_both_ways_and_counts_every_frame_it_loses() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cables.toml");
+    let description = format!(
+        "configs = \"{}\"\nswitches = [\"sw1\"]\nhosts = [\"h1\", \"h2\", \"h3\"]\nlinks = [\n  \
+         {{ a = \"sw1:p1\", b = \"h1\", delay = \"5ms\" }},\n  {{ a = \"sw1:p2\", b = \"h2\", loss = 0.2 }},\n  \
+         \"sw1:p3 h3\",\n]\n[defaults]\nspeed = \"100Mbps\"\n",
+        repo().join("configs/default.toml").display()
+    );
+    std::fs::write(&file, description).unwrap();
+    let file = file.to_str().unwrap();
+    let prefix = unique_prefix();
+    let _up = Up { topology: file, prefix: prefix.clone() };
+    succeed(&["topology", "up", file, "--prefix", &prefix]);
+    let in_ns = |host: &str, program: &str, args: &[&str]| {
+        Command::new("ip").args(["netns", "exec", &format!("{prefix}{host}"), program]).args(args).output().unwrap()
+    };
+    let min_rtt = |from: &str, to: &str| {
+        let ping = in_ns(from, "ping", &["-c", "5", "-i", "0.2", "-W", "2", to]);
+        let text = String::from_utf8_lossy(&ping.stdout).into_owned();
+        let stats = text.lines().find(|l| l.starts_with("rtt")).unwrap_or_else(|| panic!("{from} -> {to}: {text}"));
+        stats.split('=').nth(1).unwrap().trim().split('/').next().unwrap().parse::<f64>().unwrap()
+    };
+    let (long, short) = (min_rtt("h1", "10.0.0.3"), min_rtt("h3", "10.0.0.1"));
+    assert!((10.0..30.0).contains(&long) && (10.0..30.0).contains(&short), "h1's round trips: {long} ms, {short} ms");
+    let direct = min_rtt("h2", "10.0.0.3").min(min_rtt("h3", "10.0.0.2"));
+    assert!(direct < 5.0, "h2 to h3 crosses no delay: {direct} ms");
+
+    let socket = format!("/run/pfcswitch/{prefix}sw1.sock");
+    let lost_in = || {
+        let ports: serde_json::Value = serde_json::from_str(&succeed(&["-j", "-s", &socket, "ports"])).unwrap();
+        let p2 = ports.as_array().unwrap().iter().find(|p| p["port"] == "p2").unwrap().clone();
+        assert_eq!((p2["cable"]["loss"].as_f64(), p2["cable"]["both_ways"].as_bool()), (Some(0.2), Some(true)));
+        p2["cable"]["lost_in"].as_u64().unwrap()
+    };
+    let before = lost_in();
+    let receiver = Command::new("ip")
+        .args(["netns", "exec", &format!("{prefix}h3")])
+        .arg(binary("pfcswitch"))
+        .args(["-j", "traffic", "recv", "--iface", "eth0", "--duration", "30s", "--idle", "2s"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let send = ["traffic", "send", "--iface", "eth0", "--speed", "10Mbps", "--pcp", "0", "--dst", "02:00:00:00:00:03"];
+    let sent =
+        in_ns("h2", binary("pfcswitch").to_str().unwrap(), &[&send[..], &["--frames", "2000", "--flow", "7"]].concat());
+    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    let received = receiver.wait_with_output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&received.stdout).unwrap();
+    let flow = report["flows"].as_array().unwrap().iter().find(|f| f["flow"] == 7).expect("flow 7 arrived").clone();
+    let missing = 2000 - flow["frames"].as_u64().unwrap();
+    let counted = lost_in() - before;
+    assert!((250..=550).contains(&missing), "about 20 % of 2000 frames lost: {missing}");
     assert!(
-        stderr.contains("slow.toml:") && stderr.contains("sw1:p3-h3") && stderr.contains("does not emulate"),
-        "{stderr}"
+        (missing..=missing + 10).contains(&counted),
+        "p2 counted {counted} frames lost on its cable; the receiver missed {missing}"
+    );
+    println!(
+        "round trips over h1's 5 ms cable {long}/{short} ms, without {direct} ms; h2's 20 % cable: {missing} of 2000 missed, {counted} counted"
     );
 }

@@ -109,6 +109,16 @@ impl Datapath {
         link.state = state;
         link.transitions += 1;
         self.switch.set_link(now, port, state == LinkState::Up);
+        if state != LinkState::Up
+            && let Some(cable) = self.cables[port].as_mut()
+        {
+            // Before an unbind forgets the port's frames: these are on the cable, not in a ring.
+            let (outgoing, incoming) = cable.cut();
+            outgoing.iter().for_each(|desc| self.pool.completed(desc.addr, port));
+            incoming.iter().for_each(|desc| self.pool.release(desc.addr));
+            let name = &self.config.ports[port].name;
+            log::info!("port {name}: {} frames on its cable lost", outgoing.len() + incoming.len());
+        }
     }
 
     /// Closes the sockets of a port whose interface vanished and takes back every frame the

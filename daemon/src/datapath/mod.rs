@@ -13,7 +13,9 @@ use crate::umem::{FramePool, UmemArea, chunk_base};
 use crate::xsk::{Owner, RING_SIZE, Sockets, TX_BUDGET, XskError, tx_desc};
 use pfcswitch_link::time::Instant;
 use pfcswitch_switch::config::{PolicyConfig, SwitchConfig};
-use pfcswitch_switch::report::{ControlRequest, ControlResponse, DatapathReport, QueueDepths, Snapshot, XdpPortReport};
+use pfcswitch_switch::report::{
+    CableReport, ControlRequest, ControlResponse, DatapathReport, QueueDepths, Snapshot, XdpPortReport,
+};
 use pfcswitch_switch::{RxVerdict, Switch, Tx};
 use pfcswitch_wire::{EthernetAddress, Pcp, mark_ecn_ce, mark_fecn_probe};
 use std::path::PathBuf;
@@ -22,7 +24,11 @@ use std::sync::mpsc::Receiver;
 use std::time::Duration;
 use xdpilone::xdp::XdpDesc;
 
+mod cable;
 mod links;
+
+pub use cable::CableSpec;
+use cable::{Cable, Fate};
 
 /// Line-rate credit of the endpoints' NICs and pacers (the switch's ports take theirs from
 /// `[switch] shaper_burst`, by default the same): a wake-up late by scheduling (two cores
@@ -62,6 +68,8 @@ pub struct Options {
     pub config_path: PathBuf,
     /// Spin this long before each deadline instead of sleeping (0: never spin).
     pub spin: Duration,
+    /// Emulated cables on ports (`--cable`).
+    pub cables: Vec<CableSpec>,
 }
 
 /// Everything the loop owns. Field order is drop order: sockets close before the UMEM is
@@ -90,6 +98,8 @@ pub struct Datapath {
     /// The descriptors the idle wait polls: every RX ring, then the link events, the
     /// signalfd and the eventfd.
     poll_fds: Vec<libc::pollfd>,
+    /// Each port's emulated cable, if it has one.
+    cables: Vec<Option<Cable>>,
     classifier: Classifier,
 }
 
@@ -134,6 +144,7 @@ impl Datapath {
         for iface in &ifaces {
             crate::classifier::if_index(iface)?;
         }
+        let cables = cables_of(&config, &options.cables)?;
         let (mut switch, _) = Switch::new(&config).map_err(|e| DatapathError::Config(e.to_string()))?;
         switch.set_shaper_burst(config.switch.shaper_burst);
         // Subscribed before the first read of the states, so that no change falls between.
@@ -181,6 +192,7 @@ impl Datapath {
             links,
             port_links,
             poll_fds: Vec::new(),
+            cables,
             classifier,
         })
     }
@@ -229,7 +241,8 @@ impl Datapath {
             let queues = &self.sockets.queues;
             let has_rx = || queues.iter().any(|q| q.rx.available() > 0);
             let retry = tx_waiting.then(|| now + TX_RETRY);
-            let deadline = self.switch.poll_timeout().into_iter().chain(retry).chain(next_bind).min();
+            let arrivals = self.cables.iter().flatten().filter_map(Cable::next_arrival);
+            let deadline = self.switch.poll_timeout().into_iter().chain(retry).chain(next_bind).chain(arrivals).min();
             timer::wait(&self.clock, deadline, self.options.spin, fds, has_rx, &mut self.lateness);
             // Links, signals and control calls only when their descriptors woke us: a frame's
             // wake-up costs no extra reads.
@@ -242,11 +255,12 @@ impl Datapath {
         log::info!("stopping: closing sockets and detaching XDP");
     }
 
-    /// Moves received frames into the core. Returns whether any arrived.
+    /// Moves received frames into the core (through the port's cable, where it has one that
+    /// carries both ways). Returns whether any arrived.
     fn receive(&mut self, now: Instant) -> bool {
         let mut any = false;
         let mut batch = [XdpDesc::default(); BATCH as usize];
-        let Datapath { sockets, area, pool, switch, meta_missing, .. } = self;
+        let Datapath { sockets, area, pool, switch, meta_missing, cables, .. } = self;
         for queue in &mut sockets.queues {
             let mut reader = queue.rx.receive(BATCH);
             let mut count = 0;
@@ -256,6 +270,13 @@ impl Datapath {
             }
             reader.release();
             let batch = &batch[..count];
+            any |= count > 0;
+            if let Some(cable) = cables[queue.port].as_mut().filter(|cable| cable.delays_incoming()) {
+                for desc in batch.iter().filter(|&&desc| cable.receive(now, desc) == Fate::Lost) {
+                    pool.release(desc.addr);
+                }
+                continue;
+            }
             // The metadata and the headers sit on two cache lines (the XDP headroom ends on
             // a line boundary).
             let prefetch = |desc: &XdpDesc| {
@@ -267,18 +288,14 @@ impl Datapath {
                 if let Some(ahead) = batch.get(index + PREFETCH_AHEAD) {
                     prefetch(ahead);
                 }
-                let meta_ok = desc.addr - chunk_base(desc.addr) >= META_LEN as u64
-                    && area.bytes(desc.addr - META_LEN as u64, 2) == META_MAGIC.to_ne_bytes();
-                if !meta_ok {
-                    *meta_missing += 1;
-                }
-                let frame = area.bytes(desc.addr, desc.len as usize);
-                match switch.handle_rx(now, queue.port, desc.addr, frame) {
-                    RxVerdict::Accepted => pool.hold(desc.addr),
-                    RxVerdict::Consumed => pool.release(desc.addr),
-                }
+                deliver(area, pool, switch, meta_missing, now, queue.port, desc);
             }
-            any |= count > 0;
+        }
+        for (port, cable) in cables.iter_mut().enumerate() {
+            while let Some(desc) = cable.as_mut().and_then(|cable| cable.arrived_in(now)) {
+                deliver(area, pool, switch, meta_missing, now, port, &desc);
+                any = true;
+            }
         }
         any
     }
@@ -318,34 +335,31 @@ impl Datapath {
     }
 
     /// Moves up to `max` of the core's transmissions on `port` into its TX ring (in
-    /// `sockets.queues[tx_queue]`). Returns how many.
+    /// `sockets.queues[tx_queue]`), through the port's cable if it has one. Returns how many
+    /// went into the ring.
     fn write_tx(&mut self, now: Instant, port: usize, tx_queue: usize, max: u32) -> u32 {
-        let Datapath { sockets, area, pool, switch, .. } = self;
+        let Datapath { sockets, area, pool, switch, cables, .. } = self;
         let mut writer = sockets.queues[tx_queue].tx.transmit(max);
         let mut sent = 0;
-        while sent < writer.capacity() && pool.free_count() > 0 {
-            let Some(tx) = switch.poll_tx(now, port) else { break };
-            let desc = match tx {
-                Tx::Data { handle, len, last, mark, ce } => {
-                    if let Some(mark) = mark {
-                        mark_fecn_probe(area.bytes_mut(handle, len as usize), mark.rate_kbps, mark.port);
-                    }
-                    if ce {
-                        mark_ecn_ce(area.bytes_mut(handle, len as usize));
-                    }
-                    pool.submitted(handle, port);
-                    if last {
-                        pool.unhold(handle);
-                    }
-                    tx_desc(handle, len)
-                }
-                Tx::Control(control) => {
-                    let addr = pool.alloc().expect("checked free_count");
-                    let len = switch.emit_control(port, &control, area.chunk_mut(addr));
-                    pool.submitted(addr, port);
-                    tx_desc(addr, len as u32)
-                }
-            };
+        let Some(cable) = cables[port].as_mut() else {
+            while sent < writer.capacity() && pool.free_count() > 0 {
+                let Some(desc) = next_tx(area, pool, switch, now, port) else { break };
+                writer.insert_once(desc);
+                sent += 1;
+            }
+            writer.commit();
+            return sent;
+        };
+        let mut taken = 0;
+        while taken < max && pool.free_count() > 0 {
+            let Some(desc) = next_tx(area, pool, switch, now, port) else { break };
+            if cable.send(now, desc) == Fate::Lost {
+                pool.completed(desc.addr, port);
+            }
+            taken += 1;
+        }
+        while sent < writer.capacity() {
+            let Some(desc) = cable.arrived_out(now) else { break };
             writer.insert_once(desc);
             sent += 1;
         }
@@ -470,6 +484,13 @@ impl Datapath {
                     })
                     .collect(),
             });
+            port.cable = self.cables[index].as_ref().map(|cable| CableReport {
+                delay_seconds: cable.spec.delay.as_secs_f64(),
+                loss: cable.spec.loss,
+                both_ways: cable.spec.both_ways,
+                lost_out: cable.lost_out,
+                lost_in: cable.lost_in,
+            });
         }
         let xsk_rx_dropped = self.sockets.queues.iter().map(|q| q.rx_frames_dropped()).sum();
         let (held, in_flight) = self.pool.held_and_in_flight();
@@ -491,6 +512,77 @@ impl Datapath {
         });
         snapshot
     }
+}
+
+/// A received frame into the core, checking the classifier's metadata in front of it.
+fn deliver(
+    area: &UmemArea,
+    pool: &mut FramePool,
+    switch: &mut Switch,
+    meta_missing: &mut u64,
+    now: Instant,
+    port: usize,
+    desc: &XdpDesc,
+) {
+    let meta_ok = desc.addr - chunk_base(desc.addr) >= META_LEN as u64
+        && area.bytes(desc.addr - META_LEN as u64, 2) == META_MAGIC.to_ne_bytes();
+    if !meta_ok {
+        *meta_missing += 1;
+    }
+    let frame = area.bytes(desc.addr, desc.len as usize);
+    match switch.handle_rx(now, port, desc.addr, frame) {
+        RxVerdict::Accepted => pool.hold(desc.addr),
+        RxVerdict::Consumed => pool.release(desc.addr),
+    }
+}
+
+/// The core's next transmission on `port` as a TX descriptor (a generated frame in a frame of
+/// its own), marked as in flight on `port`; the caller checked that a frame is free.
+fn next_tx(
+    area: &mut UmemArea,
+    pool: &mut FramePool,
+    switch: &mut Switch,
+    now: Instant,
+    port: usize,
+) -> Option<XdpDesc> {
+    let desc = match switch.poll_tx(now, port)? {
+        Tx::Data { handle, len, last, mark, ce } => {
+            if let Some(mark) = mark {
+                mark_fecn_probe(area.bytes_mut(handle, len as usize), mark.rate_kbps, mark.port);
+            }
+            if ce {
+                mark_ecn_ce(area.bytes_mut(handle, len as usize));
+            }
+            pool.submitted(handle, port);
+            if last {
+                pool.unhold(handle);
+            }
+            tx_desc(handle, len)
+        }
+        Tx::Control(control) => {
+            let addr = pool.alloc().expect("checked free_count");
+            let len = switch.emit_control(port, &control, area.chunk_mut(addr));
+            pool.submitted(addr, port);
+            tx_desc(addr, len as u32)
+        }
+    };
+    Some(desc)
+}
+
+/// Each port's cable from `--cable`; a spec for no port of the configuration, or a second one
+/// for a port, is refused.
+fn cables_of(config: &SwitchConfig, specs: &[CableSpec]) -> Result<Vec<Option<Cable>>, DatapathError> {
+    let mut cables: Vec<Option<Cable>> = config.ports.iter().map(|_| None).collect();
+    for spec in specs {
+        let Some(port) = config.ports.iter().position(|p| p.name == spec.port) else {
+            return Err(DatapathError::Config(format!("--cable {spec}: no port `{}` in the configuration", spec.port)));
+        };
+        if cables[port].is_some() {
+            return Err(DatapathError::Config(format!("--cable {spec}: port `{}` has a cable already", spec.port)));
+        }
+        cables[port] = Some(Cable::new(spec.clone(), &config.switch.name));
+    }
+    Ok(cables)
 }
 
 /// This process's resident set size, from /proc/self/statm.

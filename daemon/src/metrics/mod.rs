@@ -378,6 +378,19 @@ impl Collector for SnapshotCollector {
             "Frames the XDP classifier dropped, by reason.",
             xdp_drops.collect::<Vec<_>>(),
         )?;
+        let cable_lost = s.ports.iter().flat_map(|port| {
+            let by_direction =
+                |direction: &str| vec![("port", port.name.clone()), ("direction", direction.to_string())];
+            port.cable.iter().flat_map(move |c| {
+                [(by_direction("out"), counter(c.lost_out)), (by_direction("in"), counter(c.lost_in))]
+            })
+        });
+        family(
+            e,
+            "pfcswitch_cable_lost_frames_total",
+            "Frames lost on a port's emulated cable (--cable), by direction.",
+            cable_lost.collect::<Vec<_>>(),
+        )?;
         if let Some(d) = &s.datapath {
             single(e, "pfcswitch_umem_frames_free", "UMEM frames on the free list.", gauge(d.umem_frames_free))?;
             single(e, "pfcswitch_umem_frames", "UMEM frames in all.", gauge(d.umem_frames))?;

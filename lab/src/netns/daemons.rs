@@ -26,30 +26,34 @@ fn pid_path(namespace: &str) -> PathBuf {
     Path::new(RUN_DIR).join(format!("{namespace}.pid"))
 }
 
-/// pfcswitchd's `--spin` and `--realtime` for the switches of a topology on one machine.
+/// pfcswitchd's `--spin`, `--nice` and `--realtime` for the switches of a topology on one
+/// machine.
 ///
 /// No spin by default: the switches share the cores with each other and with the endpoints,
-/// and spinning for timer precision would starve them. SCHED_FIFO 10 by default: a switch's
-/// PFC response time must be bounded for its headroom to hold, and under the ordinary
-/// scheduler a switch among busy endpoints waits for the CPU (with three busy loops beside a
-/// 2:1 incast at 100 Mbit/s, PG headroom use went from 45–93 KB to 3–10 KB).
+/// and spinning for timer precision would starve them. Nice −20 by default: a switch's PFC
+/// response time must stay within its headroom, and at nice 0 a switch among busy endpoints
+/// waits its turn for the CPU. Not SCHED_FIFO: a realtime loop that stays busy starves the
+/// kernel's softirq thread on its CPU, which carries its own transmissions to the hosts'
+/// veths, so PFC frames reach the senders late (measurements in docs/pfcswitchd.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scheduling {
     pub spin: String,
-    /// SCHED_FIFO priority of each forwarding loop; `None` leaves it ordinary.
+    /// Nice value of each forwarding loop.
+    pub nice: i8,
+    /// SCHED_FIFO priority of each forwarding loop; `None` leaves it to the ordinary scheduler.
     pub realtime: Option<u8>,
 }
 
 impl Default for Scheduling {
     fn default() -> Scheduling {
-        Scheduling { spin: "0us".into(), realtime: Some(10) }
+        Scheduling { spin: "0us".into(), nice: -20, realtime: None }
     }
 }
 
 impl Scheduling {
     /// The daemon's flags.
     pub fn args(&self) -> Vec<String> {
-        let mut args = vec!["--spin".to_string(), self.spin.clone()];
+        let mut args = vec!["--spin".to_string(), self.spin.clone(), format!("--nice={}", self.nice)];
         if let Some(priority) = self.realtime {
             args.extend(["--realtime".to_string(), priority.to_string()]);
         }
@@ -57,7 +61,13 @@ impl Scheduling {
     }
 }
 
-pub(super) fn start(namespace: &str, daemon: &Path, config: &Path, scheduling: &Scheduling) -> Result<()> {
+pub(super) fn start(
+    namespace: &str,
+    daemon: &Path,
+    config: &Path,
+    scheduling: &Scheduling,
+    cables: &[String],
+) -> Result<()> {
     let log_file = log_path(namespace);
     let log = std::fs::File::create(&log_file).with_context(|| format!("cannot create {}", log_file.display()))?;
     let socket = socket_path(namespace);
@@ -68,6 +78,7 @@ pub(super) fn start(namespace: &str, daemon: &Path, config: &Path, scheduling: &
         .arg("--config")
         .arg(config)
         .args(scheduling.args())
+        .args(cables)
         .arg("--control-socket")
         .arg(&socket)
         .stdin(Stdio::null())

@@ -6,8 +6,9 @@
 //! Hosts get eth0 with [`Topology::host_addresses`] and VLAN, checksum and segmentation
 //! offloads off: frames leave as on a real wire (tag inline, checksums done, no
 //! super-frames), because the switch forwards bytes and does not finish them. Each switch runs
-//! `pfcswitchd --config CONFIG --spin SPIN --realtime 10 --control-socket
-//! /run/pfcswitch/PREFIXswK.sock` ([`Scheduling`]), logging to `/run/pfcswitch/PREFIXswK.log`.
+//! `pfcswitchd --config CONFIG --spin SPIN --nice=-20 [--cable ...] --control-socket
+//! /run/pfcswitch/PREFIXswK.sock` ([`Scheduling`]; `--cable` for links with delay or loss), logging to
+//! `/run/pfcswitch/PREFIXswK.log`.
 
 mod daemons;
 mod ip;
@@ -40,7 +41,6 @@ pub struct UpOptions {
 
 /// Builds `topology`; on any failure removes what it built and returns the error.
 pub fn up(topology: &Topology, options: &UpOptions) -> Result<()> {
-    check_datapath_links(topology)?;
     let tapped = tapped_links(topology, &options.taps)?;
     let configs = match options.daemon {
         Some(_) => switch_configs(topology, options)?,
@@ -64,7 +64,13 @@ fn build(topology: &Topology, options: &UpOptions, tapped: &[bool], configs: &[P
     }
     if let Some(daemon) = &options.daemon {
         for (switch, config) in topology.switches.iter().zip(configs) {
-            daemons::start(&format!("{prefix}{switch}"), daemon, config, &options.scheduling)?;
+            daemons::start(
+                &format!("{prefix}{switch}"),
+                daemon,
+                config,
+                &options.scheduling,
+                &cables(topology, switch),
+            )?;
         }
         for switch in &topology.switches {
             daemons::wait_ready(&format!("{prefix}{switch}"))?;
@@ -120,9 +126,16 @@ pub fn kill_daemon(prefix: &str, switch: &str) -> Result<()> {
 
 /// Starts `switch`'s pfcswitchd as `up` does (after a kill: it replaces the XDP programs its
 /// predecessor left) and waits for its control socket.
-pub fn start_daemon(prefix: &str, switch: &str, daemon: &Path, config: &Path, scheduling: &Scheduling) -> Result<()> {
+pub fn start_daemon(
+    topology: &Topology,
+    prefix: &str,
+    switch: &str,
+    daemon: &Path,
+    config: &Path,
+    scheduling: &Scheduling,
+) -> Result<()> {
     let namespace = format!("{prefix}{switch}");
-    daemons::start(&namespace, daemon, config, scheduling)?;
+    daemons::start(&namespace, daemon, config, scheduling, &cables(topology, switch))?;
     daemons::wait_ready(&namespace)
 }
 
@@ -133,21 +146,18 @@ fn tapped_links(topology: &Topology, taps: &[String]) -> Result<Vec<bool>> {
     Ok(topology.links.iter().map(|link| taps.iter().any(|end| link.has_end(end))).collect())
 }
 
-/// Delay and loss are not emulated on veth pairs yet: refused rather than ignored, so a run
-/// never reports results for a fabric it did not build.
-fn check_datapath_links(topology: &Topology) -> Result<()> {
-    if let Some(link) = topology.links.iter().find(|l| !l.delay.is_zero() || l.loss > 0.0) {
-        bail!(
-            "{}:{}: link {} has delay {:?} and loss {}: the datapath does not emulate delay or loss yet; \
-             leave them out to run it on namespaces",
-            topology.file.display(),
-            link.line,
-            link.name(),
-            link.delay,
-            link.loss
-        );
-    }
-    Ok(())
+/// pfcswitchd's `--cable` for each port of `switch` whose link has a delay or a loss: a port
+/// facing a host emulates both ways, one facing a switch what it sends (the other switch's
+/// port emulates the other way), so every link is delayed once each way.
+fn cables(topology: &Topology, switch: &str) -> Vec<String> {
+    let emulated = topology.ports_of(switch).filter(|(_, link)| !link.delay.is_zero() || link.loss > 0.0);
+    emulated
+        .map(|(port, link)| {
+            let ways = if link.is_trunk() { "out" } else { "both" };
+            let delay = pfcswitch_link::units::format_duration(link.delay);
+            format!("--cable={port}:{delay}:{}:{ways}", link.loss)
+        })
+        .collect()
 }
 
 /// Each switch's config file, checked as pfcswitchd checks it before anything is built; port

@@ -1,8 +1,7 @@
 //! A scenario's topology on namespaces (`crate::netns`), brought up for a run and torn down
-//! when dropped, and the nodes and links of a topology description.
+//! when dropped, and the description a scenario's `topology` names.
 
 use super::faults::Fault;
-use super::topology::TopologyDescription;
 use crate::netns::{self, UpOptions};
 use crate::repository::{daemon_binary, topologies_dir};
 use anyhow::{Context, Result};
@@ -17,7 +16,7 @@ pub(super) struct Topology {
 }
 
 /// The description a scenario's `topology` names: a built-in or a file.
-fn find(name: &str) -> Result<pfcswitch_topology::Topology> {
+pub(super) fn find(name: &str) -> Result<pfcswitch_topology::Topology> {
     Ok(pfcswitch_topology::Topology::find(name, &topologies_dir())?)
 }
 
@@ -29,7 +28,7 @@ fn first_end(link: &str) -> &str {
 impl Topology {
     /// Every link at `mtu` and, if given, at `speed`, switches configured from the run's
     /// `configs/`;
-    /// `tapped` links (names of `describe`'s list) go through a tap namespace, where
+    /// `tapped` links (by name, `sw1:p1-h1`) go through a tap namespace, where
     /// [`Topology::tap`] captures them.
     pub(super) fn up(
         name: &str,
@@ -121,13 +120,15 @@ impl FaultApplier {
                 // A restart of a running daemon is a crash and a start.
                 let _ = netns::kill_daemon(&self.prefix, switch);
                 let config = self.configs.join(format!("{switch}.toml"));
-                netns::start_daemon(&self.prefix, switch, &self.daemon, &config, &netns::Scheduling::default())
+                netns::start_daemon(
+                    &self.description,
+                    &self.prefix,
+                    switch,
+                    &self.daemon,
+                    &config,
+                    &netns::Scheduling::default(),
+                )
             }
         }
     }
-}
-
-/// The nodes and links of topology `name` (a built-in or a file).
-pub(super) fn describe(name: &str) -> Result<TopologyDescription> {
-    Ok(TopologyDescription::from(&find(name)?))
 }

@@ -188,6 +188,9 @@ pub struct PortReport {
     pub priorities: Vec<PriorityReport>,
     /// The XDP classifier's own counters, when a datapath runs one.
     pub xdp: Option<XdpPortReport>,
+    /// The port's emulated cable (`pfcswitchd --cable`), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cable: Option<CableReport>,
 }
 
 fn link_up() -> String {
@@ -234,6 +237,17 @@ pub struct PfcwdQueueReport {
     pub stormed: bool,
     #[serde(flatten)]
     pub counters: crate::pfcwd::PfcwdCounters,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CableReport {
+    pub delay_seconds: f64,
+    pub loss: f64,
+    /// Both directions (a port facing a host), else only what the port sends.
+    pub both_ways: bool,
+    /// Frames lost on the cable: drawn by its loss, or on it when the link went down.
+    pub lost_out: u64,
+    pub lost_in: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -383,6 +397,7 @@ impl Snapshot {
                     malformed,
                     priorities,
                     xdp: None,
+                    cable: None,
                 }
             })
             .collect();
