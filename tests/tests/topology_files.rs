@@ -265,7 +265,14 @@ fn an_emulated_cable_delays_both_ways_and_counts_every_frame_it_loses() {
     let file = file.to_str().unwrap();
     let prefix = unique_prefix();
     let _up = Up { topology: file, prefix: prefix.clone() };
-    succeed(&["topology", "up", file, "--prefix", &prefix]);
+    let up = pfcswitch(&["topology", "up", file, "--prefix", &prefix]);
+    let stderr = String::from_utf8_lossy(&up.stderr);
+    assert!(up.status.success(), "{stderr}");
+    // configs/default.toml computes its headroom for 100 ns cables.
+    assert!(
+        stderr.contains("warning: link sw1:p1-h1 has a delay of 5ms") && stderr.contains("pfc.cable_delay = 100ns"),
+        "{stderr}"
+    );
     let in_ns = |host: &str, program: &str, args: &[&str]| {
         Command::new("ip").args(["netns", "exec", &format!("{prefix}{host}"), program]).args(args).output().unwrap()
     };

@@ -2,6 +2,7 @@
 //! again by its pid file, stopped with SIGTERM and, after 5 s, SIGKILL.
 
 use anyhow::{Context, Result, bail};
+use pfcswitch_link::units::format_duration;
 use pfcswitch_switch::config::SwitchConfig;
 use pfcswitch_topology::Topology;
 use std::os::unix::process::CommandExt;
@@ -175,20 +176,29 @@ fn log_tail(namespace: &str) -> String {
 }
 
 /// Warns when `config` (loaded from `file`) gives a port of `switch` a speed other than its
-/// link's.
-pub(super) fn warn_speed_mismatch(topology: &Topology, switch: &str, file: &Path, config: &SwitchConfig) {
+/// link's, or when a link's delay exceeds the `pfc.cable_delay` its lossless headroom is
+/// computed from.
+pub(super) fn warn_link_mismatch(topology: &Topology, switch: &str, file: &Path, config: &SwitchConfig) {
     for port in &config.ports {
         let Some((_, link)) = topology.ports_of(switch).find(|(name, _)| *name == port.name) else { continue };
+        let (link_name, described) = (link.name(), topology.file.display());
         if port.speed != link.speed {
             eprintln!(
-                "warning: {} sets {switch}'s port {} to {}; its link {} is {} in {}: the switch shapes at {}",
+                "warning: {} sets {switch}'s port {} to {}; its link {link_name} is {} in {described}: the switch shapes at {}",
                 file.display(),
                 port.name,
                 port.speed,
-                link.name(),
                 link.speed,
-                topology.file.display(),
                 port.speed
+            );
+        }
+        if !config.pfc.lossless.is_empty() && link.delay > config.pfc.cable_delay {
+            eprintln!(
+                "warning: link {link_name} has a delay of {} in {described}, but {} computes {switch}'s headroom from \
+                 pfc.cable_delay = {}: set it to the link's delay, or lossless frames may overrun the headroom",
+                format_duration(link.delay),
+                file.display(),
+                format_duration(config.pfc.cable_delay)
             );
         }
     }

@@ -161,7 +161,8 @@ fn cables(topology: &Topology, switch: &str) -> Vec<String> {
 }
 
 /// Each switch's config file, checked as pfcswitchd checks it before anything is built; port
-/// speeds that differ from the links' are warned about (the daemon shapes each port at its config's speed).
+/// speeds that differ from the links', and link delays its headroom does not cover, are
+/// warned about (the daemon shapes each port at its config's speed).
 fn switch_configs(topology: &Topology, options: &UpOptions) -> Result<Vec<PathBuf>> {
     let from = options.configs.as_ref().or(topology.configs.as_ref()).with_context(|| {
         format!("{}: names no `configs`; give the switches' configs (--config-dir)", topology.file.display())
@@ -176,7 +177,7 @@ fn switch_configs(topology: &Topology, options: &UpOptions) -> Result<Vec<PathBu
             }
             // The daemon's own check, before anything is built.
             let (loaded, _) = pfcswitchd::config::load(&config).map_err(|error| anyhow!("{switch}: {error}"))?;
-            daemons::warn_speed_mismatch(topology, switch, &config, &loaded);
+            daemons::warn_link_mismatch(topology, switch, &config, &loaded);
             Ok(config)
         })
         .collect()
