@@ -321,3 +321,64 @@ fn an_emulated_cable_delays_both_ways_and_counts_every_frame_it_loses() {
         "round trips over h1's 5 ms cable {long}/{short} ms, without {direct} ms; h2's 20 % cable: {missing} of 2000 missed, {counted} counted"
     );
 }
+
+/// Removes a namespace standing for a container, and the interface the test made outside it,
+/// when dropped (panics included).
+struct Container {
+    namespace: String,
+    outside: String,
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["link", "del", &self.outside]).output();
+        let _ = Command::new("ip").args(["netns", "del", &self.namespace]).output();
+    }
+}
+
+/// `[interfaces]`: a switch port on an interface the user made, here the outer end of a veth
+/// pair into a namespace standing for a container. `up` moves it into sw1's namespace as p4,
+/// the container reaches h1 through the switch, and `down` moves it back under its own name,
+/// its pair (the container's cable) intact.
+#[test]
+fn an_existing_interface_becomes_a_switch_port_and_goes_back_on_down() {
+    let _serial = serial();
+    let prefix = unique_prefix();
+    let container =
+        Container { namespace: format!("{prefix}ctr"), outside: format!("{}o", prefix.trim_end_matches('-')) };
+    let ip = |args: &[&str]| {
+        let output = Command::new("ip").args(args).output().unwrap();
+        assert!(output.status.success(), "ip {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    };
+    let (ctr, outside) = (container.namespace.as_str(), container.outside.as_str());
+    ip(&["netns", "add", ctr]);
+    ip(&["link", "add", outside, "type", "veth", "peer", "name", "eth0", "netns", ctr]);
+    ip(&["-n", ctr, "link", "set", "eth0", "address", "02:00:00:00:00:09", "up"]);
+    ip(&["-n", ctr, "addr", "add", "10.0.0.9/24", "dev", "eth0"]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = std::fs::read_to_string(repo().join("configs/default.toml"))
+        .unwrap()
+        .replace("[pfc]", "[[port]]\nname = \"p4\"\nspeed = \"100Mbps\"\n\n[pfc]");
+    std::fs::write(dir.path().join("sw1.toml"), config).unwrap();
+    let star3 = std::fs::read_to_string(repo().join("topologies/star3.toml")).unwrap();
+    let file = dir.path().join("with-container.toml");
+    let description = star3.replace("configs = \"../configs/default.toml\"", "configs = \"sw1.toml\"");
+    std::fs::write(&file, format!("{description}\n[interfaces]\n\"sw1:p4\" = \"{outside}\"\n")).unwrap();
+    let file = file.to_str().unwrap();
+    let up = Up { topology: file, prefix: prefix.clone() };
+    succeed(&["topology", "up", file, "--prefix", &prefix]);
+    assert!(!Path::new("/sys/class/net").join(outside).exists(), "moved out of this namespace");
+    let sw1 = format!("{prefix}sw1");
+    ip(&["-n", &sw1, "link", "show", "dev", "p4"]);
+    let ping_args = ["netns", "exec", ctr, "ping", "-c", "3", "-i", "0.2", "-W", "2", "10.0.0.1"];
+    let ping = Command::new("ip").args(ping_args).output().unwrap();
+    assert!(ping.status.success(), "container -> h1 through sw1:p4: {}", String::from_utf8_lossy(&ping.stdout));
+    let socket = format!("/run/pfcswitch/{sw1}.sock");
+    let ports: serde_json::Value = serde_json::from_str(&succeed(&["-j", "-s", &socket, "ports"])).unwrap();
+    let p4 = ports.as_array().unwrap().iter().find(|p| p["port"] == "p4").expect("p4").clone();
+    assert!(p4["rx_frames"].as_u64().unwrap() >= 3, "the pings entered at p4: {p4}");
+    drop(up);
+    assert!(Path::new("/sys/class/net").join(outside).exists(), "back under its own name");
+    ip(&["-n", ctr, "link", "show", "dev", "eth0"]);
+}

@@ -22,6 +22,8 @@ pub struct Topology {
     /// In the order that numbers them: the n-th host (from 1) has [`HostAddresses::nth`].
     pub hosts: Vec<String>,
     pub links: Vec<Link>,
+    /// Switch ports bound to interfaces that exist already (a NIC, a container's veth).
+    pub interfaces: Vec<Interface>,
     /// Each switch's pfcswitchd config: one file for every switch, or a directory of
     /// `SWITCH.toml`; absolute (the file names it relative to itself).
     pub configs: Option<PathBuf>,
@@ -46,6 +48,18 @@ pub struct Link {
     pub loss: f64,
     pub mtu: u32,
     /// Where the file defines it, for errors found later (with the switches' configs).
+    pub line: usize,
+}
+
+/// A switch port on an interface the user made: `up` moves it into the switch's namespace
+/// under the port's name, `down` moves it back under its own. Whatever is at its other end
+/// (a machine on the cable, a container) is not the description's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interface {
+    /// A switch port.
+    pub end: End,
+    /// The interface's name where `up` runs.
+    pub iface: String,
     pub line: usize,
 }
 

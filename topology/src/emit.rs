@@ -28,6 +28,12 @@ impl Topology {
         if let Some(speed) = speed {
             let _ = write!(text, "\n[defaults]\nspeed = \"{speed}\"\n");
         }
+        if !self.interfaces.is_empty() {
+            text.push_str("\n[interfaces]\n");
+            for interface in &self.interfaces {
+                let _ = writeln!(text, "\"{}\" = {:?}", interface.end, interface.iface);
+            }
+        }
         text
     }
 }

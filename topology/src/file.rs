@@ -1,9 +1,11 @@
 //! The file format (`docs/topology.md`): top-level `switches`, `hosts`, `links` and
 //! `configs`, and a `[defaults]` table for what links leave out. A link is a string of its two
 //! ends (`"sw1:p1 h1"`) or a table with its own attributes
-//! (`{ a = "sw1:p6", b = "sw2:p1", speed = "40Gbps", delay = "2us", loss = 0.001 }`).
+//! (`{ a = "sw1:p6", b = "sw2:p1", speed = "40Gbps", delay = "2us", loss = 0.001 }`). An
+//! `[interfaces]` table binds switch ports to interfaces that exist already
+//! (`"sw1:p4" = "enp3s0"`).
 
-use super::description::{End, Link, Topology};
+use super::description::{End, Interface, Link, Topology};
 use super::error::{TopologyError, line_at};
 use pfcswitch_link::units::{BitRate, parse_duration};
 use serde::Deserialize;
@@ -27,6 +29,8 @@ struct FileRepr {
     configs: Option<String>,
     #[serde(default)]
     defaults: Attributes,
+    #[serde(default)]
+    interfaces: std::collections::BTreeMap<String, String>,
 }
 
 /// What a link may set, and `[defaults]` for every link.
@@ -88,6 +92,17 @@ pub(crate) fn parse(text: &str, file: &Path) -> Result<(Topology, NodeLines), To
             line,
         });
     }
+    let interfaces_line = text.lines().position(|l| l.trim() == "[interfaces]").map_or(0, |i| i + 1);
+    let interfaces = repr
+        .interfaces
+        .into_iter()
+        .map(|(end, iface)| {
+            // The key's own line, after the table's header.
+            let quoted = format!("\"{end}\"");
+            let line = text.lines().enumerate().skip(interfaces_line).find(|(_, l)| l.contains(&quoted));
+            Interface { end: parse_end(&end), iface, line: line.map_or(interfaces_line, |(i, _)| i + 1) }
+        })
+        .collect();
     let base = file.parent().unwrap_or(Path::new("."));
     let topology = Topology {
         name: file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -96,6 +111,7 @@ pub(crate) fn parse(text: &str, file: &Path) -> Result<(Topology, NodeLines), To
         switches: repr.switches.into_iter().map(Spanned::into_inner).collect(),
         hosts: repr.hosts.into_iter().map(Spanned::into_inner).collect(),
         links,
+        interfaces,
         configs: repr.configs.map(|c| base.join(&c).canonicalize().unwrap_or_else(|_| base.join(c))),
     };
     Ok((topology, node_lines))

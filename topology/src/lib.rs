@@ -18,5 +18,5 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
-pub use description::{End, HostAddresses, Link, MAX_HOSTS, Topology, builtins};
+pub use description::{End, HostAddresses, Interface, Link, MAX_HOSTS, Topology, builtins};
 pub use error::TopologyError;

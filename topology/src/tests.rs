@@ -144,3 +144,28 @@ fn a_description_written_out_reads_back_the_same() {
     );
     assert!(text.contains("\"sw2:p1 h2\""), "defaults stay implicit: {text}");
 }
+
+#[test]
+fn existing_interfaces_bind_free_switch_ports_and_write_back_out() {
+    let with = |table: &str| format!("{TWO_SWITCHES}\n[interfaces]\n{table}");
+    let topology = parse(&with("\"sw1:p9\" = \"enp3s0\"\n\"sw2:p9\" = \"veth.ctr1\"\n")).unwrap();
+    let bound: Vec<_> = topology.interfaces.iter().map(|i| (i.end.to_string(), i.iface.as_str(), i.line)).collect();
+    assert_eq!(bound, [("sw1:p9".to_string(), "enp3s0", 16), ("sw2:p9".to_string(), "veth.ctr1", 17)]);
+    let again = parse(&topology.to_toml()).unwrap();
+    assert_eq!(
+        again.interfaces.iter().map(|i| (&i.end, &i.iface)).collect::<Vec<_>>(),
+        [
+            (&topology.interfaces[0].end, &topology.interfaces[0].iface),
+            (&topology.interfaces[1].end, &topology.interfaces[1].iface)
+        ]
+    );
+    let refused = |table: &str| refusal(&with(table));
+    assert_eq!(refused("\"sw1:p1\" = \"enp3s0\"\n"), (Some(16), "port sw1:p1 is already on line 6".into()));
+    assert_eq!(refused("\"h1\" = \"enp3s0\"\n").1, "interfaces: `h1` is not a switch port (`SWITCH:PORT`)");
+    assert_eq!(refused("\"sw7:p1\" = \"enp3s0\"\n").1, "interfaces: unknown switch `sw7`");
+    assert_eq!(
+        refused("\"sw1:p8\" = \"enp3s0\"\n\"sw1:p9\" = \"enp3s0\"\n"),
+        (Some(17), "interface `enp3s0` is bound twice".into())
+    );
+    assert!(refused("\"sw1:p9\" = \"a-very-long-interface\"\n").1.contains("not a Linux interface name"));
+}

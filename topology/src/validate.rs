@@ -81,6 +81,28 @@ pub(crate) fn check(topology: &Topology, node_lines: &NodeLines) -> Result<(), T
             return refuse(line, format!("delay {:?} is above {MAX_DELAY:?}", link.delay));
         }
     }
+    let mut ifaces = HashSet::new();
+    for interface in &topology.interfaces {
+        let (line, end) = (Some(interface.line), &interface.end);
+        let End::Port { switch, port } = end else {
+            return refuse(line, format!("interfaces: `{end}` is not a switch port (`SWITCH:PORT`)"));
+        };
+        if kinds.get(switch.as_str()) != Some(&"switch") {
+            return refuse(line, format!("interfaces: unknown switch `{switch}`"));
+        }
+        if let Err(reason) = check_name(port, MAX_INTERFACE_NAME) {
+            return refuse(line, format!("port `{port}`: {reason}"));
+        }
+        if let Some(first) = used.insert(end.to_string(), interface.line) {
+            return refuse(line, format!("port {end} is already on line {first}"));
+        }
+        if interface.iface.is_empty() || interface.iface.len() > MAX_INTERFACE_NAME || interface.iface.contains('/') {
+            return refuse(line, format!("interface `{}`: not a Linux interface name", interface.iface));
+        }
+        if !ifaces.insert(&interface.iface) {
+            return refuse(line, format!("interface `{}` is bound twice", interface.iface));
+        }
+    }
     let linked: HashSet<&str> = topology.links.iter().flat_map(|l| [l.a.node(), l.b.node()]).collect();
     for (name, kind) in
         topology.switches.iter().map(|s| (s, "switch")).chain(topology.hosts.iter().map(|h| (h, "host")))

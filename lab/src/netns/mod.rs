@@ -11,6 +11,7 @@
 //! `/run/pfcswitch/PREFIXswK.log`.
 
 mod daemons;
+mod existing;
 mod ip;
 mod links;
 mod reap;
@@ -62,6 +63,9 @@ fn build(topology: &Topology, options: &UpOptions, tapped: &[bool], configs: &[P
     for (link, &tap) in topology.links.iter().zip(tapped) {
         links::add(topology, link, prefix, tap)?;
     }
+    for interface in &topology.interfaces {
+        existing::bind(topology, prefix, interface)?;
+    }
     if let Some(daemon) = &options.daemon {
         for (switch, config) in topology.switches.iter().zip(configs) {
             daemons::start(
@@ -79,8 +83,9 @@ fn build(topology: &Topology, options: &UpOptions, tapped: &[bool], configs: &[P
     Ok(())
 }
 
-/// Stops the daemons and removes every namespace `up` creates for `topology` under `prefix`
-/// (taps included); nothing else. Errors only if a namespace stays.
+/// Stops the daemons, moves the bound existing interfaces back, and removes every namespace
+/// `up` creates for `topology` under `prefix` (taps included); nothing else. Errors only if a
+/// namespace or an interface stays.
 pub fn down(topology: &Topology, prefix: &str) -> Result<()> {
     for switch in &topology.switches {
         daemons::stop(&format!("{prefix}{switch}"));
@@ -92,6 +97,11 @@ pub fn down(topology: &Topology, prefix: &str) -> Result<()> {
         .map(|node| format!("{prefix}{node}"))
         .chain(topology.links.iter().map(|link| tap_of(link, prefix)));
     let mut left = Vec::new();
+    for interface in &topology.interfaces {
+        if let Err(error) = existing::release(prefix, interface) {
+            left.push(format!("{}: {error:#}", interface.iface));
+        }
+    }
     let existing = ip::namespaces()?;
     for namespace in namespaces.filter(|ns| existing.contains(ns)) {
         if let Err(error) = ip::namespace_del(&namespace) {
@@ -99,7 +109,7 @@ pub fn down(topology: &Topology, prefix: &str) -> Result<()> {
         }
     }
     if !left.is_empty() {
-        bail!("namespaces left behind: {}", left.join("; "));
+        bail!("left behind: {}", left.join("; "));
     }
     Ok(())
 }

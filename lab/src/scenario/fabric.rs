@@ -141,6 +141,7 @@ pub fn write_description(fabric: &Fabric, label: &str, mtu: u32, configs: &Path,
         switches: (1..=fabric.switch_count()).map(|s| format!("sw{s}")).collect(),
         hosts: (1..=fabric.hosts.len()).map(|h| format!("h{h}")).collect(),
         links,
+        interfaces: Vec::new(),
         configs: Some(configs.into()),
     };
     std::fs::write(file, generated.to_toml()).with_context(|| format!("cannot write {}", file.display()))?;
