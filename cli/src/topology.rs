@@ -35,6 +35,10 @@ pub struct Named {
     /// Prepended to every namespace name.
     #[arg(long, default_value = "pfc-")]
     prefix: String,
+    /// The machine (of the description's `[machines]`) whose part this is; its links to the
+    /// other machines are VXLAN tunnels (default: all of it, here).
+    #[arg(long)]
+    machine: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -104,16 +108,19 @@ pub fn run(command: TopologyCommand, json: bool) -> Result<()> {
                 daemon,
                 scheduling: Scheduling { spin: args.spin, nice: args.nice, realtime: args.realtime },
                 taps: args.taps,
+                machine: args.named.machine,
             };
             netns::up(&topology, &options).with_context(|| format!("topology up {}", topology.name))
         }
-        TopologyCommand::Down(named) => netns::down(&find(&named.topology)?, &named.prefix),
-        TopologyCommand::Relink { named, end } => netns::relink(&find(&named.topology)?, &named.prefix, &end),
+        TopologyCommand::Down(named) => netns::down(&find(&named.topology)?, &named.prefix, named.machine.as_deref()),
+        TopologyCommand::Relink { named, end } => {
+            netns::relink(&find(&named.topology)?, &named.prefix, named.machine.as_deref(), &end)
+        }
     }
 }
 
 /// The first three lines (`switches …`, `hosts …`, `links sw1:p1-h1 …`) are for scripts; then
-/// each link's attributes.
+/// each link's attributes, the existing interfaces and the machines with their tunnels.
 fn describe(topology: &Topology, json: bool) {
     if json {
         let hosts: Vec<_> = topology
@@ -133,10 +140,19 @@ fn describe(topology: &Topology, json: bool) {
             })
             .collect();
         let configs = topology.configs.as_ref().map(|c| c.display().to_string());
+        let interfaces: Vec<_> =
+            topology.interfaces.iter().map(|i| json!({"port": i.end.to_string(), "iface": i.iface})).collect();
+        let machines: Vec<_> = topology
+            .machines
+            .iter()
+            .map(|m| json!({"name": m.name, "address": m.address.to_string(), "switches": m.switches}))
+            .collect();
         println!(
             "{}",
             json!({"name": topology.name, "file": topology.file.display().to_string(), "description": topology.description,
-                "configs": configs, "switches": topology.switches, "hosts": hosts, "links": links})
+                "configs": configs, "switches": topology.switches, "hosts": hosts, "links": links,
+                "interfaces": interfaces, "machines": machines,
+                "vxlan": {"port": topology.vxlan.port, "first_vni": topology.vxlan.first_vni}})
         );
         return;
     }
@@ -149,5 +165,25 @@ fn describe(topology: &Topology, json: bool) {
         let delay = pfcswitch_link::units::format_duration(link.delay);
         let (a, b) = (link.a.to_string(), link.b.to_string());
         println!("{a:<12} {b:<12} {:>12} {delay:>10} {:>8} {:>6}", link.speed.to_string(), link.loss, link.mtu);
+    }
+    if !topology.interfaces.is_empty() {
+        println!();
+        println!("{:<12} interface", "port");
+        for interface in &topology.interfaces {
+            println!("{:<12} {}", interface.end.to_string(), interface.iface);
+        }
+    }
+    if !topology.machines.is_empty() {
+        println!();
+        println!("{:<12} {:<24} switches", "machine", "address");
+        for machine in &topology.machines {
+            println!("{:<12} {:<24} {}", machine.name, machine.address.to_string(), machine.switches.join(" "));
+        }
+        for link in &topology.links {
+            let machine = topology.machine_of(link.a.node()).map(|m| m.name.as_str());
+            if let Some(tunnel) = topology.tunnel(link, machine) {
+                println!("tunnel {} vni {} udp {}", link.name(), tunnel.vni, tunnel.port);
+            }
+        }
     }
 }

@@ -100,7 +100,7 @@ pub enum ClassifierError {
          see `ip -d link show dev {iface}` and remove it with `ip link set dev {iface} xdp off`"
     )]
     SlotOccupied { iface: String },
-    #[error("cannot attach XDP in native (driver) mode to `{iface}`")]
+    #[error("cannot attach XDP to `{iface}`")]
     Attach { iface: String, source: ProgramError },
 }
 
@@ -167,13 +167,14 @@ impl Classifier {
         })
     }
 
-    /// Configures `iface` as a switch port and attaches the classifier to it in native mode.
-    ///
-    /// A link released by a killed predecessor may take a moment to leave the interface, so
-    /// an occupied slot is retried for up to two seconds before it is an error.
+    /// Configures `iface` as a switch port and attaches the classifier to it
+    /// ([`attach_program`]), saying in the log when its driver has no native XDP.
     pub fn attach(&mut self, iface: &str, port: &PortClassification) -> Result<(), ClassifierError> {
         let ifindex = self.configure_port(iface, port)?;
-        let link = attach_native(self.program(), iface, ifindex)?;
+        let (link, native) = attach_program(self.program(), iface, ifindex)?;
+        if !native {
+            log::warn!("{iface}: its driver has no native XDP; the classifier runs in generic mode (slower per frame)");
+        }
         self.attached.insert(port.port_index, (ifindex, link));
         Ok(())
     }
@@ -242,21 +243,32 @@ impl Classifier {
     }
 }
 
-/// Attaches a loaded XDP `program` to `iface` (index `ifindex`) in native (driver) mode
-/// through a BPF link.
+/// Attaches a loaded XDP `program` to `iface` (index `ifindex`) through a BPF link, in
+/// native (driver) mode where the driver has it (veth, most NICs) and else in generic mode,
+/// where the kernel runs XDP on its socket buffers (a VXLAN tunnel, a NIC without XDP): the
+/// same frames, at a higher cost per frame. Returns the link and whether it is native.
 ///
 /// A link released by a killed predecessor may take a moment to leave the interface, so an
 /// occupied slot is retried for up to two seconds before it is an error.
-pub fn attach_native(program: &mut Xdp, iface: &str, ifindex: u32) -> Result<XdpLinkId, ClassifierError> {
+pub fn attach_program(program: &mut Xdp, iface: &str, ifindex: u32) -> Result<(XdpLinkId, bool), ClassifierError> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let mut mode = XdpMode::Driver;
     loop {
-        match program.attach_to_if_index(ifindex, XdpMode::Driver).map_err(|source| attach_error(iface, source)) {
+        match program.attach_to_if_index(ifindex, mode).map_err(|source| attach_error(iface, source)) {
             Err(ClassifierError::SlotOccupied { .. }) if std::time::Instant::now() < deadline => {
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
-            result => return result,
+            Err(ClassifierError::Attach { source, .. }) if mode == XdpMode::Driver && no_native_xdp(&source) => {
+                mode = XdpMode::Skb;
+            }
+            result => return result.map(|link| (link, mode == XdpMode::Driver)),
         }
     }
+}
+
+/// The driver has no native XDP (`EOPNOTSUPP` from the kernel's `dev_xdp_attach`).
+fn no_native_xdp(source: &ProgramError) -> bool {
+    matches!(source, ProgramError::SyscallError(error) if error.io_error.raw_os_error() == Some(libc::EOPNOTSUPP))
 }
 
 fn attach_error(iface: &str, source: ProgramError) -> ClassifierError {

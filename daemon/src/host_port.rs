@@ -3,7 +3,7 @@
 //!
 //! A [`HostPort`] owns a small UMEM of its own, one AF_XDP socket on RX queue 0 of its
 //! interface, and the endpoint XDP program (`ebpf/endpoint.c`) attached in native (driver)
-//! mode. The program hands the socket only the frames an endpoint handles — MAC control
+//! mode (generic where the driver has none). The program hands the socket only the frames an endpoint handles — MAC control
 //! (PAUSE/PFC), CNM, the minimal test frames and IPv4 UDP to the traffic port, untagged or
 //! behind one 802.1Q tag — and passes everything else to the kernel stack, so ARP, ping and
 //! iperf3 keep working on the same interface.
@@ -31,7 +31,7 @@
 //! A `HostPort` is opened and used on one thread (it is not `Send`): open it on the thread
 //! that has entered the host's network namespace.
 
-use crate::classifier::{ClassifierError, attach_native, if_index};
+use crate::classifier::{ClassifierError, attach_program, if_index};
 use crate::umem::{FRAME_SIZE, FramePool, UmemArea};
 use crate::xsk::{Owner, RING_SIZE, Sockets, XskError, rx_queue_count, tx_desc};
 use aya::Ebpf;
@@ -178,9 +178,9 @@ impl HostPort {
         };
         port.refill();
         let program: &mut Xdp = port.ebpf.program_mut(PROGRAM_NAME).expect("loaded").try_into().expect("is XDP");
-        let link = attach_native(program, iface, ifindex).map_err(|error| match error {
+        let (link, _) = attach_program(program, iface, ifindex).map_err(|error| match error {
             ClassifierError::SlotOccupied { .. } => HostPortError::SlotOccupied { iface: iface.to_string() },
-            other => setup("attach the endpoint XDP program in native (driver) mode", iface)(other),
+            other => setup("attach the endpoint XDP program", iface)(other),
         })?;
         port.link = Some(link);
         Ok(port)

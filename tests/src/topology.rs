@@ -93,6 +93,7 @@ impl Topology {
             daemon: daemons.then(|| binary("pfcswitchd")),
             scheduling: Scheduling::default(),
             taps: Vec::new(),
+            machine: None,
         };
         if let Err(error) = netns::up(&description, &options) {
             panic!("topology up {name} failed: {error:#}");
@@ -103,7 +104,7 @@ impl Topology {
     /// Deletes the veth pair at `end` (`sw1:p2`) and creates it again as `up` did: a cable,
     /// or a NIC with its driver, replaced.
     pub fn relink(&self, end: &str) {
-        if let Err(error) = netns::relink(&self.description, &self.prefix, end) {
+        if let Err(error) = netns::relink(&self.description, &self.prefix, None, end) {
             panic!("relink {end} failed: {error:#}");
         }
     }
@@ -283,7 +284,7 @@ impl Drop for Daemon {
 
 impl Drop for Topology {
     fn drop(&mut self) {
-        if let Err(error) = netns::down(&self.description, &self.prefix) {
+        if let Err(error) = netns::down(&self.description, &self.prefix, None) {
             eprintln!("warning: topology down {} {}: {error:#}", self.description.name, self.prefix);
         }
         // `down` keeps daemon logs for users; a test run leaves none behind.

@@ -382,3 +382,107 @@ fn an_existing_interface_becomes_a_switch_port_and_goes_back_on_down() {
     assert!(Path::new("/sys/class/net").join(outside).exists(), "back under its own name");
     ip(&["-n", ctr, "link", "show", "dev", "eth0"]);
 }
+
+/// Each machine's part of a fabric over machines, taken down with the CLI when dropped
+/// (panics included), before the namespaces standing for the machines go.
+struct Parts<'a> {
+    file: &'a str,
+    /// (the machine's namespace, its name in the file, the prefix of its part)
+    parts: Vec<(String, &'a str, String)>,
+}
+
+impl Parts<'_> {
+    /// `pfcswitch ARGS --machine NAME --prefix PREFIX` in the network namespace of `part`
+    /// only, as on that machine: `ip netns exec` would give it a mount namespace of its own,
+    /// where the namespaces `topology up` names are not seen from outside.
+    fn on(&self, part: usize, args: &[&str]) -> Output {
+        let (netns, machine, prefix) = &self.parts[part];
+        Command::new("nsenter")
+            .arg(format!("--net=/run/netns/{netns}"))
+            .arg(binary("pfcswitch"))
+            .args(args)
+            .args([self.file, "--machine", machine, "--prefix", prefix])
+            .env("PFCSWITCHD", binary("pfcswitchd"))
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for Parts<'_> {
+    fn drop(&mut self) {
+        for (part, (_, _, prefix)) in self.parts.iter().enumerate() {
+            self.on(part, &["topology", "down"]);
+            for switch in ["tor1", "tor2"] {
+                let _ = std::fs::remove_file(pfcswitch_lab::netns::log_path(&format!("{prefix}{switch}")));
+            }
+        }
+    }
+}
+
+/// `[machines]`: docs/examples/two-racks/two-machines.toml, each rack on a machine of its
+/// own (two namespaces joined by a veth pair stand for the machines and their network). The
+/// uplink is a VXLAN tunnel: web1 on rack1 reaches db1 on rack2 through it, the frames on the
+/// machines' network are VXLAN with the uplink's VNI around the hosts' own, and each
+/// machine's `down` removes its part only.
+#[test]
+fn a_fabric_over_two_machines_joins_them_with_a_vxlan_tunnel() {
+    use pfcswitch_tests::{capture::Capture, netns::Netns, oracle::tshark_fields};
+    let _serial = serial();
+    let file = repo().join("docs/examples/two-racks/two-machines.toml");
+    let file = file.to_str().unwrap();
+    let (rack1, rack2) = (Netns::new("rack1"), Netns::new("rack2"));
+    let (under1, under2) = ("under1", "under2");
+    rack1.ip(&["link", "add", under1, "type", "veth", "peer", "name", under2, "netns", rack2.name()]);
+    for (machine, iface, address) in [(&rack1, under1, "192.0.2.1/24"), (&rack2, under2, "192.0.2.2/24")] {
+        machine.ip(&["addr", "add", address, "dev", iface]);
+        machine.ip(&["link", "set", iface, "mtu", "1550", "up"]);
+    }
+    let prefix = unique_prefix();
+    let parts = Parts {
+        file,
+        parts: vec![
+            (rack1.name().into(), "rack1", format!("{prefix}a")),
+            (rack2.name().into(), "rack2", format!("{prefix}b")),
+        ],
+    };
+    let elsewhere = pfcswitch(&["topology", "up", file, "--machine", "rack1", "--prefix", &prefix]);
+    let said = String::from_utf8_lossy(&elsewhere.stderr);
+    assert!(said.contains("its address 192.0.2.1 (line 22) is not on this machine"), "{said}");
+    assert_eq!(namespaces_with(&prefix), Vec::<String>::new(), "refused before anything was built");
+
+    for part in 0..2 {
+        let up = parts.on(part, &["topology", "up"]);
+        assert!(up.status.success(), "up {part}: {}", String::from_utf8_lossy(&up.stderr));
+    }
+    let mut built = namespaces_with(&prefix);
+    built.sort();
+    let expected: Vec<_> =
+        ["ator1", "aweb1", "aweb2", "bdb1", "btor2"].iter().map(|n| format!("{prefix}{n}")).collect();
+    assert_eq!(built, expected, "each machine built its own nodes");
+    let tor1 = format!("{prefix}ator1");
+    let tunnel = Command::new("ip").args(["-d", "-n", &tor1, "link", "show", "dev", "uplink"]).output().unwrap();
+    let tunnel = String::from_utf8_lossy(&tunnel.stdout);
+    assert!(tunnel.contains("vxlan id 4099 remote 192.0.2.2 local 192.0.2.1"), "{tunnel}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let capture = Capture::start_in(&rack1, under1, "udp port 4789", &dir.path().join("underlay.pcap"));
+    let ping_args = ["netns", "exec", &format!("{prefix}aweb1"), "ping", "-c", "3", "-i", "0.2", "-W", "2", "10.0.0.3"];
+    let ping = Command::new("ip").args(ping_args).output().unwrap();
+    assert!(ping.status.success(), "web1 -> db1 across the machines: {}", String::from_utf8_lossy(&ping.stdout));
+    let pcap = capture.stop();
+    let fields = tshark_fields(&pcap, &["vxlan.vni", "ip.src", "icmp.type"], &[]);
+    let echoes = |src: &str, kind: &str| {
+        fields.iter().filter(|f| f[0] == "4099" && f[1] == format!("192.0.2.1,{src}") && f[2] == kind).count()
+    };
+    assert!(echoes("10.0.0.1", "8") >= 3, "web1's echo requests in VNI 4099 from rack1: {fields:?}");
+    let replies = fields.iter().filter(|f| f[0] == "4099" && f[1] == "192.0.2.2,10.0.0.3" && f[2] == "0").count();
+    assert!(replies >= 3, "db1's replies in VNI 4099 from rack2: {fields:?}");
+
+    let down = parts.on(0, &["topology", "down"]);
+    assert!(down.status.success(), "down rack1: {}", String::from_utf8_lossy(&down.stderr));
+    let mut left = namespaces_with(&prefix);
+    left.sort();
+    assert_eq!(left, [format!("{prefix}bdb1"), format!("{prefix}btor2")], "rack2's part stays");
+    drop(parts);
+    assert_eq!(namespaces_with(&prefix), Vec::<String>::new());
+}

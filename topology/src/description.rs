@@ -1,5 +1,6 @@
 //! The description's types: nodes, links and their ends, host addresses.
 
+use super::machines::{Machine, VxlanSettings};
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{EthernetAddress, Ipv4Addr};
 use std::fmt;
@@ -24,6 +25,9 @@ pub struct Topology {
     pub links: Vec<Link>,
     /// Switch ports bound to interfaces that exist already (a NIC, a container's veth).
     pub interfaces: Vec<Interface>,
+    /// The machines the fabric spreads over (empty: all on one).
+    pub machines: Vec<Machine>,
+    pub vxlan: VxlanSettings,
     /// Each switch's pfcswitchd config: one file for every switch, or a directory of
     /// `SWITCH.toml`; absolute (the file names it relative to itself).
     pub configs: Option<PathBuf>,

@@ -3,6 +3,7 @@
 
 use super::description::{Link, Topology};
 use super::file::DEFAULT_MTU;
+use super::machines::VxlanSettings;
 use pfcswitch_link::units::{BitRate, format_duration};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -32,6 +33,21 @@ impl Topology {
             text.push_str("\n[interfaces]\n");
             for interface in &self.interfaces {
                 let _ = writeln!(text, "\"{}\" = {:?}", interface.end, interface.iface);
+            }
+        }
+        if !self.machines.is_empty() {
+            text.push_str("\n[machines]\n");
+            for machine in &self.machines {
+                let address = machine.address.to_string();
+                let _ = writeln!(
+                    text,
+                    "{} = {{ address = {address:?}, switches = [{}] }}",
+                    machine.name,
+                    quoted(&machine.switches)
+                );
+            }
+            if self.vxlan != VxlanSettings::default() {
+                let _ = write!(text, "\n[vxlan]\nport = {}\nvni = {}\n", self.vxlan.port, self.vxlan.first_vni);
             }
         }
         text

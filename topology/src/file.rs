@@ -7,9 +7,11 @@
 
 use super::description::{End, Interface, Link, Topology};
 use super::error::{TopologyError, line_at};
+use super::machines::{MAX_VNI, Machine, VxlanSettings};
 use pfcswitch_link::units::{BitRate, parse_duration};
 use serde::Deserialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
 use std::path::Path;
 use std::time::Duration;
 use toml::Spanned;
@@ -30,7 +32,24 @@ struct FileRepr {
     #[serde(default)]
     defaults: Attributes,
     #[serde(default)]
-    interfaces: std::collections::BTreeMap<String, String>,
+    interfaces: BTreeMap<String, String>,
+    #[serde(default)]
+    machines: BTreeMap<String, MachineRepr>,
+    vxlan: Option<VxlanRepr>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MachineRepr {
+    address: IpAddr,
+    switches: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VxlanRepr {
+    port: Option<u16>,
+    vni: Option<u32>,
 }
 
 /// What a link may set, and `[defaults]` for every link.
@@ -92,17 +111,32 @@ pub(crate) fn parse(text: &str, file: &Path) -> Result<(Topology, NodeLines), To
             line,
         });
     }
-    let interfaces_line = text.lines().position(|l| l.trim() == "[interfaces]").map_or(0, |i| i + 1);
     let interfaces = repr
         .interfaces
         .into_iter()
         .map(|(end, iface)| {
-            // The key's own line, after the table's header.
-            let quoted = format!("\"{end}\"");
-            let line = text.lines().enumerate().skip(interfaces_line).find(|(_, l)| l.contains(&quoted));
-            Interface { end: parse_end(&end), iface, line: line.map_or(interfaces_line, |(i, _)| i + 1) }
+            let line = key_line(text, "[interfaces]", &end);
+            Interface { end: parse_end(&end), iface, line }
         })
         .collect();
+    let machines = repr
+        .machines
+        .into_iter()
+        .map(|(name, m)| {
+            let line = key_line(text, "[machines]", &name);
+            Machine { name, address: m.address, switches: m.switches, line }
+        })
+        .collect();
+    let defaults = VxlanSettings::default();
+    let vxlan = repr.vxlan.map_or(defaults, |v| VxlanSettings {
+        port: v.port.unwrap_or(defaults.port),
+        first_vni: v.vni.unwrap_or(defaults.first_vni),
+    });
+    if vxlan.first_vni == 0 || u64::from(vxlan.first_vni) + links.len() as u64 > u64::from(MAX_VNI) {
+        let line = text.lines().position(|l| l.trim() == "[vxlan]").map(|i| i + 1);
+        let reason = format!("vxlan.vni = {}: the tunnels need VNIs 1..={MAX_VNI}, one per link", vxlan.first_vni);
+        return Err(refuse(line, reason));
+    }
     let base = file.parent().unwrap_or(Path::new("."));
     let topology = Topology {
         name: file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -112,6 +146,8 @@ pub(crate) fn parse(text: &str, file: &Path) -> Result<(Topology, NodeLines), To
         hosts: repr.hosts.into_iter().map(Spanned::into_inner).collect(),
         links,
         interfaces,
+        machines,
+        vxlan,
         configs: repr.configs.map(|c| base.join(&c).canonicalize().unwrap_or_else(|_| base.join(c))),
     };
     Ok((topology, node_lines))
@@ -141,4 +177,16 @@ fn parse_end(end: &str) -> End {
         Some((switch, port)) => End::Port { switch: switch.into(), port: port.into() },
         None => End::Host(end.into()),
     }
+}
+
+/// The line of `key` (written `"key"` or `key =`) in the table `header`, or the header's
+/// line: where a refusal of that entry points.
+fn key_line(text: &str, header: &str, key: &str) -> usize {
+    let Some(start) = text.lines().position(|l| l.trim() == header) else { return 0 };
+    let quoted = format!("\"{key}\"");
+    let names_key = |l: &str| {
+        let l = l.trim_start();
+        l.starts_with(&quoted) || l.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='))
+    };
+    text.lines().enumerate().skip(start + 1).find(|(_, l)| names_key(l)).map_or(start + 1, |(i, _)| i + 1)
 }

@@ -13,6 +13,7 @@ mod emit;
 mod error;
 mod file;
 mod load;
+mod machines;
 mod validate;
 
 #[cfg(test)]
@@ -20,3 +21,4 @@ mod tests;
 
 pub use description::{End, HostAddresses, Interface, Link, MAX_HOSTS, Topology, builtins};
 pub use error::TopologyError;
+pub use machines::{FIRST_VNI, MAX_VNI, Machine, Tunnel, VXLAN_PORT, VxlanSettings};

@@ -169,3 +169,59 @@ fn existing_interfaces_bind_free_switch_ports_and_write_back_out() {
     );
     assert!(refused("\"sw1:p9\" = \"a-very-long-interface\"\n").1.contains("not a Linux interface name"));
 }
+
+#[test]
+fn machines_split_the_fabric_and_the_links_between_them_are_tunnels_both_ends_agree_on() {
+    let with = |tables: &str| format!("{TWO_SWITCHES}\n{tables}");
+    let machines = "[machines]\nleft = { address = \"192.0.2.1\", switches = [\"sw1\"] }\nright = { address = \"192.0.2.2\", switches = [\"sw2\"] }\n";
+    let topology = parse(&with(machines)).unwrap();
+    assert_eq!(topology.machine_of("h2").map(|m| m.name.as_str()), Some("right"));
+    assert_eq!(topology.machine("left").map(|m| m.line), Some(16));
+    assert!(topology.runs_on("h1", Some("left")) && !topology.runs_on("sw2", Some("left")));
+    assert!(topology.runs_on("sw2", None), "an unsplit build runs everything");
+    let trunk = &topology.links[2];
+    let left = topology.tunnel(trunk, Some("left")).unwrap();
+    let right = topology.tunnel(trunk, Some("right")).unwrap();
+    assert_eq!((left.vni, left.port, right.vni), (FIRST_VNI + 2, VXLAN_PORT, FIRST_VNI + 2));
+    assert_eq!((left.local, left.remote), (right.remote, right.local));
+    assert_eq!(topology.tunnel(&topology.links[0], Some("left")), None, "a host link stays on its machine");
+    assert_eq!(topology.tunnel(trunk, None), None, "an unsplit build has no tunnels");
+    let again = parse(&with(&format!("{machines}\n[vxlan]\nport = 8472\nvni = 70\n"))).unwrap();
+    assert_eq!(again.vxlan, VxlanSettings { port: 8472, first_vni: 70 });
+    let written = parse(&again.to_toml()).unwrap();
+    let placement =
+        |t: &Topology| t.machines.iter().map(|m| (m.name.clone(), m.address, m.switches.clone())).collect::<Vec<_>>();
+    assert_eq!((placement(&written), written.vxlan), (placement(&again), again.vxlan));
+
+    let refused = |tables: &str| refusal(&with(tables));
+    assert_eq!(
+        refused("[machines]\nleft = { address = \"192.0.2.1\", switches = [\"sw1\"] }\n"),
+        (Some(16), "switch sw2 is on no machine: [machines] must place every switch".into())
+    );
+    assert_eq!(
+        refused(
+            "[machines]\nleft = { address = \"192.0.2.1\", switches = [\"sw1\", \"sw2\"] }\nright = { address = \"192.0.2.2\", switches = [\"sw2\"] }\n"
+        ),
+        (Some(17), "switch sw2 is on machine left (line 16) already".into())
+    );
+    assert_eq!(
+        refused("[machines]\nleft = { address = \"192.0.2.1\", switches = [\"sw1\", \"sw9\"] }\n").1,
+        "machine left: unknown switch `sw9`"
+    );
+    assert_eq!(
+        refused("[machines]\nleft = { address = \"192.0.2.1\", switches = [\"sw1\"] }\nright = { address = \"192.0.2.1\", switches = [\"sw2\"] }\n").1,
+        "machines left and right both have address 192.0.2.1"
+    );
+    assert_eq!(
+        refused(
+            "[machines]\nleft = { address = \"192.0.2.1\", switches = [\"sw1\"] }\nright = { address = \"2001:db8::2\", switches = [\"sw2\"] }\n"
+        ),
+        (Some(8), "link sw1:p2-sw2:p2 joins machine left over IPv4 and right over IPv6".into())
+    );
+    assert_eq!(refused(&format!("{machines}[vxlan]\nvni = 16777214\n")).0, Some(18));
+    assert!(
+        refused("[machines]\nleft = { address = \"nowhere\", switches = [\"sw1\"] }\n")
+            .1
+            .contains("invalid IP address")
+    );
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 /// Linux's interface names: at most 15 bytes.
 const MAX_INTERFACE_NAME: usize = 15;
 /// Node names become namespace names after a prefix; shorter keeps `ip netns` listings legible.
-const MAX_NODE_NAME: usize = 32;
+pub(crate) const MAX_NODE_NAME: usize = 32;
 /// IPv6's minimum (hosts get IPv6 addresses) up to the jumbo frames the datapath carries.
 const MTU_RANGE: std::ops::RangeInclusive<u32> = 1280..=9000;
 /// A second of propagation is a misplaced unit, not a cable.
@@ -111,6 +111,7 @@ pub(crate) fn check(topology: &Topology, node_lines: &NodeLines) -> Result<(), T
             return refuse(node_line(name), format!("{kind} `{name}` has no link"));
         }
     }
+    super::machines::check(topology)?;
     if let Some(stranded) = unreachable_node(topology) {
         return refuse(
             node_line(stranded),
@@ -123,7 +124,7 @@ pub(crate) fn check(topology: &Topology, node_lines: &NodeLines) -> Result<(), T
 /// Names become namespace and interface names: letters, digits, `_` and `.` (not `-`, which
 /// joins the ends in a link's name, nor `:`, which separates a switch from its port, nor `/`
 /// or spaces, which `ip` refuses).
-fn check_name(name: &str, max: usize) -> Result<(), String> {
+pub(crate) fn check_name(name: &str, max: usize) -> Result<(), String> {
     if name.is_empty() || name.len() > max {
         return Err(format!("must be 1 to {max} characters"));
     }

@@ -6,7 +6,6 @@
 use super::ip;
 use anyhow::{Result, bail};
 use pfcswitch_topology::{Interface, Topology};
-use std::path::Path;
 
 /// Features that would hand the switch frames unlike the wire's: a VLAN tag lifted into
 /// metadata reaches the XDP classifier untagged (priority 0), and GRO/LRO merge frames into
@@ -21,7 +20,8 @@ fn namespace_and_port<'a>(prefix: &str, interface: &'a Interface) -> (String, &'
 pub(super) fn bind(topology: &Topology, prefix: &str, interface: &Interface) -> Result<()> {
     let (namespace, port) = namespace_and_port(prefix, interface);
     let iface = interface.iface.as_str();
-    if !Path::new("/sys/class/net").join(iface).exists() {
+    // Asked over netlink: /sys shows the namespace it was mounted in, which need not be ours.
+    if ip::run(&["link", "show", "dev", iface]).is_err() {
         bail!(
             "{}:{}: interface `{iface}` (for {}) does not exist in this network namespace",
             topology.file.display(),

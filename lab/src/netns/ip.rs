@@ -5,11 +5,27 @@ use std::process::Command;
 
 /// Runs `program args`; fails with the command line and its stderr.
 pub(super) fn command(program: &str, args: &[&str]) -> Result<()> {
+    command_output(program, args).map(drop)
+}
+
+fn command_output(program: &str, args: &[&str]) -> Result<String> {
     let output = Command::new(program).args(args).output().with_context(|| format!("cannot run {program}"))?;
     if !output.status.success() {
         bail!("{program} {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr).trim());
     }
-    Ok(())
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// `ip args`' output.
+pub(super) fn output(args: &[&str]) -> Result<String> {
+    command_output("ip", args)
+}
+
+/// The word after `key` in `ip`'s one-line output (`dev` in `ip route get`, `mtu` in
+/// `ip -o link show`).
+pub(super) fn word_after<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let words: Vec<_> = text.split_whitespace().collect();
+    words.windows(2).find(|w| w[0] == key).map(|w| w[1])
 }
 
 pub(super) fn run(args: &[&str]) -> Result<()> {

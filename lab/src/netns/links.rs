@@ -33,34 +33,40 @@ pub(super) fn add(topology: &Topology, link: &Link, prefix: &str, tapped: bool) 
         ip::run(&["link", "add", a_if, "netns", &a_ns, "type", "veth", "peer", "name", b_if, "netns", &b_ns])?;
     }
     for end in [&link.a, &link.b] {
-        let namespace = format!("{prefix}{}", end.node());
-        let mtu = link.mtu.to_string();
-        match end {
-            End::Port { port, .. } => {
-                ip::exec(&namespace, &["sysctl", "-qw", &format!("net.ipv6.conf.{port}.disable_ipv6=1")])?;
-                ip::run(&["-n", &namespace, "link", "set", port, "mtu", &mtu, "up"])?;
-            }
-            End::Host(host) => {
-                let addresses = topology.host_addresses(host).expect("a checked description's host");
-                ip::run(&["-n", &namespace, "link", "set", "eth0", "address", &addresses.mac.to_string()])?;
-                ip::run(&["-n", &namespace, "addr", "add", &format!("{}/24", addresses.ipv4), "dev", "eth0"])?;
-                ip::run(&[
-                    "-n",
-                    &namespace,
-                    "-6",
-                    "addr",
-                    "add",
-                    &format!("{}/64", addresses.ipv6),
-                    "dev",
-                    "eth0",
-                    "nodad",
-                ])?;
-                no_offloads(&namespace, "eth0", &["txvlan", "tx", "tso", "gso"])?;
-                ip::run(&["-n", &namespace, "link", "set", "eth0", "mtu", &mtu, "up"])?;
-            }
-        }
+        set_up(topology, link, end, prefix)?;
     }
     Ok(())
+}
+
+/// Sets `end` of `link` up in its namespace at the link's MTU: a port without IPv6 (the
+/// switch sends nothing of its own there), a host with its addresses and offloads off.
+pub(super) fn set_up(topology: &Topology, link: &Link, end: &End, prefix: &str) -> Result<()> {
+    let namespace = format!("{prefix}{}", end.node());
+    let mtu = link.mtu.to_string();
+    match end {
+        End::Port { port, .. } => {
+            ip::exec(&namespace, &["sysctl", "-qw", &format!("net.ipv6.conf.{port}.disable_ipv6=1")])?;
+            ip::run(&["-n", &namespace, "link", "set", port, "mtu", &mtu, "up"])
+        }
+        End::Host(host) => {
+            let addresses = topology.host_addresses(host).expect("a checked description's host");
+            ip::run(&["-n", &namespace, "link", "set", "eth0", "address", &addresses.mac.to_string()])?;
+            ip::run(&["-n", &namespace, "addr", "add", &format!("{}/24", addresses.ipv4), "dev", "eth0"])?;
+            ip::run(&[
+                "-n",
+                &namespace,
+                "-6",
+                "addr",
+                "add",
+                &format!("{}/64", addresses.ipv6),
+                "dev",
+                "eth0",
+                "nodad",
+            ])?;
+            no_offloads(&namespace, "eth0", &["txvlan", "tx", "tso", "gso"])?;
+            ip::run(&["-n", &namespace, "link", "set", "eth0", "mtu", &mtu, "up"])
+        }
+    }
 }
 
 fn no_offloads(namespace: &str, interface: &str, features: &[&str]) -> Result<()> {

@@ -14,6 +14,7 @@ mod daemons;
 mod existing;
 mod ip;
 mod links;
+mod machines;
 mod reap;
 
 pub use daemons::{RUN_DIR, Scheduling, log_path, socket_path};
@@ -38,36 +39,46 @@ pub struct UpOptions {
     pub scheduling: Scheduling,
     /// Link ends (`sw1:p3`, or a host) whose links go through a tap namespace ([`tap_of`]).
     pub taps: Vec<String>,
+    /// The machine of the description's `[machines]` whose part to build here, its links to
+    /// the other machines as VXLAN tunnels; `None` builds all of it here, on veths.
+    pub machine: Option<String>,
 }
 
 /// Builds `topology`; on any failure removes what it built and returns the error.
 pub fn up(topology: &Topology, options: &UpOptions) -> Result<()> {
-    let tapped = tapped_links(topology, &options.taps)?;
+    let here = options.machine.as_deref();
+    machines::check_here(topology, here)?;
+    let tapped = tapped_links(topology, &options.taps, here)?;
     let configs = match options.daemon {
         Some(_) => switch_configs(topology, options)?,
         None => Vec::new(),
     };
     let built = build(topology, options, &tapped, &configs);
     if built.is_err() {
-        let _ = down(topology, &options.prefix);
+        let _ = down(topology, &options.prefix, here);
     }
     built
 }
 
 fn build(topology: &Topology, options: &UpOptions, tapped: &[bool], configs: &[PathBuf]) -> Result<()> {
-    let prefix = &options.prefix;
+    let (prefix, here) = (&options.prefix, options.machine.as_deref());
     std::fs::create_dir_all(RUN_DIR).with_context(|| format!("cannot create {RUN_DIR}"))?;
-    for node in topology.switches.iter().chain(&topology.hosts) {
+    for node in topology.switches.iter().chain(&topology.hosts).filter(|node| topology.runs_on(node, here)) {
         ip::namespace_add(&format!("{prefix}{node}"))?;
     }
     for (link, &tap) in topology.links.iter().zip(tapped) {
-        links::add(topology, link, prefix, tap)?;
+        match topology.tunnel(link, here) {
+            Some(tunnel) => machines::add_tunnel(link, prefix, here, &tunnel, topology)?,
+            None if topology.runs_on(link.a.node(), here) => links::add(topology, link, prefix, tap)?,
+            None => {}
+        }
     }
-    for interface in &topology.interfaces {
+    for interface in topology.interfaces.iter().filter(|i| topology.runs_on(i.end.node(), here)) {
         existing::bind(topology, prefix, interface)?;
     }
     if let Some(daemon) = &options.daemon {
-        for (switch, config) in topology.switches.iter().zip(configs) {
+        let local = topology.switches.iter().zip(configs).filter(|(switch, _)| topology.runs_on(switch, here));
+        for (switch, config) in local {
             daemons::start(
                 &format!("{prefix}{switch}"),
                 daemon,
@@ -76,7 +87,7 @@ fn build(topology: &Topology, options: &UpOptions, tapped: &[bool], configs: &[P
                 &cables(topology, switch),
             )?;
         }
-        for switch in &topology.switches {
+        for switch in topology.switches.iter().filter(|switch| topology.runs_on(switch, here)) {
             daemons::wait_ready(&format!("{prefix}{switch}"))?;
         }
     }
@@ -84,20 +95,20 @@ fn build(topology: &Topology, options: &UpOptions, tapped: &[bool], configs: &[P
 }
 
 /// Stops the daemons, moves the bound existing interfaces back, and removes every namespace
-/// `up` creates for `topology` under `prefix` (taps included); nothing else. Errors only if a
-/// namespace or an interface stays.
-pub fn down(topology: &Topology, prefix: &str) -> Result<()> {
-    for switch in &topology.switches {
+/// `up` creates for `topology` under `prefix` (taps included) on machine `here` (`None`: all
+/// of it); nothing else. Errors only if a namespace or an interface stays.
+pub fn down(topology: &Topology, prefix: &str, here: Option<&str>) -> Result<()> {
+    machines::check_here(topology, here)?;
+    let local = |node: &str| topology.runs_on(node, here);
+    for switch in topology.switches.iter().filter(|switch| local(switch)) {
         daemons::stop(&format!("{prefix}{switch}"));
     }
-    let namespaces = topology
-        .switches
-        .iter()
-        .chain(&topology.hosts)
+    let namespaces = (topology.switches.iter().chain(&topology.hosts))
+        .filter(|node| local(node))
         .map(|node| format!("{prefix}{node}"))
-        .chain(topology.links.iter().map(|link| tap_of(link, prefix)));
+        .chain(topology.links.iter().filter(|link| local(link.a.node())).map(|link| tap_of(link, prefix)));
     let mut left = Vec::new();
-    for interface in &topology.interfaces {
+    for interface in topology.interfaces.iter().filter(|i| local(i.end.node())) {
         if let Err(error) = existing::release(prefix, interface) {
             left.push(format!("{}: {error:#}", interface.iface));
         }
@@ -114,12 +125,22 @@ pub fn down(topology: &Topology, prefix: &str) -> Result<()> {
     Ok(())
 }
 
-/// Deletes the veth pair at `end` (`sw1:p2`) if it exists and creates it again as `up` did:
-/// a cable, or a NIC with its driver, replaced. Tapped links are not relinked.
-pub fn relink(topology: &Topology, prefix: &str, end: &str) -> Result<()> {
+/// Deletes the veth pair (or this machine's end of the tunnel) at `end` (`sw1:p2`) if it
+/// exists and creates it again as `up` did: a cable, or a NIC with its driver, replaced.
+/// Tapped links are not relinked.
+pub fn relink(topology: &Topology, prefix: &str, here: Option<&str>, end: &str) -> Result<()> {
+    machines::check_here(topology, here)?;
     let link = topology.link_at(end).with_context(|| format!("no link at {end} in {}", topology.name))?;
-    let _ = ip::run(&["-n", &format!("{prefix}{}", link.a.node()), "link", "del", link.a.interface()]);
-    links::add(topology, link, prefix, false)
+    let Some(tunnel) = topology.tunnel(link, here) else {
+        if !topology.runs_on(link.a.node(), here) {
+            bail!("{end}: its link is on another machine");
+        }
+        let _ = ip::run(&["-n", &format!("{prefix}{}", link.a.node()), "link", "del", link.a.interface()]);
+        return links::add(topology, link, prefix, false);
+    };
+    let local = machines::local_end(link, topology, here);
+    let _ = ip::run(&["-n", &format!("{prefix}{}", local.node()), "link", "del", local.interface()]);
+    machines::add_tunnel(link, prefix, here, &tunnel, topology)
 }
 
 /// Sets the interface at `end` down or up (`ip link set`): a veth pair's carrier goes at
@@ -149,9 +170,16 @@ pub fn start_daemon(
     daemons::wait_ready(&namespace)
 }
 
-fn tapped_links(topology: &Topology, taps: &[String]) -> Result<Vec<bool>> {
+fn tapped_links(topology: &Topology, taps: &[String], here: Option<&str>) -> Result<Vec<bool>> {
     for end in taps {
-        topology.link_at(end).with_context(|| format!("--tap {end}: no link at {end} in {}", topology.name))?;
+        let link =
+            topology.link_at(end).with_context(|| format!("--tap {end}: no link at {end} in {}", topology.name))?;
+        if topology.tunnel(link, here).is_some() {
+            bail!(
+                "--tap {end}: its link is a tunnel between machines; capture it on their network (UDP port {})",
+                topology.vxlan.port
+            );
+        }
     }
     Ok(topology.links.iter().map(|link| taps.iter().any(|end| link.has_end(end))).collect())
 }

@@ -142,6 +142,8 @@ pub fn write_description(fabric: &Fabric, label: &str, mtu: u32, configs: &Path,
         hosts: (1..=fabric.hosts.len()).map(|h| format!("h{h}")).collect(),
         links,
         interfaces: Vec::new(),
+        machines: Vec::new(),
+        vxlan: Default::default(),
         configs: Some(configs.into()),
     };
     std::fs::write(file, generated.to_toml()).with_context(|| format!("cannot write {}", file.display()))?;

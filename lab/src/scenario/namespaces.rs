@@ -49,6 +49,7 @@ impl Topology {
             daemon: Some(daemon),
             scheduling: netns::Scheduling::default(),
             taps,
+            machine: None,
         };
         netns::up(&description, &options).with_context(|| format!("topology up {name}"))?;
         let daemon = options.daemon.expect("set above");
@@ -79,7 +80,7 @@ impl Topology {
 impl Drop for Topology {
     fn drop(&mut self) {
         let FaultApplier { description, prefix, .. } = &self.faults;
-        if let Err(error) = netns::down(description, prefix) {
+        if let Err(error) = netns::down(description, prefix, None) {
             eprintln!("warning: topology down {} --prefix {prefix}: {error:#}", description.name);
         }
         // The daemons' logs belong with the run's results, not in /run.
