@@ -1,9 +1,9 @@
 //! The description's types: nodes, links and their ends, host addresses.
 
-use super::machines::{Machine, VxlanSettings};
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{EthernetAddress, Ipv4Addr};
 use std::fmt;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -65,6 +65,46 @@ pub struct Interface {
     /// The interface's name where `up` runs.
     pub iface: String,
     pub line: usize,
+}
+
+/// The IANA port of VXLAN (RFC 7348 §5).
+pub const VXLAN_PORT: u16 = 4789;
+/// The first VNI when `[vxlan]` sets none: low VNIs are the ones a network's own overlays
+/// take first.
+pub const FIRST_VNI: u32 = 4096;
+/// VNIs are 24 bits.
+pub const MAX_VNI: u32 = (1 << 24) - 1;
+
+/// A machine that runs part of the fabric.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Machine {
+    pub name: String,
+    /// Where the other machines' tunnels reach it, and where its own leave from.
+    pub address: IpAddr,
+    pub switches: Vec<String>,
+    pub line: usize,
+}
+
+/// `[vxlan]`: the UDP port and the first VNI of the tunnels between machines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VxlanSettings {
+    pub port: u16,
+    pub first_vni: u32,
+}
+
+impl Default for VxlanSettings {
+    fn default() -> VxlanSettings {
+        VxlanSettings { port: VXLAN_PORT, first_vni: FIRST_VNI }
+    }
+}
+
+/// How one machine builds a link with its other end on another machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tunnel {
+    pub vni: u32,
+    pub port: u16,
+    pub local: IpAddr,
+    pub remote: IpAddr,
 }
 
 /// A host's addresses, from its position in the description.

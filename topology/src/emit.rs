@@ -1,9 +1,8 @@
 //! A description as a file of the format `file.rs` reads: what a generated fabric writes
 //! beside its run, so that `pfcswitch topology up` can build it again.
 
-use super::description::{Link, Topology};
+use super::description::{Link, Topology, VxlanSettings};
 use super::file::DEFAULT_MTU;
-use super::machines::VxlanSettings;
 use pfcswitch_link::units::{BitRate, format_duration};
 use std::collections::HashMap;
 use std::fmt::Write;

@@ -5,9 +5,9 @@
 //! `[interfaces]` table binds switch ports to interfaces that exist already
 //! (`"sw1:p4" = "enp3s0"`).
 
-use super::description::{End, Interface, Link, Topology};
+use super::description::{End, Interface, Link, MAX_VNI, Machine, Topology, VxlanSettings};
 use super::error::{TopologyError, line_at};
-use super::machines::{MAX_VNI, Machine, VxlanSettings};
+
 use pfcswitch_link::units::{BitRate, parse_duration};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};

@@ -19,6 +19,8 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
-pub use description::{End, HostAddresses, Interface, Link, MAX_HOSTS, Topology, builtins};
+pub use description::{
+    End, FIRST_VNI, HostAddresses, Interface, Link, MAX_HOSTS, MAX_VNI, Machine, Topology, Tunnel, VXLAN_PORT,
+    VxlanSettings, builtins,
+};
 pub use error::TopologyError;
-pub use machines::{FIRST_VNI, MAX_VNI, Machine, Tunnel, VXLAN_PORT, VxlanSettings};

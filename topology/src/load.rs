@@ -2,7 +2,7 @@
 
 use super::description::{Topology, builtins};
 use super::error::TopologyError;
-use super::{file, validate};
+use super::{file, machines, validate};
 use std::path::Path;
 
 impl Topology {
@@ -17,6 +17,7 @@ impl Topology {
     pub fn parse(text: &str, file: &Path) -> Result<Topology, TopologyError> {
         let (topology, node_lines) = file::parse(text, file)?;
         validate::check(&topology, &node_lines)?;
+        machines::check(&topology)?;
         Ok(topology)
     }
 

@@ -5,51 +5,11 @@
 //! without talking to each other: the VNI is `[vxlan] vni` plus the link's position in the
 //! file.
 
-use super::description::{End, Link, Topology};
+use super::description::{End, Link, Machine, Topology, Tunnel};
 use super::error::TopologyError;
 use super::validate::{MAX_NODE_NAME, check_name};
 use std::collections::HashMap;
 use std::net::IpAddr;
-
-/// The IANA port of VXLAN (RFC 7348 §5).
-pub const VXLAN_PORT: u16 = 4789;
-/// The first VNI when `[vxlan]` sets none: low VNIs are the ones a network's own overlays
-/// take first.
-pub const FIRST_VNI: u32 = 4096;
-/// VNIs are 24 bits.
-pub const MAX_VNI: u32 = (1 << 24) - 1;
-
-/// A machine that runs part of the fabric.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Machine {
-    pub name: String,
-    /// Where the other machines' tunnels reach it, and where its own leave from.
-    pub address: IpAddr,
-    pub switches: Vec<String>,
-    pub line: usize,
-}
-
-/// `[vxlan]`: the UDP port and the first VNI of the tunnels between machines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct VxlanSettings {
-    pub port: u16,
-    pub first_vni: u32,
-}
-
-impl Default for VxlanSettings {
-    fn default() -> VxlanSettings {
-        VxlanSettings { port: VXLAN_PORT, first_vni: FIRST_VNI }
-    }
-}
-
-/// How one machine builds a link with its other end on another machine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tunnel {
-    pub vni: u32,
-    pub port: u16,
-    pub local: IpAddr,
-    pub remote: IpAddr,
-}
 
 impl Topology {
     /// The machine `node` (a switch, or a host by its switch) runs on, if the description

@@ -111,7 +111,6 @@ pub(crate) fn check(topology: &Topology, node_lines: &NodeLines) -> Result<(), T
             return refuse(node_line(name), format!("{kind} `{name}` has no link"));
         }
     }
-    super::machines::check(topology)?;
     if let Some(stranded) = unreachable_node(topology) {
         return refuse(
             node_line(stranded),
