@@ -177,6 +177,23 @@ fn a_failure_half_way_and_a_bad_description_leave_nothing_behind() {
     assert!(!output.status.success());
     assert!(stderr.contains("bad.toml:5: port sw1:p1 is already on the link of line 4"), "{stderr}");
     assert_eq!(namespaces_with(&prefix), Vec::<String>::new(), "refused before anything was created");
+
+    // leaf-spine-2s with sw1 flooding on both uplinks: broadcasts would go round sw1, sw3,
+    // sw2, sw4 for ever.
+    let configs = dir.path().join("flooding");
+    std::fs::create_dir(&configs).unwrap();
+    for switch in ["sw1", "sw2", "sw3", "sw4"] {
+        let config = std::fs::read_to_string(repo().join(format!("configs/leaf-spine-2s/{switch}.toml"))).unwrap();
+        let config = if switch == "sw1" { config.replace("flooding = false\n", "") } else { config };
+        std::fs::write(configs.join(format!("{switch}.toml")), config).unwrap();
+    }
+    let output =
+        pfcswitch(&["topology", "up", "leaf-spine-2s", "--prefix", &prefix, "--config-dir", configs.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("leaf-spine-2s.toml:11: frames flooded by sw3 come back to it"), "{stderr}");
+    assert!(stderr.contains("sw1:p4 → sw4:p1"), "the loop's hops: {stderr}");
+    assert_eq!(namespaces_with(&prefix), Vec::<String>::new(), "refused before anything was created");
 }
 
 #[test]

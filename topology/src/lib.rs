@@ -12,6 +12,7 @@ mod description;
 mod emit;
 mod error;
 mod file;
+mod flooding;
 mod load;
 mod machines;
 mod validate;

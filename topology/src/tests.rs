@@ -225,3 +225,32 @@ fn machines_split_the_fabric_and_the_links_between_them_are_tunnels_both_ends_ag
             .contains("invalid IP address")
     );
 }
+
+#[test]
+fn a_loop_of_flooding_switches_is_refused_and_a_flooding_tree_is_not() {
+    let ring = "switches = [\"sw1\", \"sw2\", \"sw3\"]\nhosts = [\"h1\"]\nlinks = [\n  \"sw1:p1 h1\",\n  \"sw1:p2 sw2:p1\",\n  \"sw2:p2 sw3:p1\",\n  \"sw3:p2 sw1:p3\",\n]\n[defaults]\nspeed = \"1Gbps\"\n";
+    let topology = parse(ring).unwrap();
+    let error = topology.check_flooding(|_, _| true).unwrap_err();
+    assert_eq!(error.file, Path::new("/x/mine.toml"));
+    assert!(
+        error.reason.contains("sw1:p2 → sw2:p1, sw2:p2 → sw3:p1, sw3:p2 → sw1:p3")
+            || error.reason.contains("sw1:p3 → sw3:p2, sw3:p1 → sw2:p2, sw2:p1 → sw1:p2"),
+        "{error}"
+    );
+    assert!(error.reason.contains("turn `flooding` off"), "{error}");
+    // A ring is broken by a link whose two ends flood nothing; one end alone leaves the
+    // other way round.
+    let off = |ends: &'static [(&str, &str)]| move |switch: &str, port: &str| !ends.contains(&(switch, port));
+    assert!(topology.check_flooding(off(&[("sw3", "p2")])).is_err());
+    topology.check_flooding(off(&[("sw3", "p2"), ("sw1", "p3")])).unwrap();
+    // Frames never go straight back over the link they came on: two switches on one link flood freely.
+    let pair = parse(&TWO_SWITCHES.replace("configs = \"configs\"\n", "")).unwrap();
+    pair.check_flooding(|_, _| true).unwrap();
+    // Two links between the same two switches are a loop.
+    let doubled = TWO_SWITCHES.replace("  \"h2 sw2:p1\",\n", "  \"h2 sw2:p1\",\n  \"sw1:p3 sw2:p3\",\n");
+    assert!(parse(&doubled).unwrap().check_flooding(|_, _| true).is_err());
+    // The built-in multipath topology floods along a tree, with its own configs.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../topologies");
+    let leaf_spine = Topology::find("leaf-spine-2s", &dir).unwrap();
+    assert!(leaf_spine.check_flooding(|_, _| true).is_err(), "two spines are a loop when every port floods");
+}

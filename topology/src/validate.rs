@@ -1,7 +1,8 @@
 //! What a description must satisfy before anything is built: known and unique names that
 //! make valid namespace and interface names, each port and host used once, every host on
 //! one link to a switch, speeds, delays, loss and MTUs in range, and one connected fabric.
-//! Loops of learning switches need the switches' configs: the lab checks them.
+//! Loops that flooded frames go round need the switches' configs: `flooding.rs`, called by
+//! the lab once it has them.
 
 use super::description::{End, MAX_HOSTS, Topology};
 use super::error::TopologyError;

@@ -22,6 +22,7 @@ pub use links::tap_of;
 pub use reap::reap_orphans;
 
 use anyhow::{Context, Result, anyhow, bail};
+use pfcswitch_switch::config::SwitchConfig;
 use pfcswitch_topology::Topology;
 use std::path::{Path, PathBuf};
 
@@ -202,6 +203,23 @@ fn cables(topology: &Topology, switch: &str) -> Vec<String> {
 /// speeds that differ from the links', and link delays its headroom does not cover, are
 /// warned about (the daemon shapes each port at its config's speed).
 fn switch_configs(topology: &Topology, options: &UpOptions) -> Result<Vec<PathBuf>> {
+    let mut loaded = Vec::new();
+    let paths = config_paths(topology, options, &mut loaded)?;
+    check_flooding(topology, &loaded)?;
+    Ok(paths)
+}
+
+/// Refuses `topology` if, with `configs` (one per switch, in order), frames flooded by a
+/// switch come back to it ([`Topology::check_flooding`]).
+pub fn check_flooding(topology: &Topology, configs: &[SwitchConfig]) -> Result<()> {
+    let floods = |switch: &str, port: &str| {
+        let index = topology.switches.iter().position(|s| s == switch);
+        index.is_some_and(|i| configs[i].ports.iter().any(|p| p.name == port && p.flooding))
+    };
+    Ok(topology.check_flooding(floods)?)
+}
+
+fn config_paths(topology: &Topology, options: &UpOptions, loaded: &mut Vec<SwitchConfig>) -> Result<Vec<PathBuf>> {
     let from = options.configs.as_ref().or(topology.configs.as_ref()).with_context(|| {
         format!("{}: names no `configs`; give the switches' configs (--config-dir)", topology.file.display())
     })?;
@@ -214,8 +232,9 @@ fn switch_configs(topology: &Topology, options: &UpOptions) -> Result<Vec<PathBu
                 bail!("no config for {switch}: {} is not a file", config.display());
             }
             // The daemon's own check, before anything is built.
-            let (loaded, _) = pfcswitchd::config::load(&config).map_err(|error| anyhow!("{switch}: {error}"))?;
-            daemons::warn_link_mismatch(topology, switch, &config, &loaded);
+            let (switch_config, _) = pfcswitchd::config::load(&config).map_err(|error| anyhow!("{switch}: {error}"))?;
+            daemons::warn_link_mismatch(topology, switch, &config, &switch_config);
+            loaded.push(switch_config);
             Ok(config)
         })
         .collect()

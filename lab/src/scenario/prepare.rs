@@ -137,6 +137,7 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         let (config, _) = pfcswitchd::config::load(&path).map_err(|e| with_sets(e.into()))?;
         configs.push(config);
     }
+    crate::netns::check_flooding(&topology, &configs).map_err(with_sets)?;
     let in_force = InForce::of(&scenario, &configs);
     if in_force.qcn_reaction.is_some() && scenario.transport.dcqcn.is_some() {
         bail!(
