@@ -40,8 +40,11 @@ impl Topology {
     }
 }
 
-/// The trunk's two ends as (switch, port), from `a` to `b` when `forward`.
-fn ends(link: &Link, forward: bool) -> Option<((&str, &str), (&str, &str))> {
+/// A switch's port: (switch, port).
+type PortOf<'a> = (&'a str, &'a str);
+
+/// The trunk's two ends, from `a` to `b` when `forward`.
+fn ends(link: &Link, forward: bool) -> Option<(PortOf<'_>, PortOf<'_>)> {
     let (End::Port { switch: a, port: pa }, End::Port { switch: b, port: pb }) = (&link.a, &link.b) else {
         return None;
     };
