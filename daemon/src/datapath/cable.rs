@@ -68,15 +68,36 @@ pub enum Fate {
     Lost,
 }
 
-/// One port's cable: the frames on it each way, and what it lost.
+/// One direction of a cable: the frames on it, each with when it comes off, and how many
+/// it lost.
+#[derive(Debug, Default)]
+pub struct Line {
+    frames: VecDeque<(Instant, XdpDesc)>,
+    pub lost: u64,
+}
+
+impl Line {
+    /// The next frame whose delay has passed by `now`.
+    fn arrived(&mut self, now: Instant) -> Option<XdpDesc> {
+        self.frames.front().is_some_and(|&(at, _)| at <= now).then(|| self.frames.pop_front().unwrap().1)
+    }
+
+    /// Counts what is on the line as lost and returns it.
+    fn cut(&mut self) -> Vec<XdpDesc> {
+        self.lost += self.frames.len() as u64;
+        self.frames.drain(..).map(|(_, desc)| desc).collect()
+    }
+}
+
+/// One port's cable: a line each way.
 #[derive(Debug)]
 pub struct Cable {
     pub spec: CableSpec,
     rng: Rng,
-    outgoing: VecDeque<(Instant, XdpDesc)>,
-    incoming: VecDeque<(Instant, XdpDesc)>,
-    pub lost_out: u64,
-    pub lost_in: u64,
+    /// What the switch sends.
+    pub outgoing: Line,
+    /// What the peer sends (only when [`Cable::delays_incoming`]).
+    pub incoming: Line,
 }
 
 impl Cable {
@@ -85,28 +106,24 @@ impl Cable {
         let seed = format!("{switch}:{}", spec.port)
             .bytes()
             .fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3));
-        Cable {
-            spec,
-            rng: Rng::new(seed),
-            outgoing: VecDeque::new(),
-            incoming: VecDeque::new(),
-            lost_out: 0,
-            lost_in: 0,
-        }
+        Cable { spec, rng: Rng::new(seed), outgoing: Line::default(), incoming: Line::default() }
     }
 
-    fn lost(&mut self) -> bool {
-        self.spec.loss > 0.0 && self.rng.fraction() <= self.spec.loss
+    /// Puts a frame on the `outgoing` line or the incoming one at `now`, or loses it.
+    fn carry(&mut self, outgoing: bool, now: Instant, desc: XdpDesc) -> Fate {
+        let lost = self.spec.loss > 0.0 && self.rng.fraction() <= self.spec.loss;
+        let line = if outgoing { &mut self.outgoing } else { &mut self.incoming };
+        if lost {
+            line.lost += 1;
+            return Fate::Lost;
+        }
+        line.frames.push_back((now + self.spec.delay, desc));
+        Fate::Carried
     }
 
     /// A frame the switch sends at `now`.
     pub fn send(&mut self, now: Instant, desc: XdpDesc) -> Fate {
-        if self.lost() {
-            self.lost_out += 1;
-            return Fate::Lost;
-        }
-        self.outgoing.push_back((now + self.spec.delay, desc));
-        Fate::Carried
+        self.carry(true, now, desc)
     }
 
     /// Whether frames received on this port cross the cable first.
@@ -116,36 +133,28 @@ impl Cable {
 
     /// A frame the peer sent, received at `now` (only when [`Cable::delays_incoming`]).
     pub fn receive(&mut self, now: Instant, desc: XdpDesc) -> Fate {
-        if self.lost() {
-            self.lost_in += 1;
-            return Fate::Lost;
-        }
-        self.incoming.push_back((now + self.spec.delay, desc));
-        Fate::Carried
+        self.carry(false, now, desc)
     }
 
     /// The next outgoing frame whose delay has passed by `now`.
     pub fn arrived_out(&mut self, now: Instant) -> Option<XdpDesc> {
-        self.outgoing.front().is_some_and(|&(at, _)| at <= now).then(|| self.outgoing.pop_front().unwrap().1)
+        self.outgoing.arrived(now)
     }
 
     /// The next incoming frame whose delay has passed by `now`.
     pub fn arrived_in(&mut self, now: Instant) -> Option<XdpDesc> {
-        self.incoming.front().is_some_and(|&(at, _)| at <= now).then(|| self.incoming.pop_front().unwrap().1)
+        self.incoming.arrived(now)
     }
 
     /// When the next frame comes off the cable, either way.
     pub fn next_arrival(&self) -> Option<Instant> {
-        self.outgoing.front().into_iter().chain(self.incoming.front()).map(|&(at, _)| at).min()
+        self.outgoing.frames.front().into_iter().chain(self.incoming.frames.front()).map(|&(at, _)| at).min()
     }
 
     /// The link went down: what was on the cable is lost and counted. Returns the frames, to
     /// hand back: (outgoing, incoming).
     pub fn cut(&mut self) -> (Vec<XdpDesc>, Vec<XdpDesc>) {
-        self.lost_out += self.outgoing.len() as u64;
-        self.lost_in += self.incoming.len() as u64;
-        let frames = |line: &mut VecDeque<(Instant, XdpDesc)>| line.drain(..).map(|(_, desc)| desc).collect();
-        (frames(&mut self.outgoing), frames(&mut self.incoming))
+        (self.outgoing.cut(), self.incoming.cut())
     }
 }
 
@@ -181,7 +190,7 @@ mod tests {
         assert!(cable.arrived_out(t0 + Duration::from_millis(1)).is_none(), "the second is 10 µs behind");
         assert_eq!(cable.arrived_in(t0 + Duration::from_millis(1)).map(|d| d.addr), Some(3));
         let (out, incoming) = cable.cut();
-        assert_eq!((out[0].addr, incoming.len(), cable.lost_out, cable.lost_in), (2, 0, 1, 0));
+        assert_eq!((out[0].addr, incoming.len(), cable.outgoing.lost, cable.incoming.lost), (2, 0, 1, 0));
     }
 
     #[test]

@@ -488,8 +488,8 @@ impl Datapath {
                 delay_seconds: cable.spec.delay.as_secs_f64(),
                 loss: cable.spec.loss,
                 both_ways: cable.spec.both_ways,
-                lost_out: cable.lost_out,
-                lost_in: cable.lost_in,
+                lost_out: cable.outgoing.lost,
+                lost_in: cable.incoming.lost,
             });
         }
         let xsk_rx_dropped = self.sockets.queues.iter().map(|q| q.rx_frames_dropped()).sum();

@@ -52,8 +52,9 @@ impl Topology {
             machine: None,
         };
         netns::up(&description, &options).with_context(|| format!("topology up {name}"))?;
-        let daemon = options.daemon.expect("set above");
-        let faults = FaultApplier { description, prefix: prefix.into(), configs: out.join("configs"), daemon };
+        let (daemon, scheduling) = (options.daemon.expect("set above"), options.scheduling);
+        let faults =
+            FaultApplier { description, prefix: prefix.into(), configs: out.join("configs"), daemon, scheduling };
         Ok(Topology { faults, logs: out.join("logs") })
     }
 
@@ -103,6 +104,8 @@ pub(super) struct FaultApplier {
     /// The run's switch configs (`DIR/configs`).
     configs: PathBuf,
     daemon: PathBuf,
+    /// As the daemons were started: a restarted one runs as its peers do.
+    scheduling: netns::Scheduling,
 }
 
 impl FaultApplier {
@@ -121,14 +124,7 @@ impl FaultApplier {
                 // A restart of a running daemon is a crash and a start.
                 let _ = netns::kill_daemon(&self.prefix, switch);
                 let config = self.configs.join(format!("{switch}.toml"));
-                netns::start_daemon(
-                    &self.description,
-                    &self.prefix,
-                    switch,
-                    &self.daemon,
-                    &config,
-                    &netns::Scheduling::default(),
-                )
+                netns::start_daemon(&self.description, &self.prefix, switch, &self.daemon, &config, &self.scheduling)
             }
         }
     }
