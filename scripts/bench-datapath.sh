@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Forwarding rate (frames per second) of pfcswitchd and four other forwarders on the same
 # veth topology in the same run, for 64 B and 1500 B frames on the wire (60 B and 1496 B
-# without FCS), unshaped:
+# without FCS), unshaped, on two paths through the switch (PATHS):
+#
+#   lossless        frames 802.1Q-tagged with PCP 3: PFC holds the generator back when
+#                   pfcswitchd's ingress fills
+#   lossy           untagged frames, priority 0 (the port's default): what most traffic is;
+#                   nothing holds the generator back, and what pfcswitchd cannot send it
+#                   drops at its egress queue
 #
 #   pfcswitchd      the daemon: 2 ports at 400 Gbit/s (its shaper never limits), PFC on
-#                   priority 3, static FDB, its default --spin 60us; frames are
-#                   802.1Q-tagged with PCP 3, so they take the lossless path
+#                   priority 3, static FDB, its default --spin 60us
 #   pfcswitchd-capfc  the same with policy capfc (CaPFC, Stop-Max) instead of pfc
 #   pfcswitchd-spin0  the same with --spin 0us: what the timer spin costs in throughput
 #   libxdp-forward  the independent reference: a plain C AF_XDP forwarder on libxdp's xsk API
@@ -33,11 +38,16 @@
 # nice 19, so it fills the RX ring when the forwarder has room instead of taking half of the
 # CPU to copy frames the forwarder must drop (receive livelock); the kernel forwarders run
 # entirely in that thread. A first row measures the generator alone (the counter on pb-a
-# itself). Each point is the median of REPEAT runs, the forwarders taking turns.
+# itself). Each point is the median of REPEAT rounds, the forwarders taking turns in a round,
+# in the listed order in odd rounds and the reverse in even ones (c, d, d, c, ...), so that a
+# drift of the machine's speed weighs on both alike. The second table gives, per cell, each
+# pfcswitchd variant's rate over libxdp-forward's in the same round (d/c): the median and the
+# worst round. pfcswitchd's own counters, read over the same span, give what it received on
+# pb-a, transmitted on pb-b and dropped (any reason), per second.
 #
 #   scripts/bench-datapath.sh
-#   env: WARMUP=1 WINDOW=5 (seconds), REPEAT=3, SIZES="60 1496", GEN_CPU=0 FWD_CPU=1,
-#        PLACEMENTS="generator forwarder",
+#   env: WARMUP=1 WINDOW=5 (seconds), REPEAT=5, SIZES="60 1496", GEN_CPU=0 FWD_CPU=1,
+#        PATHS="lossless lossy", PLACEMENTS="generator forwarder",
 #        FORWARDERS="pfcswitchd pfcswitchd-capfc pfcswitchd-spin0 libxdp-forward xsk-forward
 #        linux-bridge xdp-redirect",
 #        PROFILE=DIR: perf samples the forwarder's CPU (every process and the kernel) during
@@ -52,17 +62,18 @@ cd "$(dirname "$0")/.."
 
 WARMUP=${WARMUP:-1}
 WINDOW=${WINDOW:-5}
-REPEAT=${REPEAT:-3}
+REPEAT=${REPEAT:-5}
 SIZES=${SIZES:-"60 1496"}
 GEN_CPU=${GEN_CPU:-0}
 FWD_CPU=${FWD_CPU:-1}
 PLACEMENTS=${PLACEMENTS:-"generator forwarder"}
+PATHS=${PATHS:-"lossless lossy"}
 FORWARDERS=${FORWARDERS:-"pfcswitchd pfcswitchd-capfc pfcswitchd-spin0 libxdp-forward xsk-forward linux-bridge xdp-redirect"}
 GEN_MAC=02:00:00:00:00:01
 SINK_MAC=02:00:00:00:00:02
 NAMESPACES="pb-gen pb-sw pb-sink"
 
-for tool in ip ethtool bridge taskset renice awk cc pkg-config; do
+for tool in ip ethtool bridge taskset renice awk cc pkg-config jq; do
   command -v "$tool" >/dev/null || { echo "bench-datapath.sh: needs $tool (scripts/setup.sh installs it)" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "bench-datapath.sh: needs root (network namespaces, XDP)" >&2; exit 1; }
@@ -268,8 +279,19 @@ fi
 
 results=$work/results
 : >"$results"
-measure() { # placement forwarder size run
-  local placement=$1 name=$2 size=$3 out=$work/$1-$2-$3-$4 sink_ns=pb-sink sink_iface=pb-sink0 nice=0
+daemon_counters() { # "seconds received transmitted dropped": pfcswitchd's frames in on p1, out on p2,
+  # and dropped anywhere, now
+  local seconds
+  seconds=$(date +%s.%N)
+  "$cli" -j -s "$work/pb-sw.sock" ports | jq -r --arg at "$seconds" '[$at,
+    (.[] | select(.port == "p1") | .rx_frames), (.[] | select(.port == "p2") | .tx_frames),
+    ([.[].drops] | add)] | @tsv'
+}
+
+measure() { # placement path forwarder size run
+  local placement=$1 path=$2 name=$3 size=$4 run=$5 out=$work/$1-$2-$3-$4-$5 sink_ns=pb-sink sink_iface=pb-sink0 nice=0
+  local tag=(--pcp 3) counters0="" counters1="" rates="- - -"
+  [ "$path" = lossy ] && tag=(--untagged)
   [ "$name" = none ] && sink_ns=pb-sw sink_iface=pb-a
   [[ $name == pfcswitchd* || $name == xsk-forward || $name == libxdp-forward ]] && nice=19
   start_forwarder "$name" "$out.forwarder.log"
@@ -280,41 +302,52 @@ measure() { # placement forwarder size run
   wait_for "$out.sink.log" ready "$sink_pid" sink
   place_receive "$placement" "$nice"
   taskset -c "$GEN_CPU" ip netns exec pb-gen "$bench" flood --iface pb-gen0 --size "$size" \
-    --src "$GEN_MAC" --dst "$SINK_MAC" --pcp 3 --warmup "$WARMUP" --window "$WINDOW" >"$out.flood" &
+    --src "$GEN_MAC" --dst "$SINK_MAC" "${tag[@]}" --warmup "$WARMUP" --window "$WINDOW" >"$out.flood" &
   local flood_pid=$! busy0 total0 busy1 total1
   sleep "$(awk -v w="$WARMUP" 'BEGIN { print w + 0.5 }')"
   read -r busy0 total0 < <(cpu_jiffies "cpu$FWD_CPU")
+  [[ $name == pfcswitchd* ]] && counters0=$(daemon_counters)
   local span
   span=$(awk -v w="$WINDOW" 'BEGIN { print (w > 1.5 ? w - 1 : w / 2) }')
-  if [ -n "${PROFILE:-}" ] && [ "$4" = 1 ] && [ "$name" != none ]; then
+  if [ -n "${PROFILE:-}" ] && [ "$run" = 1 ] && [ "$name" != none ]; then
     perf record -q -g -C "$FWD_CPU" -o "$out.perf" -- sleep "$span" 2>/dev/null
   else
     sleep "$span"
   fi
   read -r busy1 total1 < <(cpu_jiffies "cpu$FWD_CPU")
+  if [[ $name == pfcswitchd* ]]; then
+    counters1=$(daemon_counters)
+    rates=$(printf '%s\t%s\n' "$counters0" "$counters1" |
+      awk '{ printf "%.0f %.0f %.0f", ($6 - $2) / ($5 - $1), ($7 - $3) / ($5 - $1), ($8 - $4) / ($5 - $1) }')
+  fi
   wait "$flood_pid"
   wait "$sink_pid" || { cat "$out.sink.log" >&2; return 1; }
   if [ -f "$out.perf" ] && [[ $name == pfcswitchd* ]]; then
-    "$cli" -s "$work/pb-sw.sock" status >"$PROFILE/$placement-$name-$((size + 4))B.status"
-    "$cli" -s "$work/pb-sw.sock" ports >>"$PROFILE/$placement-$name-$((size + 4))B.status"
+    "$cli" -s "$work/pb-sw.sock" status >"$PROFILE/$placement-$path-$name-$((size + 4))B.status"
+    "$cli" -s "$work/pb-sw.sock" ports >>"$PROFILE/$placement-$path-$name-$((size + 4))B.status"
   fi
   stop_forwarder
-  [ -f "$out.perf" ] && profile_report "$out.perf" "$PROFILE/$placement-$name-$((size + 4))B.txt"
+  [ -f "$out.perf" ] && profile_report "$out.perf" "$PROFILE/$placement-$path-$name-$((size + 4))B.txt"
   local line
-  line="$placement $name $size $(json "$out.sink" fps) $(json "$out.flood" fps) $(json "$out.flood" peer_dropped_fps) \
-$(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.0f", t ? 100 * b / t : 0 }')"
+  line="$placement $path $name $size $(json "$out.sink" fps) $(json "$out.flood" fps) $(json "$out.flood" peer_dropped_fps) \
+$(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.0f", t ? 100 * b / t : 0 }') $run $rates"
   echo "$line" >>"$results"
-  echo "   run $4: $line" >&2
+  echo "   round $run: $line" >&2
 }
 
 busy_before=$(machine_busy)
 echo "== CPUs busy before the run: $busy_before %" >&2
+reversed=$(echo "$FORWARDERS" | awk '{ for (i = NF; i > 0; i--) printf "%s ", $i }')
 for placement in $PLACEMENTS; do
-  for size in $SIZES; do
-    for run in $(seq "$REPEAT"); do
-      for name in none $FORWARDERS; do
-        echo "== $name, $size B frames + FCS, receive on the $placement's CPU, run $run/$REPEAT" >&2
-        measure "$placement" "$name" "$size" "$run"
+  for path in $PATHS; do
+    for size in $SIZES; do
+      for run in $(seq "$REPEAT"); do
+        order=$FORWARDERS
+        [ $((run % 2)) = 0 ] && order=$reversed
+        for name in none $order; do
+          echo "== $name, $path, $size B frames + FCS, receive on the $placement's CPU, round $run/$REPEAT" >&2
+          measure "$placement" "$path" "$name" "$size" "$run"
+        done
       done
     done
   done
@@ -323,42 +356,68 @@ busy_after=$(machine_busy)
 
 # ---- table ----
 
-median_rows() { # per placement, size and forwarder: the run with the median delivered rate, then min and max
-  local placement size name
+median_rows() { # per placement, path, size and forwarder: the round with the median delivered rate, then min and max
+  local placement path size name
   for placement in $PLACEMENTS; do
-    for size in $SIZES; do
-      for name in none $FORWARDERS; do
-        grep "^$placement $name $size " "$results" | sort -g -k4 |
-          awk '{ row[NR] = $0; rx[NR] = $4 } END { print row[int((NR + 1) / 2)], rx[1], rx[NR] }'
+    for path in $PATHS; do
+      for size in $SIZES; do
+        for name in none $FORWARDERS; do
+          grep "^$placement $path $name $size " "$results" | sort -g -k5 |
+            awk '{ row[NR] = $0; rx[NR] = $5 } END { print row[int((NR + 1) / 2)], rx[1], rx[NR] }'
+        done
       done
     done
   done
 }
 
 echo
-echo "Forwarding rate: generator on CPU $GEN_CPU, forwarder on CPU $FWD_CPU; median of $REPEAT runs," \
+echo "Forwarding rate: generator on CPU $GEN_CPU, forwarder on CPU $FWD_CPU; median of $REPEAT rounds," \
   "each ${WINDOW} s after ${WARMUP} s warm-up"
 if [ "$busy_before" -gt 10 ] || [ "$busy_after" -gt 10 ]; then
   echo "WARNING: other processes kept the CPUs ${busy_before} % / ${busy_after} % busy before / after the run: rates are skewed"
 fi
 median_rows | awk -v cpu="$FWD_CPU" '
-  { place[NR] = $1; name[NR] = $2; size[NR] = $3; rx[NR] = $4; tx[NR] = $5; refused[NR] = $6; busy[NR] = $7
-    low[NR] = $8; high[NR] = $9
-    if ($2 == "xsk-forward") bare[$1, $3] = $4
-    if ($2 == "libxdp-forward") reference[$1, $3] = $4
+  { place[NR] = $1; path[NR] = $2; name[NR] = $3; size[NR] = $4; rx[NR] = $5; tx[NR] = $6; refused[NR] = $7
+    busy[NR] = $8; drx[NR] = $10; dtx[NR] = $11; ddrop[NR] = $12; low[NR] = $13; high[NR] = $14
+    if ($3 == "xsk-forward") bare[$1, $2, $4] = $5
+    if ($3 == "libxdp-forward") reference[$1, $2, $4] = $5
   }
   function ratio(i, of) { return (name[i] != "none" && of > 0) ? sprintf("%.2f", rx[i] / of) : "-" }
+  function mpps(x) { return x == "-" ? "-" : sprintf("%.3f", x / 1e6) }
   END {
-    printf "%-9s %-17s %6s %7s %13s %9s %7s %13s %13s %6s  %s\n", "receive", "forwarder", "frame", "Mpps", \
-      "(min-max)", "vs libxdp", "vs bare", "offered Mpps", "refused@pb-a", "CPU " cpu, "limited by"
+    printf "%-9s %-8s %-17s %6s %7s %13s %9s %7s %8s %8s %6s  %-23s %s\n", "receive", "path", "forwarder", "frame", \
+      "Mpps", "(min-max)", "vs libxdp", "vs bare", "offered", "refused", "CPU " cpu, "pfcswitchd rx/tx/drop", \
+      "limited by"
     for (i = 1; i <= NR; i++) {
       if (name[i] == "none") limit = "reference: no forwarder, the counter on pb-a"
       else if (rx[i] < 0.01 * tx[i]) limit = "STALLED: the forwarder stopped forwarding"
       else if (rx[i] >= 0.97 * tx[i]) limit = "generator: no loss, the forwarder may be faster"
       else limit = sprintf("forwarder (CPU %d %d%% busy)", cpu, busy[i])
-      printf "%-9s %-17s %5dB %7.3f %13s %9s %7s %13.3f %13.3f %5d%%  %s\n", place[i], \
+      daemon = drx[i] == "-" ? "-" : sprintf("%s/%s/%s", mpps(drx[i]), mpps(dtx[i]), mpps(ddrop[i]))
+      printf "%-9s %-8s %-17s %5dB %7.3f %13s %9s %7s %8.3f %8.3f %5d%%  %-23s %s\n", place[i], path[i], \
         (name[i] == "none" ? "(generator)" : name[i]), size[i] + 4, rx[i] / 1e6, \
-        sprintf("(%.3f-%.3f)", low[i] / 1e6, high[i] / 1e6), ratio(i, reference[place[i], size[i]]), \
-        ratio(i, bare[place[i], size[i]]), tx[i] / 1e6, refused[i] / 1e6, busy[i], limit
+        sprintf("(%.3f-%.3f)", low[i] / 1e6, high[i] / 1e6), ratio(i, reference[place[i], path[i], size[i]]), \
+        ratio(i, bare[place[i], path[i], size[i]]), tx[i] / 1e6, refused[i] / 1e6, busy[i], daemon, limit
     }
   }'
+
+echo
+echo "pfcswitchd over libxdp-forward in the same round (d/c): the median and the worst of $REPEAT rounds"
+awk '
+  $3 == "libxdp-forward" { reference[$1, $2, $4, $9] = $5 }
+  $3 ~ /^pfcswitchd/ { key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4; rounds[key] = rounds[key] " " $9; rate[key, $9] = $5
+    if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
+  END {
+    printf "%-9s %-8s %-17s %6s %10s %12s  %s\n", "receive", "path", "forwarder", "frame", "median d/c", "worst round", "per round"
+    for (k = 1; k <= n; k++) {
+      split(order[k], f, SUBSEP); m = split(rounds[order[k]], r, " "); count = 0; list = ""
+      for (j = 1; j <= m; j++) {
+        c = reference[f[1], f[2], f[4], r[j]]
+        if (c > 0) { ratios[++count] = rate[order[k], r[j]] / c; list = list sprintf(" %.2f", ratios[count]) }
+      }
+      if (count == 0) continue
+      for (x = 1; x <= count; x++) for (y = x + 1; y <= count; y++) if (ratios[y] < ratios[x]) { t = ratios[x]; ratios[x] = ratios[y]; ratios[y] = t }
+      median = count % 2 ? ratios[(count + 1) / 2] : (ratios[count / 2] + ratios[count / 2 + 1]) / 2
+      printf "%-9s %-8s %-17s %5dB %10.2f %12.2f  %s\n", f[1], f[2], f[3], f[4] + 4, median, ratios[1], list
+    }
+  }' "$results"

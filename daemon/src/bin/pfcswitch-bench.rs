@@ -73,6 +73,10 @@ struct FloodArgs {
     /// 802.1Q priority code point of the frames.
     #[arg(long, default_value_t = 3)]
     pcp: u8,
+    /// Frames without an 802.1Q tag (priority 0 at a switch port that trusts PCP: the lossy
+    /// path most traffic takes), of the same length on the wire.
+    #[arg(long, conflicts_with = "pcp")]
+    untagged: bool,
     #[command(flatten)]
     window: Window,
     /// Seconds the flood goes on after the window, so the sink's window is covered too.
@@ -168,13 +172,19 @@ fn flood(args: &FloodArgs) -> Result<(), String> {
         dst_ip: Ipv4Addr::new(10, 0, 0, 2),
         priority,
         vid: 0,
-        frame_len: args.size,
+        // An untagged frame is built tagged, 4 bytes longer, and loses its tag below.
+        frame_len: args.size + if args.untagged { 4 } else { 0 },
         frames: u64::MAX,
         start: pfcswitch_link::time::Instant::ZERO,
         rate: None,
     };
     let frame = area.chunk_mut(0);
-    let len = FlowSender::new(spec).next_frame(spec.start, args.src, Ipv4Addr::new(10, 0, 0, 1), frame);
+    let mut len = FlowSender::new(spec).next_frame(spec.start, args.src, Ipv4Addr::new(10, 0, 0, 1), frame);
+    if args.untagged {
+        // The 802.1Q tag sits after the two addresses (bytes 12..16).
+        frame.copy_within(16..len, 12);
+        len -= 4;
+    }
     let desc = tx_desc(0, len as u32);
     let mut sockets = Sockets::open(&area, std::slice::from_ref(&args.iface), Owner::FirstPort).map_err(text)?;
     let queue = &mut sockets.queues[0];
