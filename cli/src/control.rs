@@ -113,6 +113,7 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
                 "drops": p.priorities.iter().map(|q| q.drops.values().sum::<u64>()).sum::<u64>(),
                 "malformed": p.malformed.values().sum::<u64>(),
                 "pause_rx": p.pause_rx, "cable": p.cable,
+                "xdp_attach": p.xdp.as_ref().map(|x| &x.attach), "xsk_mode": p.xdp.as_ref().map(|x| &x.socket),
             })
         })
         .collect();
@@ -132,6 +133,7 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
         "TX BYTES",
         "DROPS",
         "MALFORMED",
+        "XDP",
     ]);
     for (p, row) in snapshot.ports.iter().zip(&rows) {
         table.row(vec![
@@ -147,9 +149,17 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
             row["tx_bytes"].to_string(),
             row["drops"].to_string(),
             row["malformed"].to_string(),
+            p.xdp.as_ref().map_or_else(|| "-".to_string(), xdp_modes),
         ]);
     }
     table.print();
+}
+
+/// `native/copy`: where the classifier runs and how the sockets move frames (`-` for what
+/// a port without an interface lacks).
+fn xdp_modes(xdp: &pfcswitch_switch::report::XdpPortReport) -> String {
+    let or_dash = |mode: &str| if mode.is_empty() { "-".to_string() } else { mode.to_string() };
+    format!("{}/{}", or_dash(&xdp.attach), or_dash(&xdp.socket))
 }
 
 /// Every port, or the one named `port` (by name or interface).

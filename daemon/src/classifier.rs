@@ -108,8 +108,9 @@ pub enum ClassifierError {
 #[derive(Debug)]
 pub struct Classifier {
     ebpf: Ebpf,
-    /// Per port index: the interface index it is attached to, and the link.
-    attached: std::collections::BTreeMap<u32, (u32, XdpLinkId)>,
+    /// Per port index: the interface index it is attached to, the link, and whether in
+    /// native mode.
+    attached: std::collections::BTreeMap<u32, (u32, XdpLinkId, bool)>,
 }
 
 impl Classifier {
@@ -175,14 +176,14 @@ impl Classifier {
         if !native {
             log::warn!("{iface}: its driver has no native XDP; the classifier runs in generic mode (slower per frame)");
         }
-        self.attached.insert(port.port_index, (ifindex, link));
+        self.attached.insert(port.port_index, (ifindex, link, native));
         Ok(())
     }
 
     /// Forgets port `port_index`, whose interface vanished: its link (which the kernel
     /// already took off the interface) and its configuration entry.
     pub fn release(&mut self, port_index: u32) {
-        let Some((ifindex, link)) = self.attached.remove(&port_index) else { return };
+        let Some((ifindex, link, _)) = self.attached.remove(&port_index) else { return };
         if let Err(error) = self.program().detach(link) {
             log::debug!("the XDP link of port index {port_index} was already gone: {error}");
         }
@@ -190,6 +191,12 @@ impl Classifier {
             // An entry already gone is as good as removed.
             let _ = config.remove(&ifindex);
         }
+    }
+
+    /// How the classifier runs on port `port_index`: `native` (in the driver) or `generic`
+    /// (after the kernel built an skb), if it is attached.
+    pub fn attach_mode(&self, port_index: u32) -> Option<&'static str> {
+        self.attached.get(&port_index).map(|&(_, _, native)| if native { "native" } else { "generic" })
     }
 
     fn program(&mut self) -> &mut Xdp {

@@ -192,8 +192,10 @@ impl Sockets {
         queue_count: fn(&str) -> u32,
         owner: Owner,
     ) -> Result<Sockets, XskError> {
-        Self::open_in(area, ifaces, queue_count, SocketConfig::XDP_BIND_ZEROCOPY, Owner::FirstPort)
-            .or_else(|_| Self::open_in(area, ifaces, queue_count, SocketConfig::XDP_BIND_COPY, owner))
+        Self::open_in(area, ifaces, queue_count, SocketConfig::XDP_BIND_ZEROCOPY, Owner::FirstPort).or_else(|error| {
+            log::info!("AF_XDP zero-copy refused ({error}): binding in copy mode");
+            Self::open_in(area, ifaces, queue_count, SocketConfig::XDP_BIND_COPY, owner)
+        })
     }
 
     /// Whether the UMEM belongs to the anchor on `lo` (else to the first port's socket).

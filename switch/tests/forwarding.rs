@@ -2,7 +2,7 @@
 //! link-local and malformed frames, classification, and the handle protocol.
 
 use pfcswitch_link::time::Instant;
-use pfcswitch_link::units::{BitRate, ByteSize};
+use pfcswitch_link::units::{BitRate, ByteSize, PacketRate};
 use pfcswitch_switch::config::{StaticEntry, StaticPorts, SwitchConfig, Trust};
 use pfcswitch_switch::counters::DropReason;
 use pfcswitch_switch::{RxVerdict, Switch, Tx};
@@ -172,17 +172,51 @@ fn classification_by_pcp_default_priority_and_dscp() {
     assert_eq!((rx(1, 5), rx(1, 1)), (1, 1), "DSCP 46 → class selector 5; the tag wins");
 }
 
-#[test]
-fn a_full_egress_in_drop_mode_hands_the_buffer_back() {
+/// A two-port switch whose lossy egress queues hold 250 bytes (two of the frames below),
+/// with `rate` on its pipeline, and port 1's host learned.
+fn two_ports_with_small_lossy_queues(rate: Option<PacketRate>) -> Switch {
     let mut config = SwitchConfig::with_ports("full", 2, BitRate::gbps(1));
     config.pfc.lossless = vec![];
     config.buffer.egress_max = Some(ByteSize(250));
+    config.pipeline.rate = rate;
     let (mut sw, _) = Switch::new(&config).unwrap();
     sw.handle_rx(T0, 1, 0, &frame(mac(2), mac(1), Some(0), 0));
     drain(&mut sw, T0);
+    sw
+}
+
+#[test]
+fn a_full_lossy_egress_refuses_frames_on_arrival_and_counts_every_one() {
+    let mut sw = two_ports_with_small_lossy_queues(None);
+    let p0 = Pcp::new(0).unwrap();
     assert_eq!(sw.handle_rx(T0, 0, 10, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted);
     assert_eq!(sw.handle_rx(T0, 0, 11, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted);
-    assert_eq!(sw.handle_rx(T0, 0, 12, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted);
+    for handle in 12..1012 {
+        let verdict = sw.handle_rx(T0, 0, handle, &frame(mac(1), mac(2), Some(0), 0));
+        assert_eq!(verdict, RxVerdict::Consumed, "frame {handle} does not fit: its buffer is the caller's at once");
+    }
+    assert_eq!(sw.poll_free(), None, "no frame was held to be handed back");
+    assert_eq!(sw.frames_held(), 2);
+    let (ingress, egress) = (sw.counters(0).priority[0], sw.counters(1).priority[0]);
+    assert_eq!((ingress.rx_frames, ingress.forwarded, ingress.rx_dropped), (1002, 1002, 0));
+    assert_eq!(egress.drops(DropReason::EgressFull), 1000, "every refused frame counted at p1's egress");
+    assert_eq!(egress.assigned, 1002);
+    let sent: usize = (1..=3).map(|ms| drain(&mut sw, T0 + std::time::Duration::from_millis(ms)).len()).sum();
+    assert_eq!(sent, 2, "the two frames the queue kept go out");
+    assert!(sw.ledger(0, p0).balanced() && sw.ledger(1, p0).balanced(), "{:?}", sw.ledger(1, p0));
+    assert_eq!(sw.handle_rx(T0, 0, 2000, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted, "room again");
+}
+
+#[test]
+fn a_full_egress_behind_a_paced_pipeline_hands_the_buffer_back() {
+    // A paced pipeline decides later, when the frame's turn comes: the long way.
+    let mut sw = two_ports_with_small_lossy_queues(PacketRate::from_pps(1_000_000));
+    for handle in 10..13 {
+        assert_eq!(sw.handle_rx(T0, 0, handle, &frame(mac(1), mac(2), Some(0), 0)), RxVerdict::Accepted);
+    }
+    for slot in 1..=3 {
+        sw.handle_timeout(T0 + std::time::Duration::from_micros(10 * slot));
+    }
     assert_eq!(sw.poll_free(), Some(12), "the third 100-byte frame did not fit in 250 bytes");
     assert_eq!(sw.poll_free(), None);
     assert_eq!(sw.counters(1).priority[0].drops(DropReason::EgressFull), 1);
@@ -208,7 +242,7 @@ fn shared_buffer_mode_lends_the_pool_within_queue_caps() {
         sw.handle_rx(T0, 0, handle, &frame(mac(1), mac(2), Some(0), 0));
     }
     assert_eq!(sw.queue_state(T0, 1, Pcp::new(0).unwrap()).egress.bytes, 500);
-    assert_eq!(sw.poll_free(), Some(6), "the sixth exceeds reserve + queue cap");
+    assert_eq!(sw.counters(1).priority[0].drops(DropReason::EgressFull), 1, "the sixth exceeds reserve + queue cap");
     // Another queue still borrows from the pool.
     sw.handle_rx(T0, 0, 7, &frame(mac(1), mac(3), Some(1), 0));
     assert_eq!(sw.queue_state(T0, 2, Pcp::new(1).unwrap()).egress.bytes, 100);

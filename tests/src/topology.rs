@@ -294,8 +294,8 @@ impl Drop for Topology {
     }
 }
 
-/// A 2:1 incast on star3: h1 and h2 each send `frames` 1500-byte frames on priority 3 at
-/// line rate (obeying PFC) to h3, which counts them.
+/// A 2:1 incast on star3: h1 and h2 each send `frames` 1500-byte frames on priority 3 (or
+/// another, [`Incast::on_priority`]) at line rate (obeying PFC) to h3, which counts them.
 /// Its processes are killed if the test ends before [`Incast::assert_lossless`] reaps them.
 #[derive(Debug)]
 pub struct Incast {
@@ -311,6 +311,11 @@ impl Incast {
     }
 
     pub fn at_speed(topology: &Topology, frames: u64, speed: &str) -> Incast {
+        Self::on_priority(topology, frames, speed, 3)
+    }
+
+    /// The same on priority `pcp` (lossy unless the switch's config makes it lossless).
+    pub fn on_priority(topology: &Topology, frames: u64, speed: &str, pcp: u8) -> Incast {
         let receiver = topology
             .command("h3", binary("pfcswitch"))
             .args(["-j", "traffic", "recv", "--iface", "eth0", "--duration", "60s", "--idle", "2s"])
@@ -324,7 +329,8 @@ impl Incast {
                 topology
                     .command(host, binary("pfcswitch"))
                     .args(["traffic", "send", "--iface", "eth0", "--speed", speed, "--dst", "02:00:00:00:00:03"])
-                    .args(["--pcp", "3", "--frames", &frames.to_string(), "--flow", flow, "--linger", "500ms"])
+                    .args(["--pcp", &pcp.to_string(), "--frames", &frames.to_string(), "--flow", flow])
+                    .args(["--linger", "500ms"])
                     .stdout(Stdio::null())
                     .spawn()
                     .unwrap()

@@ -4,7 +4,9 @@
 //! already on their way when the carrier went — `ports`, the metrics and the log show p2
 //! down, and when the link comes back pings reach h2 with no reload. An interface deleted
 //! under the switch leaves the other ports forwarding, and once created again it carries
-//! traffic within a second, with no reload and no UMEM frame lost, however often it happens.
+//! traffic within a second, with no reload and no UMEM frame lost, however often it happens;
+//! `ports` shows where its classifier runs and its sockets' mode (copy: veth refuses
+//! zero-copy, so the fallback is what runs here).
 
 use pfcswitch_tests::topology::{Topology, binary, serial, star3_config};
 use pfcswitch_tests::wait_until;
@@ -117,6 +119,10 @@ fn an_interface_deleted_and_created_again_is_bound_again_within_a_second() {
     let ports = String::from_utf8_lossy(&topology.cli("sw1", &["ports"]).stdout).into_owned();
     let p2_row = ports.lines().find(|line| line.starts_with("p2 ")).expect("a row for p2");
     assert!(p2_row.split_whitespace().any(|cell| cell == "absent"), "`ports` shows p2 absent: {ports}");
+    assert_eq!(p2_row.split_whitespace().last(), Some("-/-"), "an absent port has no XDP mode: {ports}");
+    let p1_row = ports.lines().find(|line| line.starts_with("p1 ")).expect("a row for p1");
+    // veth has no AF_XDP zero-copy: the sockets fell back to copy mode.
+    assert_eq!(p1_row.split_whitespace().last(), Some("native/copy"), "`ports` shows p1's XDP modes: {ports}");
     let pings = pings.wait_with_output().unwrap();
     let summary = String::from_utf8_lossy(&pings.stdout).into_owned();
     assert!(summary.contains(" 0% packet loss"), "h1 -> h3 lost nothing while p2 went away: {summary}");
@@ -140,6 +146,8 @@ fn an_interface_deleted_and_created_again_is_bound_again_within_a_second() {
         assert_eq!(link(&topology, port), "up");
         let shown = topology.run("sw1", "ip", &["-d", "link", "show", "dev", port]);
         assert!(String::from_utf8_lossy(&shown.stdout).contains("prog/xdp"), "the classifier is on the new {port}");
+        let xdp = topology.snapshot("sw1").port(port).unwrap().xdp.clone().expect("a datapath port");
+        assert_eq!((xdp.attach.as_str(), xdp.socket.as_str()), ("native", "copy"), "the new {port}'s modes");
     }
     let free_after = topology.assert_ledgers_balance("sw1").datapath.expect("a datapath").umem_frames_free;
     assert!(

@@ -202,8 +202,17 @@ impl Datapath {
         timer::tighten_timer_slack();
         self.refill();
         notify::notify("READY=1");
-        let mode = if self.sockets.zero_copy { "zero-copy" } else { "copy mode" };
-        log::info!("forwarding on {} ports (AF_XDP {mode})", self.config.ports.len());
+        let socket_mode = if self.sockets.zero_copy { "zero-copy" } else { "copy mode" };
+        for (index, port) in self.config.ports.iter().enumerate() {
+            let attach = self.classifier.attach_mode(index as u32).unwrap_or("not attached");
+            let queues = self.sockets.queues.iter().filter(|q| q.port == index).count();
+            log::info!(
+                "port {} ({}): XDP {attach}, AF_XDP {socket_mode}, {queues} RX queue(s)",
+                port.name,
+                iface_of(&self.config, index)
+            );
+        }
+        log::info!("forwarding on {} ports", self.config.ports.len());
         let mut housekeeping = Instant::ZERO;
         loop {
             self.loops += 1;
@@ -474,7 +483,10 @@ impl Datapath {
             port.link = self.port_links[index].state.name().to_string();
             port.link_transitions = self.port_links[index].transitions;
             let counters = self.classifier.rx_counters(index as u32).unwrap_or_default();
+            let socket_mode = if self.sockets.zero_copy { "zero-copy" } else { "copy" };
             port.xdp = Some(XdpPortReport {
+                attach: self.classifier.attach_mode(index as u32).unwrap_or_default().to_string(),
+                socket: if self.tx_queue[index].is_some() { socket_mode.to_string() } else { String::new() },
                 rx_frames: counters.iter().map(|c| c.frames).collect(),
                 rx_bytes: counters.iter().map(|c| c.bytes).collect(),
                 drops: ClassifierDrop::ALL

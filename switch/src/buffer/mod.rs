@@ -83,6 +83,11 @@ impl Arena {
         &mut self.slots[index as usize]
     }
 
+    /// Whether [`Arena::alloc`] would succeed.
+    pub fn has_room(&self) -> bool {
+        !self.free.is_empty()
+    }
+
     pub fn in_use(&self) -> usize {
         self.slots.len() - self.free.len()
     }

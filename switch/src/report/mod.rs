@@ -252,6 +252,14 @@ pub struct CableReport {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct XdpPortReport {
+    /// Where the classifier runs: `native` (in the driver) or `generic` (on the kernel's
+    /// skb, for drivers without XDP, such as vxlan); empty while the port is not attached.
+    #[serde(default)]
+    pub attach: String,
+    /// How the port's AF_XDP sockets move frames: `zero-copy` or `copy` (veth, and drivers
+    /// without AF_XDP zero-copy); empty while the port has no sockets.
+    #[serde(default)]
+    pub socket: String,
     pub rx_frames: Vec<u64>,
     pub rx_bytes: Vec<u64>,
     pub drops: BTreeMap<String, u64>,

@@ -3,6 +3,7 @@
 
 use super::{RxVerdict, Switch};
 use crate::buffer::Descriptor;
+use crate::config::EgressFull;
 use crate::counters::DropReason;
 use crate::fdb;
 use crate::policy::{PolicyActions, PolicyEngine};
@@ -88,6 +89,12 @@ impl Switch {
         {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         }
+        if !lossless && self.arena.has_room() && self.doomed_at_egress(priority, egress, len) {
+            // The drop `forward` would make, counted the same, without holding the frame.
+            self.counters[port].priority[p].forwarded += 1;
+            self.drop_assigned(egress.trailing_zeros() as usize, p, DropReason::EgressFull);
+            return RxVerdict::Consumed;
+        }
         let flow = FlowKey { src: view.l2.src, dst: view.l2.dst };
         let probe = self.fecn.as_ref().filter(|fecn| fecn.monitors(priority)).and_then(|_| {
             view.fecn_probe().ok().filter(|probe| probe.subtype == FecnSubtype::Probe).map(|probe| probe.rate_kbps)
@@ -125,6 +132,24 @@ impl Switch {
         self.qcn_arrival(now, Placement::Input, (port, priority), len, bytes, index);
         self.run_pipeline(now);
         RxVerdict::Accepted
+    }
+
+    /// Whether a lossy frame for the single port in `egress` would go straight through the
+    /// pipeline to that queue and be dropped there for want of room. Such a frame is dropped
+    /// on arrival: where the egress is the bottleneck, the frames it cannot take cost the
+    /// least (no descriptor, no ingress accounting, no trip through the pipeline, the
+    /// datapath's buffer back at once) and the transmit side keeps the CPU. Only where
+    /// nothing about the frame could differ from the long way: the pipeline empty and
+    /// unpaced, the queue in drop mode, and no QCN congestion point sampling arrivals.
+    fn doomed_at_egress(&self, priority: Pcp, egress: u64, len: u32) -> bool {
+        let out = egress.trailing_zeros() as usize;
+        egress.count_ones() == 1
+            && self.pipeline.waiting == 0
+            && self.pipeline.interval.is_none()
+            && self.pipeline.egress_full == EgressFull::Drop
+            && !self.qcn.as_ref().is_some_and(|qcn| qcn.monitors(priority))
+            && !self.pfcwd.drops(out, priority.index())
+            && !self.buffers.fits(out, priority.index(), len)
     }
 
     pub(super) fn malformed(&mut self, port: usize, error: pfcswitch_wire::Error) -> RxVerdict {
