@@ -315,6 +315,20 @@ measure() { # placement path forwarder size run
     sleep "$span"
   fi
   read -r busy1 total1 < <(cpu_jiffies "cpu$FWD_CPU")
+  if [ -n "$forwarder_pid" ] && ! kill -0 "$forwarder_pid" 2>/dev/null; then
+    # A forwarder that exits mid-window measures nothing: say how it ended, and the caller
+    # measures the round again.
+    local status=0
+    wait "$forwarder_pid" || status=$?
+    forwarder_pid=
+    echo "   round $run: $name exited during the window (status $status$( ((status > 128)) && echo ", signal $((status - 128))")); its log:" >&2
+    sed 's/^/     /' "$out.forwarder.log" >&2
+    wait "$flood_pid" "$sink_pid" || true
+    # libxdp-forward attaches without a BPF link: its program outlives an abnormal exit.
+    for iface in pb-a pb-b; do ip -n pb-sw link set dev "$iface" xdp off 2>/dev/null || true; done
+    stop_forwarder
+    return 3
+  fi
   if [[ $name == pfcswitchd* ]]; then
     counters1=$(daemon_counters)
     rates=$(printf '%s\t%s\n' "$counters0" "$counters1" |
@@ -346,7 +360,13 @@ for placement in $PLACEMENTS; do
         [ $((run % 2)) = 0 ] && order=$reversed
         for name in none $order; do
           echo "== $name, $path, $size B frames + FCS, receive on the $placement's CPU, round $run/$REPEAT" >&2
-          measure "$placement" "$path" "$name" "$size" "$run"
+          for attempt in 1 2 3; do
+            status=0
+            measure "$placement" "$path" "$name" "$size" "$run" || status=$?
+            [ "$status" = 3 ] || break
+            [ "$attempt" = 3 ] && { echo "bench-datapath.sh: $name exited in 3 attempts at round $run" >&2; exit 1; }
+          done
+          [ "$status" = 0 ] || exit "$status"
         done
       done
     done

@@ -10,9 +10,9 @@ mod workload;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, ByteSize};
+use pfcswitch_switch::Switch;
 use pfcswitch_switch::config::{PolicyKind, SwitchConfig};
 use pfcswitch_switch::qcn::{Placement, Sampling};
-use pfcswitch_switch::Switch;
 use pfcswitch_wire::{DataFrameSpec, EthernetAddress};
 use workload::{BURST, Workload};
 

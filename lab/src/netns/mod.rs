@@ -203,8 +203,7 @@ fn cables(topology: &Topology, switch: &str) -> Vec<String> {
 /// speeds that differ from the links', and link delays its headroom does not cover, are
 /// warned about (the daemon shapes each port at its config's speed).
 fn switch_configs(topology: &Topology, options: &UpOptions) -> Result<Vec<PathBuf>> {
-    let mut loaded = Vec::new();
-    let paths = config_paths(topology, options, &mut loaded)?;
+    let (paths, loaded): (Vec<PathBuf>, Vec<SwitchConfig>) = load_configs(topology, options)?.into_iter().unzip();
     check_flooding(topology, &loaded)?;
     Ok(paths)
 }
@@ -219,7 +218,8 @@ pub fn check_flooding(topology: &Topology, configs: &[SwitchConfig]) -> Result<(
     Ok(topology.check_flooding(floods)?)
 }
 
-fn config_paths(topology: &Topology, options: &UpOptions, loaded: &mut Vec<SwitchConfig>) -> Result<Vec<PathBuf>> {
+/// Each switch's config file, loaded and checked as the daemon will, in switch order.
+fn load_configs(topology: &Topology, options: &UpOptions) -> Result<Vec<(PathBuf, SwitchConfig)>> {
     let from = options.configs.as_ref().or(topology.configs.as_ref()).with_context(|| {
         format!("{}: names no `configs`; give the switches' configs (--config-dir)", topology.file.display())
     })?;
@@ -234,8 +234,7 @@ fn config_paths(topology: &Topology, options: &UpOptions, loaded: &mut Vec<Switc
             // The daemon's own check, before anything is built.
             let (switch_config, _) = pfcswitchd::config::load(&config).map_err(|error| anyhow!("{switch}: {error}"))?;
             daemons::warn_link_mismatch(topology, switch, &config, &switch_config);
-            loaded.push(switch_config);
-            Ok(config)
+            Ok((config, switch_config))
         })
         .collect()
 }
