@@ -51,7 +51,8 @@
 #        FORWARDERS="pfcswitchd pfcswitchd-capfc pfcswitchd-spin0 libxdp-forward xsk-forward
 #        linux-bridge xdp-redirect",
 #        PROFILE=DIR: perf samples the forwarder's CPU (every process and the kernel) during
-#        each point's first run and writes its top symbols to DIR/PLACEMENT-FORWARDER-SIZE.txt
+#        each point's first run and writes its top symbols to DIR/PLACEMENT-PATH-FORWARDER-SIZE.txt,
+#        the forwarder's system calls per delivered frame to DIR/PLACEMENT-PATH-FORWARDER-SIZE.syscalls
 #        (the samples beside it, .perf, for perf annotate) and pfcswitchd's status and
 #        ports after the run to DIR/PLACEMENT-pfcswitchd-SIZE.status
 #
@@ -271,6 +272,10 @@ profile_report() { # perf.data report.txt: the top symbols by self time, with th
     awk '/^ +[0-9.]+%/ { printf "%8s  %-16s %-20s %s\n", $1, $2, $3, $5 }' | head -40 >"$2"
   mv "$1" "${2%.txt}.perf"
 }
+syscalls_report() { # counts.csv fps seconds: each system call's count and its count per delivered frame
+  awk -F, -v frames="$(awk -v f="$2" -v s="$3" 'BEGIN { print f * s }')" '
+    $1 ~ /^[0-9]+$/ { printf "%-36s %12d  %8.4f per frame delivered\n", $3, $1, frames ? $1 / frames : 0 }' "$1"
+}
 if [ -n "${PROFILE:-}" ]; then
   command -v perf >/dev/null || { echo "bench-datapath.sh: PROFILE needs perf (apt install linux-perf)" >&2; exit 1; }
   mkdir -p "$PROFILE"
@@ -310,7 +315,10 @@ measure() { # placement path forwarder size run
   local span
   span=$(awk -v w="$WINDOW" 'BEGIN { print (w > 1.5 ? w - 1 : w / 2) }')
   if [ -n "${PROFILE:-}" ] && [ "$run" = 1 ] && [ "$name" != none ]; then
-    perf record -q -g -C "$FWD_CPU" -o "$out.perf" -- sleep "$span" 2>/dev/null
+    # The forwarder's system calls over the same span, from tracepoints (no ptrace).
+    perf stat -x, -o "$out.syscalls" -p "$forwarder_pid" -e raw_syscalls:sys_enter,syscalls:sys_enter_sendto \
+      -e syscalls:sys_enter_recvfrom,syscalls:sys_enter_poll,syscalls:sys_enter_ppoll -- \
+      perf record -q -g -C "$FWD_CPU" -o "$out.perf" -- sleep "$span" 2>/dev/null
   else
     sleep "$span"
   fi
@@ -342,6 +350,8 @@ measure() { # placement path forwarder size run
   fi
   stop_forwarder
   [ -f "$out.perf" ] && profile_report "$out.perf" "$PROFILE/$placement-$path-$name-$((size + 4))B.txt"
+  [ -f "$out.syscalls" ] && syscalls_report "$out.syscalls" "$(json "$out.sink" fps)" "$span" \
+    >"$PROFILE/$placement-$path-$name-$((size + 4))B.syscalls"
   local line
   line="$placement $path $name $size $(json "$out.sink" fps) $(json "$out.flood" fps) $(json "$out.flood" peer_dropped_fps) \
 $(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.0f", t ? 100 * b / t : 0 }') $run $rates"
