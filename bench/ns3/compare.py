@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Prints pfcswitch's simulator and ns-3 side by side for one run of scripts/bench-ns3.sh:
+speed (wall time per simulated second, events and packet-hops per second, peak memory) and
+FCT slowdown by flow size with one definition for both.
+
+Slowdown: a flow's FCT over pfcswitch's ideal FCT of that flow (results.json `ideal_fct_ms`:
+alone on the idle fabric, docs/experiments.md), the same divisor for both simulators. Bins:
+the flows of the flow list sorted by size, 20 bins of 5 % of their number, a bin running on
+to the last flow of its largest size (lab/src/scenario/slowdown.rs); percentiles by rank
+ceil(n·q) (lab/src/stats.rs). A flow unfinished in either simulator is counted, not binned.
+
+Usage: compare.py DIR   (DIR holds ours/results.json, ours/flows.txt, ours.rss, ns3/fcts.txt,
+ns3/stats.txt, ns3.rss as the script writes them)
+"""
+
+import json
+import math
+import sys
+from pathlib import Path
+
+BINS = 20
+WARN_RATIO = 0.25
+
+
+def quantile(values, q):
+    rank = min(max(math.ceil(len(values) * q), 1), len(values))
+    return values[rank - 1]
+
+
+def read_flows(path):
+    """(connection, message) → size, in the list's order."""
+    flows = []
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            connection, message, _sender, _receiver, size, _start = map(int, line.split())
+            flows.append(((connection, message), size))
+    return flows
+
+
+def read_ns3(path):
+    fcts = {}
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            connection, message, fct = line.split()
+            fcts[(int(connection), int(message))] = None if fct == "-" else int(fct) / 1e9
+    return fcts
+
+
+def read_stats(path):
+    """ns-3's closing line: `... simulated_seconds S wall_seconds W events E packet_hops P`."""
+    words = path.read_text().split()
+    return {key: float(words[words.index(key) + 1]) for key in ("simulated_seconds", "wall_seconds", "events", "packet_hops")}
+
+
+def bins_of(flows):
+    """Index ranges of the size bins over `flows` sorted by size."""
+    n, ranges, start = len(flows), [], 0
+    for i in range(BINS):
+        end = max((i + 1) * n // BINS, start)
+        while start < end < n and flows[end][1] == flows[end - 1][1]:
+            end += 1
+        if end > start:
+            ranges.append((start, end))
+        start = end
+    return ranges
+
+
+def size(b):
+    return f"{b / 1e6:.1f} MB" if b >= 1e6 else f"{b / 1e3:.1f} KB" if b >= 1e3 else f"{b} B"
+
+
+def main():
+    run = Path(sys.argv[1])
+    results = json.loads((run / "ours/results.json").read_text())
+    ours, ideal = {}, {}
+    for m in results["messages"]:
+        key = (m["flow"], m["id"])
+        ideal[key] = m["ideal_fct_ms"] / 1e3
+        ours[key] = None if m["fct_ms"] is None else m["fct_ms"] / 1e3
+    ns3 = read_ns3(run / "ns3/fcts.txt")
+    flows = sorted(read_flows(run / "ours/flows.txt"), key=lambda f: f[1])
+    missing = [key for key, _ in flows if key not in ns3 or key not in ours]
+    if missing:
+        sys.exit(f"compare.py: {len(missing)} flows of the list are missing from a result, e.g. {missing[0]}")
+
+    sim, stats = results["simulator"], read_stats(run / "ns3/stats.txt")
+    rss = {name: int((run / f"{name}.rss").read_text().split()[0]) / 1024 for name in ("ours", "ns3")}
+    speed = {
+        "ours": (sim["simulated_seconds"], sim["wall_seconds"], sim["events"], sim["frame_hops"]),
+        "ns3": (stats["simulated_seconds"], stats["wall_seconds"], stats["events"], stats["packet_hops"]),
+    }
+    print(f"{len(flows)} flows; pfcswitch's offered load {results['summary']['offered_load']}")
+    print(f"{'':34}{'pfcswitch':>14}{'ns-3':>14}{'ns-3/ours':>11}")
+    rows = [
+        ("simulated s", lambda s: s[0], "{:.4f}"),
+        ("wall s (event loop)", lambda s: s[1], "{:.2f}"),
+        ("wall s per simulated s", lambda s: s[1] / s[0], "{:.1f}"),
+        ("events", lambda s: s[2], "{:,.0f}"),
+        ("events per wall s", lambda s: s[2] / s[1], "{:,.0f}"),
+        ("packet-hops", lambda s: s[3], "{:,.0f}"),
+        ("packet-hops per wall s", lambda s: s[3] / s[1], "{:,.0f}"),
+    ]
+    for label, value, form in rows:
+        a, b = value(speed["ours"]), value(speed["ns3"])
+        print(f"{label:34}{form.format(a):>14}{form.format(b):>14}{b / a:>11.2f}")
+    print(f"{'peak RSS MiB (whole process)':34}{rss['ours']:>14.0f}{rss['ns3']:>14.0f}{rss['ns3'] / rss['ours']:>11.2f}")
+    ratio = (speed["ns3"][1] / speed["ns3"][0]) / (speed["ours"][1] / speed["ours"][0])
+    print(f"speed: pfcswitch's simulator is {ratio:.1f}x as fast as ns-3 per simulated second")
+
+    unfinished = {name: sum(1 for key, _ in flows if fcts[key] is None) for name, fcts in (("ours", ours), ("ns3", ns3))}
+    print(f"unfinished flows: pfcswitch {unfinished['ours']}, ns-3 {unfinished['ns3']}")
+    print(f"\n{'flows (%)':>10} {'sizes':>22} {'n':>5} | {'p50 ours':>9} {'p50 ns-3':>9} {'ratio':>6} | {'p99 ours':>9} {'p99 ns-3':>9} {'ratio':>6}")
+    for start, end in bins_of(flows):
+        keys = [key for key, _ in flows[start:end]]
+        cells = []
+        for q in (0.5, 0.99):
+            values = {}
+            for name, fcts in (("ours", ours), ("ns3", ns3)):
+                slowdowns = sorted(fcts[k] / ideal[k] for k in keys if fcts[k] is not None)
+                values[name] = quantile(slowdowns, q) if slowdowns else float("nan")
+            r = values["ours"] / values["ns3"]
+            flag = "*" if abs(r - 1) > WARN_RATIO else " "
+            cells.append(f"{values['ours']:>9.2f} {values['ns3']:>9.2f} {r:>5.2f}{flag}")
+        sizes = f"{size(flows[start][1])} - {size(flows[end - 1][1])}"
+        print(f"{start * 100 // len(flows):>4}-{end * 100 // len(flows):<5} {sizes:>22} {end - start:>5} | {cells[0]} | {cells[1]}")
+    print("ratio = ours / ns-3; * marks a bin where they differ by more than 25 %")
+
+
+if __name__ == "__main__":
+    main()
