@@ -386,9 +386,14 @@ main(int argc, char* argv[])
                          "MeanPktSize", UintegerValue(ipPacket),
                          "LinkBandwidth", DataRateValue(rate),
                          "LinkDelay", TimeValue(NanoSeconds(cableNs)));
-    // A host's NIC holds what its transport hands it, as pfcswitch's NIC does.
-    TrafficControlHelper fifo;
-    fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue("100000p"));
+    // pfcswitch's host sends its connections' segments in turn, one at a time; ns-3's TCP puts
+    // a window's segments in one queue at once. Flow queueing in the host (fq_codel with a
+    // target no queue reaches: no drops, no marks) serves them in turn, as ours does.
+    TrafficControlHelper nic;
+    nic.SetRootQueueDisc("ns3::FqCoDelQueueDisc",
+                         "MaxSize", StringValue("100000p"),
+                         "Target", StringValue("10s"),
+                         "Interval", StringValue("100s"));
 
     Ipv4AddressHelper addresses;
     addresses.SetBase("10.0.0.0", "255.255.255.252");
@@ -403,7 +408,7 @@ main(int argc, char* argv[])
     std::vector<Ipv4Address> hostAddress(hostCount);
     auto join = [&](Ptr<Node> a, Ptr<Node> b, bool aIsHost) {
         NetDeviceContainer devices = p2p.Install(a, b);
-        (aIsHost ? fifo : red).Install(devices.Get(0));
+        (aIsHost ? nic : red).Install(devices.Get(0));
         red.Install(devices.Get(1));
         Ipv4InterfaceContainer ifs = addresses.Assign(devices);
         addresses.NewNetwork();

@@ -31,13 +31,12 @@
 //! its switch port paused on one priority for a while ([`Storm`]).
 
 mod error;
-mod flow_list;
+pub mod flow_list;
 mod host_list;
 mod spans;
 mod storm;
 
 pub use error::WorkloadError;
-pub use flow_list::flow_list;
 pub use storm::{Storm, StormError, StormSpec};
 
 use crate::flow_sizes::FlowSizes;
