@@ -3,10 +3,12 @@
 # (docs/simulator.md, "Beside ns-3"): for each load, `pfcswitch scenario simulate` runs
 # bench/ns3/websearch-fat-tree-lossy.toml and writes the flows it runs (flows.txt), ns-3
 # (Debian's libns3-dev, installed here if missing) runs that list in bench/ns3/fat-tree-dctcp.cc,
-# and bench/ns3/compare.py prints speed and slowdown by size side by side.
+# then again with other ECMP paths (the yardstick: how far the path draw alone moves a bin;
+# OTHER_PATHS=0 skips it), and bench/ns3/compare.py prints speed and slowdown by size side
+# by side.
 #
 # Usage: scripts/bench-ns3.sh   (root, for apt; LOADS="0.3 0.5" DURATION_MS=20 SEED=1
-#        OUT=target/bench-ns3 override). Runs one simulation at a time, each under `nice`.
+#        OUT=target/bench-ns3 OTHER_PATHS=1 override). One simulation at a time, each `nice`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +16,7 @@ LOADS=${LOADS:-0.3 0.5}
 DURATION_MS=${DURATION_MS:-20}
 SEED=${SEED:-1}
 OUT=${OUT:-target/bench-ns3}
+OTHER_PATHS=${OTHER_PATHS:-1}
 
 missing=()
 for package in libns3-dev time g++ python3; do
@@ -44,7 +47,7 @@ fi
 echo "bench-ns3: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD), ns-3 $(dpkg-query -W -f='${Version}' libns3-dev), $(nproc) cores"
 for load in $LOADS; do
   run="$OUT/load-$load"
-  rm -rf "$run" && mkdir -p "$run/ns3"
+  rm -rf "$run" && mkdir -p "$run/ns3" "$run/ns3-salt"
   quiet
   /usr/bin/time -f '%M' -o "$run/ours.rss" nice -n 10 target/release/pfcswitch scenario simulate \
     bench/ns3/websearch-fat-tree-lossy.toml --seed "$SEED" --set "load=$load" --set "duration=${DURATION_MS}ms" \
@@ -52,6 +55,11 @@ for load in $LOADS; do
   quiet
   /usr/bin/time -f '%M' -o "$run/ns3.rss" nice -n 10 "$NS3" --flows="$run/ours/flows.txt" \
     --fcts="$run/ns3/fcts.txt" --duration=$((DURATION_MS * 1000000)) >"$run/ns3/stats.txt"
+  if [ "$OTHER_PATHS" != 0 ]; then
+    quiet
+    nice -n 10 "$NS3" --flows="$run/ours/flows.txt" --fcts="$run/ns3-salt/fcts.txt" \
+      --duration=$((DURATION_MS * 1000000)) --ecmp-salt=1 >"$run/ns3-salt/stats.txt"
+  fi
   echo
   echo "== load $load, ${DURATION_MS} ms of arrivals, seed $SEED =="
   python3 bench/ns3/compare.py "$run"

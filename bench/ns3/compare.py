@@ -9,8 +9,12 @@ the flows of the flow list sorted by size, 20 bins of 5 % of their number, a bin
 to the last flow of its largest size (lab/src/scenario/slowdown.rs); percentiles by rank
 ceil(n·q) (lab/src/stats.rs). A flow unfinished in either simulator is counted, not binned.
 
+With DIR/ns3-salt/fcts.txt (ns-3 again, the same flows on other ECMP paths) the table adds
+ns-3 against itself per bin: how far the path draw alone moves a bin, the yardstick for the
+ours/ns-3 ratios beside it.
+
 Usage: compare.py DIR   (DIR holds ours/results.json, ours/flows.txt, ours.rss, ns3/fcts.txt,
-ns3/stats.txt, ns3.rss as the script writes them)
+ns3/stats.txt, ns3.rss, and optionally ns3-salt/fcts.txt, as the script writes them)
 """
 
 import json
@@ -108,22 +112,31 @@ def main():
     print(f"speed: pfcswitch's simulator is {ratio:.1f}x as fast as ns-3 per simulated second")
 
     unfinished = {name: sum(1 for key, _ in flows if fcts[key] is None) for name, fcts in (("ours", ours), ("ns3", ns3))}
+    salted_path = run / "ns3-salt/fcts.txt"
+    salted = read_ns3(salted_path) if salted_path.exists() else None
     print(f"unfinished flows: pfcswitch {unfinished['ours']}, ns-3 {unfinished['ns3']}")
-    print(f"\n{'flows (%)':>10} {'sizes':>22} {'n':>5} | {'p50 ours':>9} {'p50 ns-3':>9} {'ratio':>6} | {'p99 ours':>9} {'p99 ns-3':>9} {'ratio':>6}")
+    header = f"\n{'flows (%)':>10} {'sizes':>22} {'n':>5} | {'p50 ours':>9} {'p50 ns-3':>9} {'ratio':>6} | {'p99 ours':>9} {'p99 ns-3':>9} {'ratio':>6}"
+    print(header + (f" | {'ns-3/ns-3 other paths p50':>26} {'p99':>5}" if salted else ""))
+
+    def at(fcts, keys, q):
+        slowdowns = sorted(fcts[k] / ideal[k] for k in keys if fcts.get(k) is not None)
+        return quantile(slowdowns, q) if slowdowns else float("nan")
+
+    def cell(ratio):
+        return f"{ratio:>5.2f}{'*' if abs(ratio - 1) > WARN_RATIO else ' '}"
+
     for start, end in bins_of(flows):
         keys = [key for key, _ in flows[start:end]]
         cells = []
         for q in (0.5, 0.99):
-            values = {}
-            for name, fcts in (("ours", ours), ("ns3", ns3)):
-                slowdowns = sorted(fcts[k] / ideal[k] for k in keys if fcts[k] is not None)
-                values[name] = quantile(slowdowns, q) if slowdowns else float("nan")
-            r = values["ours"] / values["ns3"]
-            flag = "*" if abs(r - 1) > WARN_RATIO else " "
-            cells.append(f"{values['ours']:>9.2f} {values['ns3']:>9.2f} {r:>5.2f}{flag}")
+            a, b = at(ours, keys, q), at(ns3, keys, q)
+            cells.append(f"{a:>9.2f} {b:>9.2f} {cell(a / b)}")
         sizes = f"{size(flows[start][1])} - {size(flows[end - 1][1])}"
-        print(f"{start * 100 // len(flows):>4}-{end * 100 // len(flows):<5} {sizes:>22} {end - start:>5} | {cells[0]} | {cells[1]}")
-    print("ratio = ours / ns-3; * marks a bin where they differ by more than 25 %")
+        line = f"{start * 100 // len(flows):>4}-{end * 100 // len(flows):<5} {sizes:>22} {end - start:>5} | {cells[0]} | {cells[1]}"
+        if salted:
+            line += f" | {cell(at(ns3, keys, 0.5) / at(salted, keys, 0.5)):>26} {cell(at(ns3, keys, 0.99) / at(salted, keys, 0.99))}"
+        print(line)
+    print("ratio = ours / ns-3; * marks a bin where the two differ by more than 25 %")
 
 
 if __name__ == "__main__":

@@ -147,21 +147,24 @@ class FlowEcmpRoutingHelper : public Ipv4RoutingHelper
   public:
     // Node id → its routing, filled in once every address is known.
     std::map<uint32_t, Ptr<FlowEcmpRouting>>* made;
+    uint32_t salt;
 
-    explicit FlowEcmpRoutingHelper(std::map<uint32_t, Ptr<FlowEcmpRouting>>* made)
-        : made(made)
+    FlowEcmpRoutingHelper(std::map<uint32_t, Ptr<FlowEcmpRouting>>* made, uint32_t salt)
+        : made(made),
+          salt(salt)
     {
     }
 
     Ipv4RoutingHelper* Copy() const override
     {
-        return new FlowEcmpRoutingHelper(made);
+        return new FlowEcmpRoutingHelper(made, salt);
     }
 
     Ptr<Ipv4RoutingProtocol> Create(Ptr<Node> node) const override
     {
         Ptr<FlowEcmpRouting> routing = CreateObject<FlowEcmpRouting>();
-        routing->salt = node->GetId();
+        // Per node, so that two tiers do not pick alike (no hash polarisation).
+        routing->salt = node->GetId() + salt * 1000003;
         (*made)[node->GetId()] = routing;
         return routing;
     }
@@ -302,6 +305,7 @@ main(int argc, char* argv[])
     uint64_t epochNs = 10000000;
     uint64_t durationNs = 20000000;
     uint64_t drainNs = 500000000;
+    uint32_t ecmpSalt = 0;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("flows", "flow list (pfcswitch's DIR/flows.txt)", flowsPath);
@@ -320,6 +324,7 @@ main(int argc, char* argv[])
     cmd.AddValue("epoch", "when the flow list's time 0 is, in ns", epochNs);
     cmd.AddValue("duration", "the workload's length in ns (flows start within it)", durationNs);
     cmd.AddValue("drain", "how long after the workload flows may take, in ns", drainNs);
+    cmd.AddValue("ecmp-salt", "another value draws other paths for the same flows", ecmpSalt);
     cmd.Parse(argc, argv);
     if (flowsPath.empty() || fctsPath.empty())
     {
@@ -363,7 +368,7 @@ main(int argc, char* argv[])
     switches.Create(2 * edges + cores);
 
     std::map<uint32_t, Ptr<FlowEcmpRouting>> routing;
-    FlowEcmpRoutingHelper routingHelper(&routing);
+    FlowEcmpRoutingHelper routingHelper(&routing, ecmpSalt);
     InternetStackHelper stack;
     stack.SetRoutingHelper(routingHelper);
     stack.Install(hosts);
