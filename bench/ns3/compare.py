@@ -9,6 +9,11 @@ the flows of the flow list sorted by size, 20 bins of 5 % of their number, a bin
 to the last flow of its largest size (lab/src/scenario/slowdown.rs); percentiles by rank
 ceil(n·q) (lab/src/stats.rs). A flow unfinished in either simulator is counted, not binned.
 
+A p50 ratio off by more than 25 % is marked `*` if the two medians' 95 % intervals
+(distribution-free: order statistics of the binomial) do not overlap, `~` if they do (chance
+alone can make it). A bin's p99 is its largest flow or nearly (rank ceil(0.99·n) of 30-50
+flows): no interval, a `*` at 25 %.
+
 With DIR/ns3-salt/fcts.txt (ns-3 again, the same flows on other ECMP paths) the table adds
 ns-3 against itself per bin: how far the path draw alone moves a bin, the yardstick for the
 ours/ns-3 ratios beside it.
@@ -29,6 +34,19 @@ WARN_RATIO = 0.25
 def quantile(values, q):
     rank = min(max(math.ceil(len(values) * q), 1), len(values))
     return values[rank - 1]
+
+
+def median_interval(values):
+    """The 95 % interval of the median of sorted `values`: [x_(r), x_(n+1-r)] with the largest r
+    for which P(Binomial(n, 1/2) <= r - 1) <= 2.5 %."""
+    n, below, r = len(values), 0.0, 1
+    for k in range(n):
+        below += math.comb(n, k) / 2**n
+        if below > 0.025:
+            break
+        r = k + 1
+    r = min(r, (n + 1) // 2)
+    return values[r - 1], values[n - r]
 
 
 def read_flows(path):
@@ -118,25 +136,40 @@ def main():
     header = f"\n{'flows (%)':>10} {'sizes':>22} {'n':>5} | {'p50 ours':>9} {'p50 ns-3':>9} {'ratio':>6} | {'p99 ours':>9} {'p99 ns-3':>9} {'ratio':>6}"
     print(header + (f" | {'ns-3/ns-3 other paths p50':>26} {'p99':>5}" if salted else ""))
 
+    def slowdowns(fcts, keys):
+        return sorted(fcts[k] / ideal[k] for k in keys if fcts.get(k) is not None)
+
     def at(fcts, keys, q):
-        slowdowns = sorted(fcts[k] / ideal[k] for k in keys if fcts.get(k) is not None)
-        return quantile(slowdowns, q) if slowdowns else float("nan")
+        values = slowdowns(fcts, keys)
+        return quantile(values, q) if values else float("nan")
+
+    def median_cell(keys, a, b):
+        """Ours against ns-3's p50, `~` where their intervals overlap."""
+        ratio = at(a, keys, 0.5) / at(b, keys, 0.5)
+        if abs(ratio - 1) <= WARN_RATIO:
+            return f"{ratio:>5.2f} "
+        (lo_a, hi_a), (lo_b, hi_b) = median_interval(slowdowns(a, keys)), median_interval(slowdowns(b, keys))
+        return f"{ratio:>5.2f}{'~' if lo_a <= hi_b and lo_b <= hi_a else '*'}"
 
     def cell(ratio):
         return f"{ratio:>5.2f}{'*' if abs(ratio - 1) > WARN_RATIO else ' '}"
 
     for start, end in bins_of(flows):
         keys = [key for key, _ in flows[start:end]]
-        cells = []
-        for q in (0.5, 0.99):
-            a, b = at(ours, keys, q), at(ns3, keys, q)
-            cells.append(f"{a:>9.2f} {b:>9.2f} {cell(a / b)}")
+        cells = [f"{at(ours, keys, 0.5):>9.2f} {at(ns3, keys, 0.5):>9.2f} {median_cell(keys, ours, ns3)}"]
+        a, b = at(ours, keys, 0.99), at(ns3, keys, 0.99)
+        cells.append(f"{a:>9.2f} {b:>9.2f} {cell(a / b)}")
         sizes = f"{size(flows[start][1])} - {size(flows[end - 1][1])}"
         line = f"{start * 100 // len(flows):>4}-{end * 100 // len(flows):<5} {sizes:>22} {end - start:>5} | {cells[0]} | {cells[1]}"
         if salted:
-            line += f" | {cell(at(ns3, keys, 0.5) / at(salted, keys, 0.5)):>26} {cell(at(ns3, keys, 0.99) / at(salted, keys, 0.99))}"
+            line += f" | {median_cell(keys, ns3, salted):>26} {cell(at(ns3, keys, 0.99) / at(salted, keys, 0.99))}"
         print(line)
-    print("ratio = ours / ns-3; * marks a bin where the two differ by more than 25 %")
+    every = [key for key, _ in flows]
+    line = f"{'all':>10} {'':>22} {len(every):>5} | {at(ours, every, 0.5):>9.2f} {at(ns3, every, 0.5):>9.2f} {median_cell(every, ours, ns3)} | {at(ours, every, 0.99):>9.2f} {at(ns3, every, 0.99):>9.2f} {cell(at(ours, every, 0.99) / at(ns3, every, 0.99))}"
+    if salted:
+        line += f" | {median_cell(every, ns3, salted):>26} {cell(at(ns3, every, 0.99) / at(salted, every, 0.99))}"
+    print(line)
+    print("ratio = ours / ns-3; over 25 % apart: * (p50: their 95 % intervals apart too), ~ (p50: intervals overlap)")
 
 
 if __name__ == "__main__":
