@@ -69,9 +69,22 @@ def read_ns3(path):
 
 
 def read_stats(path):
-    """ns-3's closing line: `... simulated_seconds S wall_seconds W events E packet_hops P`."""
+    """ns-3's closing line: `... simulated_seconds S wall_seconds W events E packet_hops P drops D marks M`."""
     words = path.read_text().split()
-    return {key: float(words[words.index(key) + 1]) for key in ("simulated_seconds", "wall_seconds", "events", "packet_hops")}
+    keys = ("simulated_seconds", "wall_seconds", "events", "packet_hops", "drops", "marks")
+    return {key: float(words[words.index(key) + 1]) for key in keys}
+
+
+def switch_counts(results):
+    """Segments our switches dropped for want of room (not the hosts' flooded announcements,
+    `filtered`) and marked CE."""
+    drops = marks = 0
+    for switch in results["switches"]:
+        for port in switch["snapshot"]["ports"]:
+            for priority in port["priorities"]:
+                drops += sum(n for reason, n in priority["drops"].items() if reason in ("egress_full", "ingress_max", "no_buffer"))
+                marks += priority["ecn_marked"]
+    return drops, marks
 
 
 def bins_of(flows):
@@ -126,6 +139,9 @@ def main():
         a, b = value(speed["ours"]), value(speed["ns3"])
         print(f"{label:34}{form.format(a):>14}{form.format(b):>14}{b / a:>11.2f}")
     print(f"{'peak RSS MiB (whole process)':34}{rss['ours']:>14.0f}{rss['ns3']:>14.0f}{rss['ns3'] / rss['ours']:>11.2f}")
+    drops, marks = switch_counts(results)
+    print(f"{'queue drops':34}{drops:>14,}{stats['drops']:>14,.0f}")
+    print(f"{'CE marks':34}{marks:>14,}{stats['marks']:>14,.0f}")
     ratio = (speed["ns3"][1] / speed["ns3"][0]) / (speed["ours"][1] / speed["ours"][0])
     print(f"speed: pfcswitch's simulator is {ratio:.1f}x as fast as ns-3 per simulated second")
 

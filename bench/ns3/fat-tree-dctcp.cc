@@ -410,11 +410,12 @@ main(int argc, char* argv[])
         Ipv4Address address;
     };
     std::map<uint32_t, std::vector<Neighbour>> neighbours;
+    QueueDiscContainer queues;
     std::vector<Ipv4Address> hostAddress(hostCount);
     auto join = [&](Ptr<Node> a, Ptr<Node> b, bool aIsHost) {
         NetDeviceContainer devices = p2p.Install(a, b);
-        (aIsHost ? nic : red).Install(devices.Get(0));
-        red.Install(devices.Get(1));
+        queues.Add((aIsHost ? nic : red).Install(devices.Get(0)));
+        queues.Add(red.Install(devices.Get(1)));
         Ipv4InterfaceContainer ifs = addresses.Assign(devices);
         addresses.NewNetwork();
         neighbours[a->GetId()].push_back({ifs.Get(0).second, b->GetId(), ifs.GetAddress(1)});
@@ -512,6 +513,13 @@ main(int argc, char* argv[])
     const double wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
     const double simulated = Simulator::Now().GetSeconds();
     const uint64_t events = Simulator::GetEventCount();
+    uint64_t drops = 0;
+    uint64_t marks = 0;
+    for (auto q = queues.Begin(); q != queues.End(); ++q)
+    {
+        drops += (*q)->GetStats().nTotalDroppedPackets;
+        marks += (*q)->GetStats().nTotalMarkedPackets;
+    }
     Simulator::Destroy();
 
     std::ofstream out(fctsPath);
@@ -530,6 +538,6 @@ main(int argc, char* argv[])
     }
     std::cout << "ns-3: " << flows.size() << " flows, " << finished << " finished; simulated_seconds "
               << simulated << " wall_seconds " << wallSeconds << " events " << events << " packet_hops "
-              << packet_hops << std::endl;
+              << packet_hops << " drops " << drops << " marks " << marks << std::endl;
     return 0;
 }
