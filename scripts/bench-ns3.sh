@@ -8,15 +8,16 @@
 # by side.
 #
 # Usage: scripts/bench-ns3.sh   (root, for apt; LOADS="0.3 0.5" DURATION_MS=20 SEED=1
-#        OUT=target/bench-ns3 OTHER_PATHS=1 override). One simulation at a time, each `nice`.
+#        OUT=TARGET/bench-ns3 OTHER_PATHS=1 override; TARGET is $CARGO_TARGET_DIR or target). One simulation at a time, each `nice`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 LOADS=${LOADS:-0.3 0.5}
 DURATION_MS=${DURATION_MS:-20}
 SEED=${SEED:-1}
-OUT=${OUT:-target/bench-ns3}
+OUT=${OUT:-${CARGO_TARGET_DIR:-target}/bench-ns3}
 OTHER_PATHS=${OTHER_PATHS:-1}
+TARGET=${CARGO_TARGET_DIR:-target}
 
 missing=()
 for package in libns3-dev time g++ python3; do
@@ -35,9 +36,9 @@ quiet() { while [ -e /tmp/quiet.lock ]; do sleep 20; done; }
 
 quiet
 nice -n 10 cargo build --release --locked -p pfcswitch
-NS3=target/ns3/fat-tree-dctcp
+NS3=$TARGET/ns3/fat-tree-dctcp
 if [ ! -x "$NS3" ] || [ bench/ns3/fat-tree-dctcp.cc -nt "$NS3" ]; then
-  mkdir -p target/ns3
+  mkdir -p "$TARGET/ns3"
   quiet
   # Debian's ns3-*.pc name libgsl.so, which only libgsl-dev has: link the libraries directly.
   nice -n 10 g++ -O2 -std=c++17 -o "$NS3" bench/ns3/fat-tree-dctcp.cc \
@@ -49,7 +50,7 @@ for load in $LOADS; do
   run="$OUT/load-$load"
   rm -rf "$run" && mkdir -p "$run/ns3" "$run/ns3-salt"
   quiet
-  /usr/bin/time -f '%M' -o "$run/ours.rss" nice -n 10 target/release/pfcswitch scenario simulate \
+  /usr/bin/time -f '%M' -o "$run/ours.rss" nice -n 10 "$TARGET/release/pfcswitch" scenario simulate \
     bench/ns3/websearch-fat-tree-lossy.toml --seed "$SEED" --set "load=$load" --set "duration=${DURATION_MS}ms" \
     --out "$run/ours" >"$run/ours.log" 2>&1 || { tail -20 "$run/ours.log" >&2; exit 1; }
   quiet
