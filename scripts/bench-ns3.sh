@@ -8,16 +8,17 @@
 # by side.
 #
 # Usage: scripts/bench-ns3.sh   (root, for apt; LOADS="0.3 0.5" DURATION_MS=20 SEED=1
-#        OUT=TARGET/bench-ns3 OTHER_PATHS=1 override; TARGET is $CARGO_TARGET_DIR or target). One simulation at a time, each `nice`.
+#        OUT=TARGET/bench-ns3 OTHER_PATHS=1 override; TARGET: $CARGO_TARGET_DIR or target).
+#        One simulation at a time, each under `nice`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 LOADS=${LOADS:-0.3 0.5}
 DURATION_MS=${DURATION_MS:-20}
 SEED=${SEED:-1}
-OUT=${OUT:-${CARGO_TARGET_DIR:-target}/bench-ns3}
-OTHER_PATHS=${OTHER_PATHS:-1}
 TARGET=${CARGO_TARGET_DIR:-target}
+OUT=${OUT:-$TARGET/bench-ns3}
+OTHER_PATHS=${OTHER_PATHS:-1}
 
 missing=()
 for package in libns3-dev time g++ python3; do
