@@ -159,6 +159,10 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     };
     let ideal = IdealFct::new(switches.len(), hosts.len(), cables, &transport);
     let connections = workload::plan(&scenario.classes, &hosts, args.seed, EPOCH, scenario.duration, &plan_context)?;
+    // What is run, for another simulator to run the same (bench/ns3/).
+    let flows = out.join("flows.txt");
+    std::fs::write(&flows, workload::flow_list::flow_list(&connections, EPOCH))
+        .with_context(|| format!("writing {}", flows.display()))?;
     for c in &connections {
         let spec = connection_spec(c)?;
         net.hosts[c.sender].transport.as_mut().expect("set above").add_connection(spec, c.messages.clone());

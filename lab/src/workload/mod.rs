@@ -31,6 +31,7 @@
 //! its switch port paused on one priority for a while ([`Storm`]).
 
 mod error;
+pub mod flow_list;
 mod host_list;
 mod spans;
 mod storm;
