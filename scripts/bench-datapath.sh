@@ -43,7 +43,9 @@
 # drift of the machine's speed weighs on both alike. The second table gives, per cell, each
 # pfcswitchd variant's rate over libxdp-forward's in the same round (d/c): the median and the
 # worst round. pfcswitchd's own counters, read over the same span, give what it received on
-# pb-a, transmitted on pb-b and dropped (any reason), per second.
+# pb-a, transmitted on pb-b and dropped (any reason), per second. A forwarder that exits
+# during its window is reported with its exit status and log, and the round is measured
+# again (at most three times): a round with no forwarder measures nothing.
 #
 #   scripts/bench-datapath.sh
 #   env: WARMUP=1 WINDOW=5 (seconds), REPEAT=5, SIZES="60 1496", GEN_CPU=0 FWD_CPU=1,
