@@ -198,6 +198,11 @@ impl Sockets {
         })
     }
 
+    /// How the sockets move frames: `zero-copy`, or `copy` (veth, and drivers without it).
+    pub fn mode(&self) -> &'static str {
+        if self.zero_copy { "zero-copy" } else { "copy" }
+    }
+
     /// Whether the UMEM belongs to the anchor on `lo` (else to the first port's socket).
     pub fn has_anchor(&self) -> bool {
         self.anchor.is_some()

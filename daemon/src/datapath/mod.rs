@@ -202,12 +202,12 @@ impl Datapath {
         timer::tighten_timer_slack();
         self.refill();
         notify::notify("READY=1");
-        let socket_mode = if self.sockets.zero_copy { "zero-copy" } else { "copy mode" };
+        let socket_mode = self.sockets.mode();
         for (index, port) in self.config.ports.iter().enumerate() {
             let attach = self.classifier.attach_mode(index as u32).unwrap_or("not attached");
             let queues = self.sockets.queues.iter().filter(|q| q.port == index).count();
             log::info!(
-                "port {} ({}): XDP {attach}, AF_XDP {socket_mode}, {queues} RX queue(s)",
+                "port {} ({}): XDP {attach}, AF_XDP {socket_mode} mode, {queues} RX queue(s)",
                 port.name,
                 iface_of(&self.config, index)
             );
@@ -483,10 +483,9 @@ impl Datapath {
             port.link = self.port_links[index].state.name().to_string();
             port.link_transitions = self.port_links[index].transitions;
             let counters = self.classifier.rx_counters(index as u32).unwrap_or_default();
-            let socket_mode = if self.sockets.zero_copy { "zero-copy" } else { "copy" };
             port.xdp = Some(XdpPortReport {
                 attach: self.classifier.attach_mode(index as u32).unwrap_or_default().to_string(),
-                socket: if self.tx_queue[index].is_some() { socket_mode.to_string() } else { String::new() },
+                socket: if self.tx_queue[index].is_some() { self.sockets.mode().to_string() } else { String::new() },
                 rx_frames: counters.iter().map(|c| c.frames).collect(),
                 rx_bytes: counters.iter().map(|c| c.bytes).collect(),
                 drops: ClassifierDrop::ALL
