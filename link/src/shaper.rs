@@ -31,12 +31,14 @@ pub struct Shaper {
     /// it so that the per-event questions (ready? when?) need no 128-bit division.
     ready_ns: u64,
     burst: u128,
+    /// `burst` ÷ speed: the credit in whole nanoseconds (`burst` is always a multiple).
+    burst_ns: u64,
 }
 
 impl Shaper {
     pub fn new(speed: BitRate, burst: Duration) -> Shaper {
-        let burst = burst.max(Duration::from_nanos(1));
-        Shaper { speed, free_at: 0, ready_ns: 0, burst: burst.as_nanos() * u128::from(speed.bps()) }
+        let burst_ns = u64::try_from(burst.max(Duration::from_nanos(1)).as_nanos()).unwrap_or(u64::MAX);
+        Shaper { speed, free_at: 0, ready_ns: 0, burst: u128::from(burst_ns) * u128::from(speed.bps()), burst_ns }
     }
 
     pub fn speed(&self) -> BitRate {
@@ -47,7 +49,7 @@ impl Shaper {
     pub fn set_speed(&mut self, speed: BitRate) {
         let old = self.speed;
         let rescale = |scaled: u128| scaled * u128::from(speed.bps()) / u128::from(old.bps());
-        self.burst = rescale(self.burst);
+        self.burst = u128::from(self.burst_ns) * u128::from(speed.bps());
         self.speed = speed;
         self.set_free_at(rescale(self.free_at));
     }
@@ -74,9 +76,24 @@ impl Shaper {
 
     /// Books the wire for a frame of `len` bytes starting now (the caller checked
     /// [`Shaper::is_ready`]).
+    ///
+    /// This runs for every frame sent, so `ready_ns` is carried forward with one 64-bit
+    /// division instead of a 128-bit one (a library call on x86-64): the start is either
+    /// `free_at`, `slack` short of `ready_ns` × speed, or the burst's floor, a whole number
+    /// of nanoseconds.
     pub fn send(&mut self, now: Instant, len: usize) {
-        let start = self.free_at.max(self.scaled(now).saturating_sub(self.burst));
-        self.set_free_at(start + u128::from(wire_bytes(len) * 8) * 1_000_000_000);
+        let speed = self.speed.bps();
+        let floor_ns = now.as_nanos().saturating_sub(self.burst_ns);
+        let (start_ns, slack) = if self.free_at >= u128::from(floor_ns) * u128::from(speed) {
+            // < speed: `ready_ns` is `free_at` ÷ speed rounded up.
+            (self.ready_ns, (u128::from(self.ready_ns) * u128::from(speed) - self.free_at) as u64)
+        } else {
+            (floor_ns, 0)
+        };
+        let length = wire_bytes(len) * 8 * 1_000_000_000;
+        let (whole, part) = (length / speed, length % speed);
+        self.free_at = u128::from(start_ns) * u128::from(speed) - u128::from(slack) + u128::from(length);
+        self.ready_ns = start_ns + whole + u64::from(part > slack);
     }
 
     /// Nothing was ready to send at `now`: time the wire idles from here on is no credit. The
@@ -117,6 +134,25 @@ mod tests {
         }
         // 1e6 × 84 B × 8 / 10 Gbit/s = 67.2 ms, to the nanosecond.
         assert_eq!(shaper.ready_at(), Instant::from_nanos(67_200_000));
+    }
+
+    #[test]
+    fn ready_stays_the_rounded_up_free_time_through_sends_early_late_and_rests() {
+        for speed in [BitRate::mbps(7), BitRate::gbps(25), BitRate::gbps(400)] {
+            let mut shaper = Shaper::new(speed, Duration::from_micros(3));
+            let (mut now, mut seed) = (0u64, 0x9e37_79b9_7f4a_7c15u64);
+            for _ in 0..10_000 {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                // Sometimes on time, sometimes late by up to twice the burst credit.
+                now = now.max(shaper.ready_at().as_nanos()) + (seed >> 33) % 6_000 * u64::from(seed & 1 == 0);
+                if seed & 6 == 6 {
+                    shaper.rest(Instant::from_nanos(now));
+                }
+                shaper.send(Instant::from_nanos(now), 60 + (seed >> 40) as usize % 1455);
+                let exact = shaper.free_at.div_ceil(u128::from(speed.bps()));
+                assert_eq!(u128::from(shaper.ready_at().as_nanos()), exact, "at {speed:?}");
+            }
+        }
     }
 
     #[test]

@@ -164,6 +164,8 @@ impl Datapath {
         let queues: u32 = ifaces.iter().map(|i| crate::xsk::rx_queue_count(i)).sum();
         let frames = config.frames() + queues * (FILL_TARGET + RING_SIZE / 4) + CONTROL_RESERVE as u32;
         let area = UmemArea::new(frames).map_err(|source| DatapathError::Io { what: "map the UMEM", source })?;
+        let huge = area.huge_page_bytes().map_or("unknown".into(), |bytes| format!("{} MiB", bytes >> 20));
+        log::info!("UMEM: {frames} frames, {} MiB, on huge pages: {huge}", area.len() >> 20);
         let sockets = Sockets::open(&area, &ifaces, Owner::Loopback)?;
         for socket in &sockets.queues {
             classifier.register_socket(socket.port as u32, socket.queue, socket.fd())?;
