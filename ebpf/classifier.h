@@ -30,6 +30,13 @@ struct pfcs_port_config {
 	__u8 dscp_map[64];
 };
 
+/* port_slots: a direct-mapped copy of port_config, slot ifindex % PFCS_PORT_SLOTS. */
+#define PFCS_PORT_SLOTS 256
+struct pfcs_port_slot {
+	__u32 ifindex; /* whose configuration this slot holds; 0: none */
+	struct pfcs_port_config config;
+};
+
 /* Per-CPU receive counters, index port_index * PFCS_PRIORITIES + priority. */
 struct pfcs_rx_counter {
 	__u64 frames;

@@ -5,7 +5,7 @@
 //! descriptor closes: when pfcswitchd exits for any reason, SIGKILL included, no program is
 //! left on an interface.
 
-use aya::maps::{HashMap, MapData, PerCpuArray, XskMap};
+use aya::maps::{Array, HashMap, MapData, PerCpuArray, XskMap};
 use aya::programs::xdp::XdpLinkId;
 use aya::programs::{ProgramError, Xdp, XdpMode};
 use aya::{Ebpf, EbpfError, Pod};
@@ -16,6 +16,9 @@ pub const MAX_PORTS: u32 = 64;
 /// RX queues per port in the XSKMAP (`PFCS_MAX_QUEUES`).
 pub const MAX_QUEUES: u32 = 16;
 const PRIORITIES: u32 = 8;
+/// `PFCS_PORT_SLOTS`: the slots of `port_slots`, the classifier's array copy of
+/// `port_config`, slot `ifindex % PORT_SLOTS`.
+const PORT_SLOTS: u32 = 256;
 const PROGRAM_NAME: &str = "pfcswitch_classify";
 
 /// Must match `struct pfcs_meta`: the block the classifier writes in front of each frame.
@@ -58,6 +61,23 @@ struct PortConfigValue {
 
 // SAFETY: plain old data with no padding holes (4 + 1 + 1 + 2 + 64 bytes), as aya requires.
 unsafe impl Pod for PortConfigValue {}
+
+/// Must match `struct pfcs_port_slot`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct PortSlotValue {
+    /// Whose configuration the slot holds; 0 (no interface has it): none.
+    ifindex: u32,
+    config: PortConfigValue,
+}
+
+// SAFETY: plain old data with no padding holes (4 + 72 bytes, all 4-byte aligned).
+unsafe impl Pod for PortSlotValue {}
+
+const EMPTY_SLOT: PortSlotValue = PortSlotValue {
+    ifindex: 0,
+    config: PortConfigValue { port_index: 0, default_priority: 0, trust_dscp: 0, pad: [0; 2], dscp_map: [0; 64] },
+};
 
 /// Frames and bytes a port received at one priority (`struct pfcs_rx_counter`).
 #[repr(C)]
@@ -146,6 +166,16 @@ impl Classifier {
             map: "port_config",
             source,
         })?;
+        // The slot copy too, unless another port holds the slot (this one is then found in
+        // the hash). A reload rewrites the slot in place, so a frame classified meanwhile may
+        // see some of the old DSCP map and some of the new; its port index never changes.
+        let mut slots: Array<&mut MapData, PortSlotValue> = self.map_mut("port_slots")?;
+        let slot = ifindex % PORT_SLOTS;
+        let slot_error = |source| ClassifierError::Map { action: "update", map: "port_slots", source };
+        let holder = slots.get(&slot, 0).map_err(slot_error)?.ifindex;
+        if holder == 0 || holder == ifindex {
+            slots.set(slot, PortSlotValue { ifindex, config: value }, 0).map_err(slot_error)?;
+        }
         Ok(ifindex)
     }
 
@@ -190,6 +220,12 @@ impl Classifier {
         if let Ok(mut config) = self.map_mut::<HashMap<&mut MapData, u32, PortConfigValue>>("port_config") {
             // An entry already gone is as good as removed.
             let _ = config.remove(&ifindex);
+        }
+        if let Ok(mut slots) = self.map_mut::<Array<&mut MapData, PortSlotValue>>("port_slots") {
+            let slot = ifindex % PORT_SLOTS;
+            if slots.get(&slot, 0).is_ok_and(|held| held.ifindex == ifindex) {
+                let _ = slots.set(slot, EMPTY_SLOT, 0);
+            }
         }
     }
 

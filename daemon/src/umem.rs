@@ -104,7 +104,8 @@ impl UmemArea {
         let start = format!("{:x}-", self.area.cast::<u8>().as_ptr() as usize);
         let mapping = smaps.lines().skip_while(|line| !line.starts_with(&start)).skip(1);
         // Its fields end where the next mapping's header (`start-end perms ...`) begins.
-        let mut fields = mapping.take_while(|line| !line.split_whitespace().next().is_some_and(|word| word.contains('-')));
+        let mut fields =
+            mapping.take_while(|line| !line.split_whitespace().next().is_some_and(|word| word.contains('-')));
         let field = fields.find(|line| line.starts_with("AnonHugePages:"))?;
         let kib: u64 = field.split_whitespace().nth(1)?.parse().ok()?;
         Some(kib * 1024)

@@ -59,10 +59,6 @@ impl Shaper {
         self.ready_ns = u64::try_from(free_at.div_ceil(u128::from(self.speed.bps()))).unwrap_or(u64::MAX);
     }
 
-    fn scaled(&self, now: Instant) -> u128 {
-        u128::from(now.as_nanos()) * u128::from(self.speed.bps())
-    }
-
     /// The earliest time the next frame may start.
     pub fn ready_at(&self) -> Instant {
         Instant::from_nanos(self.ready_ns)
