@@ -24,16 +24,6 @@ use xdpilone::{DeviceQueue, Errno, IfInfo, RingRx, RingTx, Socket, SocketConfig,
 /// Descriptors per ring (fill, completion, RX, TX).
 pub const RING_SIZE: u32 = 2048;
 
-/// The kernel's headroom in front of every received frame (`XDP_PACKET_HEADROOM`).
-pub const XDP_HEADROOM: u32 = 256;
-/// The UMEM headroom we ask for on top of it: room for the classifier's metadata, so that
-/// the metadata starts the cache line the frame's headers are on. Without it the kernel's
-/// headroom ends on a line boundary and a received frame spans two lines even at 60 bytes:
-/// two lines for the kernel to write (on the CPU that receives) and two for the loop to read.
-pub const RX_HEADROOM: u32 = crate::classifier::META_LEN as u32;
-/// Where a received frame starts in its chunk.
-pub const RX_OFFSET: u32 = XDP_HEADROOM + RX_HEADROOM;
-
 #[derive(Debug, thiserror::Error)]
 pub enum XskError {
     #[error("cannot create the UMEM ({0}); as a non-root service pfcswitchd needs CAP_IPC_LOCK")]
@@ -255,7 +245,7 @@ impl Sockets {
             fill_size: RING_SIZE,
             complete_size: RING_SIZE,
             frame_size: FRAME_SIZE,
-            headroom: RX_HEADROOM,
+            headroom: 0,
             flags: 0,
         };
         // SAFETY: the area is page aligned, sized for whole frames, and outlives the sockets
