@@ -30,15 +30,14 @@ pub struct Shaper {
     /// `free_at` ÷ speed rounded up, in ns: the first instant the wire is free. Kept beside
     /// it so that the per-event questions (ready? when?) need no 128-bit division.
     ready_ns: u64,
-    burst: u128,
-    /// `burst` ÷ speed: the credit in whole nanoseconds (`burst` is always a multiple).
+    /// The burst credit, in whole nanoseconds.
     burst_ns: u64,
 }
 
 impl Shaper {
     pub fn new(speed: BitRate, burst: Duration) -> Shaper {
         let burst_ns = u64::try_from(burst.max(Duration::from_nanos(1)).as_nanos()).unwrap_or(u64::MAX);
-        Shaper { speed, free_at: 0, ready_ns: 0, burst: u128::from(burst_ns) * u128::from(speed.bps()), burst_ns }
+        Shaper { speed, free_at: 0, ready_ns: 0, burst_ns }
     }
 
     pub fn speed(&self) -> BitRate {
@@ -49,7 +48,6 @@ impl Shaper {
     pub fn set_speed(&mut self, speed: BitRate) {
         let old = self.speed;
         let rescale = |scaled: u128| scaled * u128::from(speed.bps()) / u128::from(old.bps());
-        self.burst = u128::from(self.burst_ns) * u128::from(speed.bps());
         self.speed = speed;
         self.set_free_at(rescale(self.free_at));
     }
