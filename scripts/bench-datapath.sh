@@ -16,6 +16,9 @@
 #   libxdp-forward  the independent reference: a plain C AF_XDP forwarder on libxdp's xsk API
 #                   (bench/libxdp-forward.c: copy mode, shared UMEM, busy polling, batches of
 #                   64, the kernel's xdpsock l2fwd shape), built here with cc
+#   libxdp-forward-twin  the reference again, as a forwarder of its own in each round: its
+#                   ratio to libxdp-forward is what the instrument itself spreads, the
+#                   control for every d/c below (same binary, same setup, only the turn differs)
 #   xsk-forward     bare AF_XDP forwarder: pfcswitchd's UMEM, sockets and XDP classifier with
 #                   no switch core, port A -> port B by UMEM address; its gap to
 #                   libxdp-forward is what pfcswitchd's I/O layer costs
@@ -236,7 +239,7 @@ start_forwarder() { # name log
       taskset -c "$FWD_CPU" ip netns exec pb-sw "$bench" "$1" --port-a pb-a --port-b pb-b >"$2" 2>&1 &
       forwarder_pid=$!
       wait_for "$2" ready "$forwarder_pid" "$1" ;;
-    libxdp-forward)
+    libxdp-forward | libxdp-forward-twin)
       taskset -c "$FWD_CPU" ip netns exec pb-sw "$work/libxdp-forward" --port-a pb-a --port-b pb-b >"$2" 2>&1 &
       forwarder_pid=$!
       wait_for "$2" ready "$forwarder_pid" "$1" ;;
@@ -417,7 +420,7 @@ median_rows | awk -v cpu="$FWD_CPU" '
   function ratio(i, of) { return (name[i] != "none" && of > 0) ? sprintf("%.2f", rx[i] / of) : "-" }
   function mpps(x) { return x == "-" ? "-" : sprintf("%.3f", x / 1e6) }
   END {
-    printf "%-9s %-8s %-17s %6s %7s %13s %9s %7s %8s %8s %6s  %-23s %s\n", "receive", "path", "forwarder", "frame", \
+    printf "%-9s %-8s %-19s %6s %7s %13s %9s %7s %8s %8s %6s  %-23s %s\n", "receive", "path", "forwarder", "frame", \
       "Mpps", "(min-max)", "vs libxdp", "vs bare", "offered", "refused", "CPU " cpu, "pfcswitchd rx/tx/drop", \
       "limited by"
     for (i = 1; i <= NR; i++) {
@@ -426,7 +429,7 @@ median_rows | awk -v cpu="$FWD_CPU" '
       else if (rx[i] >= 0.97 * tx[i]) limit = "generator: no loss, the forwarder may be faster"
       else limit = sprintf("forwarder (CPU %d %d%% busy)", cpu, busy[i])
       daemon = drx[i] == "-" ? "-" : sprintf("%s/%s/%s", mpps(drx[i]), mpps(dtx[i]), mpps(ddrop[i]))
-      printf "%-9s %-8s %-17s %5dB %7.3f %13s %9s %7s %8.3f %8.3f %5d%%  %-23s %s\n", place[i], path[i], \
+      printf "%-9s %-8s %-19s %5dB %7.3f %13s %9s %7s %8.3f %8.3f %5d%%  %-23s %s\n", place[i], path[i], \
         (name[i] == "none" ? "(generator)" : name[i]), size[i] + 4, rx[i] / 1e6, \
         sprintf("(%.3f-%.3f)", low[i] / 1e6, high[i] / 1e6), ratio(i, reference[place[i], path[i], size[i]]), \
         ratio(i, bare[place[i], path[i], size[i]]), tx[i] / 1e6, refused[i] / 1e6, busy[i], daemon, limit
@@ -434,13 +437,13 @@ median_rows | awk -v cpu="$FWD_CPU" '
   }'
 
 echo
-echo "pfcswitchd over libxdp-forward in the same round (d/c): the median and the worst of $REPEAT rounds"
+echo "pfcswitchd (and the reference's twin) over libxdp-forward in the same round (d/c): the median and the worst of $REPEAT rounds"
 awk '
   $3 == "libxdp-forward" { reference[$1, $2, $4, $9] = $5 }
-  $3 ~ /^pfcswitchd/ { key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4; rounds[key] = rounds[key] " " $9; rate[key, $9] = $5
+  $3 ~ /^pfcswitchd/ || $3 == "libxdp-forward-twin" { key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4; rounds[key] = rounds[key] " " $9; rate[key, $9] = $5
     if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
   END {
-    printf "%-9s %-8s %-17s %6s %10s %12s  %s\n", "receive", "path", "forwarder", "frame", "median d/c", "worst round", "per round"
+    printf "%-9s %-8s %-19s %6s %10s %12s  %s\n", "receive", "path", "forwarder", "frame", "median d/c", "worst round", "per round"
     for (k = 1; k <= n; k++) {
       split(order[k], f, SUBSEP); m = split(rounds[order[k]], r, " "); count = 0; list = ""
       for (j = 1; j <= m; j++) {
@@ -450,6 +453,6 @@ awk '
       if (count == 0) continue
       for (x = 1; x <= count; x++) for (y = x + 1; y <= count; y++) if (ratios[y] < ratios[x]) { t = ratios[x]; ratios[x] = ratios[y]; ratios[y] = t }
       median = count % 2 ? ratios[(count + 1) / 2] : (ratios[count / 2] + ratios[count / 2 + 1]) / 2
-      printf "%-9s %-8s %-17s %5dB %10.2f %12.2f  %s\n", f[1], f[2], f[3], f[4] + 4, median, ratios[1], list
+      printf "%-9s %-8s %-19s %5dB %10.2f %12.2f  %s\n", f[1], f[2], f[3], f[4] + 4, median, ratios[1], list
     }
   }' "$results"
