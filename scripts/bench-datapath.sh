@@ -303,7 +303,7 @@ measure() { # placement path forwarder size run
   local tag=(--pcp 3) counters0="" counters1="" rates="- - -"
   [ "$path" = lossy ] && tag=(--untagged)
   [ "$name" = none ] && sink_ns=pb-sw sink_iface=pb-a
-  [[ $name == pfcswitchd* || $name == xsk-forward || $name == libxdp-forward ]] && nice=19
+  [[ $name == pfcswitchd* || $name == xsk-forward || $name == libxdp-forward* ]] && nice=19
   start_forwarder "$name" "$out.forwarder.log"
   # The sink process only reads counters; its XDP program runs where frames arrive.
   taskset -c "$GEN_CPU" ip netns exec "$sink_ns" "$bench" sink --iface "$sink_iface" \
