@@ -3,8 +3,9 @@
 //! ppoll() alone oversleeps a short timeout by tens of microseconds even with a 1 ns timer
 //! slack (DESIGN.md, "Stack facts"). So the datapath sleeps in ppoll until `spin` before the
 //! deadline and spins the rest, checking its RX rings; the egress shapers carry a burst
-//! credit, so wake-up jitter never costs long-run rate. Every timed wake-up's lateness is
-//! recorded, and reported as p50/p99/max.
+//! credit, so wake-up jitter never costs long-run rate. Every timer's wake-up lateness is
+//! recorded, and reported as p50/p99/max. The datapath's back-off on a TX ring the kernel
+//! left full is no timer: it sleeps without spinning and is not recorded.
 
 use pfcswitch_link::time::Instant;
 use std::os::fd::RawFd;
@@ -135,14 +136,15 @@ impl Default for Lateness {
 }
 
 /// Waits until `deadline` or until one of `fds` is readable (or `has_work()` while
-/// spinning). Records the lateness of deadline wake-ups.
+/// spinning). Records the lateness of deadline wake-ups in `lateness`, if given: a back-off
+/// is no timer whose lateness anyone was promised.
 pub fn wait(
     clock: &Clock,
     deadline: Option<Instant>,
     spin: Duration,
     fds: &mut [libc::pollfd],
     has_work: impl Fn() -> bool,
-    lateness: &mut Lateness,
+    lateness: Option<&mut Lateness>,
 ) {
     let sleep = deadline.map(|d| d.saturating_duration_since(clock.now()).saturating_sub(spin));
     if sleep.is_none_or(|s| !s.is_zero()) && ppoll(fds, sleep) {
@@ -152,7 +154,9 @@ pub fn wait(
     loop {
         let now = clock.now();
         if now >= deadline {
-            lateness.record(now - deadline);
+            if let Some(lateness) = lateness {
+                lateness.record(now - deadline);
+            }
             return;
         }
         if has_work() {
@@ -201,7 +205,7 @@ mod tests {
         let mut lateness = Lateness::new();
         for _ in 0..50 {
             let deadline = clock.now() + Duration::from_micros(300);
-            wait(&clock, Some(deadline), Duration::from_micros(100), &mut [], || false, &mut lateness);
+            wait(&clock, Some(deadline), Duration::from_micros(100), &mut [], || false, Some(&mut lateness));
             assert!(clock.now() >= deadline, "returned before the deadline");
         }
         assert_eq!(lateness.count(), 50, "every wake-up was a deadline's");

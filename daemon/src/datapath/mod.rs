@@ -251,10 +251,13 @@ impl Datapath {
             fds.push(timer::readable(self.wake.raw()));
             let queues = &self.sockets.queues;
             let has_rx = || queues.iter().any(|q| q.rx.available() > 0);
-            let retry = tx_waiting.then(|| now + TX_RETRY);
             let arrivals = self.cables.iter().flatten().filter_map(Cable::next_arrival);
-            let deadline = self.switch.poll_timeout().into_iter().chain(retry).chain(next_bind).chain(arrivals).min();
-            timer::wait(&self.clock, deadline, self.options.spin, fds, has_rx, &mut self.lateness);
+            let timers = self.switch.poll_timeout().into_iter().chain(next_bind).chain(arrivals).min();
+            match tx_retry(now, tx_waiting, timers) {
+                // The kernel work that drains the ring may need this CPU: sleep, never spin.
+                Some(retry) => timer::wait(&self.clock, Some(retry), Duration::ZERO, fds, has_rx, None),
+                None => timer::wait(&self.clock, timers, self.options.spin, fds, has_rx, Some(&mut self.lateness)),
+            }
             // Links, signals and control calls only when their descriptors woke us: a frame's
             // wake-up costs no extra reads.
             let bind_due = next_bind.is_some_and(|at| at <= self.clock.now());
@@ -527,6 +530,14 @@ impl Datapath {
     }
 }
 
+/// When to kick a TX ring again that the kernel left descriptors in (`tx_waiting`), if that
+/// comes before every timer: a back-off, which the loop sleeps through instead of spinning
+/// (a spin would keep veth's receive and softirq work, which drains the ring, off this CPU).
+fn tx_retry(now: Instant, tx_waiting: bool, timers: Option<Instant>) -> Option<Instant> {
+    let retry = now + TX_RETRY;
+    (tx_waiting && timers.is_none_or(|at| retry < at)).then_some(retry)
+}
+
 /// A received frame into the core, checking the classifier's metadata in front of it.
 fn deliver(
     area: &UmemArea,
@@ -612,4 +623,18 @@ fn with_warnings(message: String, warnings: &[pfcswitch_switch::config::ConfigWa
         log::warn!("{warning}");
         format!("{text}\nwarning: {warning}")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ring_the_kernel_left_full_is_kicked_after_the_back_off_unless_a_timer_wakes_the_loop_first() {
+        let now = Instant::ZERO + Duration::from_millis(1);
+        assert_eq!(tx_retry(now, false, None), None, "no ring waits");
+        assert_eq!(tx_retry(now, true, None), Some(now + TX_RETRY));
+        assert_eq!(tx_retry(now, true, Some(now + 2 * TX_RETRY)), Some(now + TX_RETRY));
+        assert_eq!(tx_retry(now, true, Some(now + TX_RETRY / 2)), None, "the timer comes first");
+    }
 }

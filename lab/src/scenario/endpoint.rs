@@ -362,7 +362,7 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
         // fd) or a timer (the deadline) can finish the run, so sleep until one comes.
         let deadline = if now < end { Some(deadline.map_or(end, |d| d.min(end))) } else { deadline };
         let mut fds = [timer::readable(port.fd()), timer::readable(signal_fd.raw())];
-        timer::wait(&clock, deadline, Duration::ZERO, &mut fds, || false, &mut lateness);
+        timer::wait(&clock, deadline, Duration::ZERO, &mut fds, || false, Some(&mut lateness));
         woke_for = deadline;
         // The signalfd is read when it woke us, and every 10 ms in case a busy loop never
         // polled: a frame's wake-up costs no extra syscall.

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use pfcswitch_hosts::{FlowReceiver, FlowSender, FlowSpec, HostNic};
 use pfcswitch_wire::FrameView;
 use pfcswitchd::packet::RawSocket;
-use pfcswitchd::timer::{self, Clock, Lateness};
+use pfcswitchd::timer::{self, Clock};
 use serde_json::json;
 use std::time::Duration;
 
@@ -42,7 +42,6 @@ pub(super) fn send(args: &SendArgs, json: bool) -> Result<()> {
     let mut flow = FlowSender::new(spec);
     flow.set_burst(jitter_credit);
     let (mut frame, mut incoming) = (vec![0u8; 9216], vec![0u8; 9216]);
-    let mut lateness = Lateness::new();
     let started = clock.now();
     loop {
         let now = clock.now();
@@ -53,7 +52,7 @@ pub(super) fn send(args: &SendArgs, json: bool) -> Result<()> {
             let quiet_until = clock.now() + args.linger.unwrap_or_default();
             while clock.now() < quiet_until {
                 let mut fds = [timer::readable(socket.fd())];
-                timer::wait(&clock, Some(quiet_until), Duration::ZERO, &mut fds, || false, &mut lateness);
+                timer::wait(&clock, Some(quiet_until), Duration::ZERO, &mut fds, || false, None);
                 while let Some(received) = socket.try_recv(&mut incoming)? {
                     nic.handle_rx(clock.now(), received);
                 }
@@ -70,7 +69,7 @@ pub(super) fn send(args: &SendArgs, json: bool) -> Result<()> {
         let deadline = end.map_or(next, |end| next.min(end));
         let mut fds = [timer::readable(socket.fd())];
         // No spinning: the NIC's burst credit absorbs late wake-ups, and the switch needs the CPU.
-        timer::wait(&clock, Some(deadline), Duration::ZERO, &mut fds, || false, &mut lateness);
+        timer::wait(&clock, Some(deadline), Duration::ZERO, &mut fds, || false, None);
     }
     let now = clock.now();
     let seconds = (now - started).as_secs_f64();
@@ -116,7 +115,6 @@ pub(super) fn recv(args: &RecvArgs, json: bool) -> Result<()> {
     let mut receiver = FlowReceiver::default();
     let mut buffer = vec![0u8; 9216];
     let mut last_arrival = None;
-    let mut lateness = Lateness::new();
     loop {
         let now = clock.now();
         loop {
@@ -140,7 +138,7 @@ pub(super) fn recv(args: &RecvArgs, json: bool) -> Result<()> {
             break;
         }
         let mut fds = [timer::readable(socket.fd())];
-        timer::wait(&clock, Some(deadline), Duration::ZERO, &mut fds, || false, &mut lateness);
+        timer::wait(&clock, Some(deadline), Duration::ZERO, &mut fds, || false, None);
     }
     let flows: Vec<_> = receiver
         .flows()

@@ -98,7 +98,7 @@ impl Host {
             };
             let mut fds = [timer::readable(self.socket.fd())];
             // No spinning: the NIC's burst credit absorbs late wake-ups, and the switch needs the CPU.
-            timer::wait(&self.clock, deadline, std::time::Duration::ZERO, &mut fds, || false, &mut self.lateness);
+            timer::wait(&self.clock, deadline, std::time::Duration::ZERO, &mut fds, || false, Some(&mut self.lateness));
             woke_for = deadline;
         }
     }

@@ -9,7 +9,7 @@ use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{PAUSE_MULTICAST, build_mac_control_frame};
 use pfcswitchd::packet::RawSocket;
 use pfcswitchd::signals::{self, SignalFd};
-use pfcswitchd::timer::{self, Clock, Lateness};
+use pfcswitchd::timer::{self, Clock};
 use serde_json::json;
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ pub(super) fn storm(args: &StormArgs, json: bool) -> Result<()> {
     let clock = Clock::system();
     let start = args.at.map_or_else(|| clock.now(), Instant::from_nanos);
     let end = args.duration.map(|d| start + d);
-    let (mut next, mut sent, mut lateness) = (start, 0u64, Lateness::new());
+    let (mut next, mut sent) = (start, 0u64);
     loop {
         let now = clock.now();
         if end.is_some_and(|end| now >= end) {
@@ -39,7 +39,7 @@ pub(super) fn storm(args: &StormArgs, json: bool) -> Result<()> {
         }
         let deadline = end.map_or(next, |end| next.min(end));
         let mut fds = [timer::readable(signal_fd.raw())];
-        timer::wait(&clock, Some(deadline), Duration::ZERO, &mut fds, || false, &mut lateness);
+        timer::wait(&clock, Some(deadline), Duration::ZERO, &mut fds, || false, None);
         if fds[0].revents != 0 && signal_fd.read().is_some() {
             break;
         }
