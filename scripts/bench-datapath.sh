@@ -19,6 +19,8 @@
 #   libxdp-forward-twin  the reference again, as a forwarder of its own in each round: its
 #                   ratio to libxdp-forward is what the instrument itself spreads, the
 #                   control for every d/c below (same binary, same setup, only the turn differs)
+#   pfcswitchd-alt  the same as pfcswitchd with another build, ALT_DAEMON=PATH: an A/B of two
+#                   versions in the same rounds (its d/c beside pfcswitchd's)
 #   xsk-forward     bare AF_XDP forwarder: pfcswitchd's UMEM, sockets and XDP classifier with
 #                   no switch core, port A -> port B by UMEM address; its gap to
 #                   libxdp-forward is what pfcswitchd's I/O layer costs
@@ -55,6 +57,7 @@
 #        PATHS="lossless lossy", PLACEMENTS="generator forwarder",
 #        FORWARDERS="pfcswitchd pfcswitchd-capfc pfcswitchd-spin0 libxdp-forward xsk-forward
 #        linux-bridge xdp-redirect",
+#        ALT_DAEMON=PATH (for pfcswitchd-alt),
 #        PROFILE=DIR: perf samples the forwarder's CPU (every process and the kernel) during
 #        each point's first run and writes its top symbols to DIR/PLACEMENT-PATH-FORWARDER-SIZE.txt,
 #        the forwarder's system calls per delivered frame to DIR/PLACEMENT-PATH-FORWARDER-SIZE.syscalls
@@ -79,6 +82,10 @@ GEN_MAC=02:00:00:00:00:01
 SINK_MAC=02:00:00:00:00:02
 NAMESPACES="pb-gen pb-sw pb-sink"
 
+if [[ " $FORWARDERS " == *" pfcswitchd-alt "* && ! -x ${ALT_DAEMON:-} ]]; then
+  echo "bench-datapath.sh: pfcswitchd-alt needs ALT_DAEMON, the path of another pfcswitchd build" >&2
+  exit 1
+fi
 for tool in ip ethtool bridge taskset renice awk cc pkg-config jq; do
   command -v "$tool" >/dev/null || { echo "bench-datapath.sh: needs $tool (scripts/setup.sh installs it)" >&2; exit 1; }
 done
@@ -227,11 +234,12 @@ switch_config capfc >"$work/pb-sw-capfc.toml"
 start_forwarder() { # name log
   case "$1" in
     none) ;;
-    pfcswitchd | pfcswitchd-capfc | pfcswitchd-spin0)
-      local policy=pfc spin=60us
+    pfcswitchd | pfcswitchd-capfc | pfcswitchd-spin0 | pfcswitchd-alt)
+      local policy=pfc spin=60us binary=$daemon
       [ "$1" = pfcswitchd-capfc ] && policy=capfc
       [ "$1" = pfcswitchd-spin0 ] && spin=0us
-      taskset -c "$FWD_CPU" ip netns exec pb-sw "$daemon" --config "$work/pb-sw-$policy.toml" --spin "$spin" \
+      [ "$1" = pfcswitchd-alt ] && binary=$ALT_DAEMON
+      taskset -c "$FWD_CPU" ip netns exec pb-sw "$binary" --config "$work/pb-sw-$policy.toml" --spin "$spin" \
         --control-socket "$work/pb-sw.sock" --metrics-listen off >"$2" 2>&1 &
       forwarder_pid=$!
       wait_for "$2" "forwarding on" "$forwarder_pid" pfcswitchd ;;
