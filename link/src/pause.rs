@@ -42,13 +42,15 @@ impl PeerPause {
         self.until[p] = now + self.speed.pause_duration(quanta);
     }
 
+    #[inline]
     pub fn is_paused(&self, now: Instant, priority: Pcp) -> bool {
         self.until[priority.index()] > now
     }
 
     /// Bit n set: priority n is paused at `now`.
+    #[inline]
     pub fn paused_mask(&self, now: Instant) -> u8 {
-        Pcp::ALL.into_iter().filter(|&p| self.is_paused(now, p)).fold(0, |mask, p| mask | p.mask())
+        self.until.iter().enumerate().fold(0, |mask, (p, &until)| mask | (u8::from(until > now) << p))
     }
 
     /// When priority `priority` resumes (in the past if it is not paused).

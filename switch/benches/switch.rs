@@ -1,7 +1,8 @@
 //! Per-frame cost of the switch core: receive → classify → learn/forward → ingress
 //! accounting and policy → egress queue → schedule → shape → transmit, 8 ports × 8
-//! priorities, with and without PFC, and with QCN's congestion points beside PFC; and a lossy
-//! frame refused by its full egress queue.
+//! priorities, with and without PFC, and with QCN's congestion points beside PFC; a lossy
+//! frame refused by its full egress queue; and the datapath benchmark's pattern, one flow
+//! between two ports.
 //! Run: `cargo bench -p pfcswitch-switch --bench switch`.
 
 #[path = "../tests/common/workload.rs"]
@@ -11,9 +12,10 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, ByteSize};
 use pfcswitch_switch::Switch;
-use pfcswitch_switch::config::{PolicyKind, SwitchConfig};
+use pfcswitch_switch::config::{PolicyKind, StaticEntry, StaticPorts, SwitchConfig};
 use pfcswitch_switch::qcn::{Placement, Sampling};
-use pfcswitch_wire::{DataFrameSpec, EthernetAddress};
+use pfcswitch_wire::{DataFrameSpec, EthernetAddress, Pcp, VlanRepr};
+use std::time::Duration;
 use workload::{BURST, Workload};
 
 fn per_frame(c: &mut Criterion) {
@@ -75,11 +77,53 @@ fn doomed_lossy_frame(c: &mut Criterion) {
     group.finish();
 }
 
+/// What `scripts/bench-datapath.sh` asks of the core: two 400 Gbit/s ports, PFC on priority
+/// 3, a static FDB entry for the sink, one flow of untagged (lossy) or PCP-3 (lossless) 64 B
+/// frames; each burst is received, then sent, as one turn of the datapath's loop does.
+fn one_flow_two_ports(c: &mut Criterion) {
+    let mut group = c.benchmark_group("switch_core");
+    group.throughput(Throughput::Elements(BURST as u64));
+    for (name, pcp) in [("lossy", None), ("lossless", Pcp::new(3))] {
+        let mut config = SwitchConfig::with_ports("one-flow", 2, BitRate::gbps(400));
+        config.fdb.static_entries =
+            vec![StaticEntry { mac: "02:00:00:00:00:02".into(), port: StaticPorts::One(config.ports[1].name.clone()) }];
+        let (mut switch, _) = Switch::new(&config).expect("valid");
+        switch.set_shaper_burst(config.switch.shaper_burst);
+        let frame = DataFrameSpec::between(
+            EthernetAddress([2, 0, 0, 0, 0, 1]),
+            EthernetAddress([2, 0, 0, 0, 0, 2]),
+            pcp.map(|pcp| VlanRepr { pcp, dei: false, vid: 0 }),
+            64,
+        )
+        .to_bytes();
+        assert_eq!(datapath_turn(&mut switch, Instant::ZERO, &frame), BURST, "every frame of a burst goes out");
+        let mut now = Instant::ZERO;
+        group.bench_function(format!("one_flow_two_ports_burst64_{name}"), |b| {
+            b.iter(|| {
+                now += Duration::from_micros(2);
+                datapath_turn(&mut switch, now, &frame)
+            })
+        });
+    }
+    group.finish();
+}
+
+/// A burst of `frame` received on port 0 at `now`, then sent on port 1 (whose wire takes it
+/// in about 110 ns) 1 µs later. Returns how many frames went out.
+fn datapath_turn(switch: &mut Switch, now: Instant, frame: &[u8]) -> usize {
+    for handle in 0..BURST as u64 {
+        switch.handle_rx(now, 0, handle, frame);
+    }
+    let sent = std::iter::from_fn(|| switch.poll_tx(now + Duration::from_micros(1), 1)).count();
+    while switch.poll_free().is_some() {}
+    sent
+}
+
 /// A 64-byte untagged frame from port `from`'s host to port `to`'s.
 fn frame_between(from: u8, to: u8) -> Vec<u8> {
     let mac = |port: u8| EthernetAddress([2, 0, 0, 0, 0, port + 1]);
     DataFrameSpec::between(mac(from), mac(to), None, 64).to_bytes()
 }
 
-criterion_group!(benches, per_frame, doomed_lossy_frame);
+criterion_group!(benches, per_frame, doomed_lossy_frame, one_flow_two_ports);
 criterion_main!(benches);

@@ -65,29 +65,35 @@ impl Arena {
         Arena { slots: vec![Descriptor::default(); capacity as usize], free: (0..capacity).rev().collect() }
     }
 
+    #[inline(always)]
     pub fn alloc(&mut self, descriptor: Descriptor) -> Option<u32> {
         let index = self.free.pop()?;
         self.slots[index as usize] = descriptor;
         Some(index)
     }
 
+    #[inline]
     pub fn release(&mut self, index: u32) {
         self.free.push(index);
     }
 
+    #[inline]
     pub fn get(&self, index: u32) -> &Descriptor {
         &self.slots[index as usize]
     }
 
+    #[inline]
     pub fn get_mut(&mut self, index: u32) -> &mut Descriptor {
         &mut self.slots[index as usize]
     }
 
     /// Whether [`Arena::alloc`] would succeed.
+    #[inline]
     pub fn has_room(&self) -> bool {
         !self.free.is_empty()
     }
 
+    #[inline]
     pub fn in_use(&self) -> usize {
         self.slots.len() - self.free.len()
     }
@@ -217,12 +223,14 @@ impl Buffers {
     }
 
     /// What a frame of `len` bytes costs the ingress accounting.
+    #[inline]
     pub fn ingress_charge(len: u32) -> u64 {
         u64::from(len).max(crate::config::MIN_FRAME_CHARGE)
     }
 
     /// Whether (port, priority) may take a frame of `len` at ingress: a lossless one within
     /// `[pfc]`'s MAX, or, in mode "pools", any within its PG's reserve, pool share or headroom.
+    #[inline]
     pub fn ingress_admits(&self, port: usize, priority: usize, len: u32, lossless: bool) -> bool {
         let charge = Self::ingress_charge(len);
         match &self.book {
@@ -233,6 +241,7 @@ impl Buffers {
 
     /// Charges a frame of `len` to (port, priority)'s ingress; the caller checked
     /// [`Buffers::ingress_admits`].
+    #[inline]
     pub fn add_ingress(&mut self, port: usize, priority: usize, len: u32) -> IngressLevel {
         let charge = Self::ingress_charge(len);
         if let Some(book) = &mut self.book {
@@ -242,6 +251,7 @@ impl Buffers {
         self.ingress_level(port, priority)
     }
 
+    #[inline]
     pub fn sub_ingress(&mut self, port: usize, priority: usize, len: u32) -> IngressLevel {
         let charge = Self::ingress_charge(len);
         if let Some(book) = &mut self.book {
@@ -252,6 +262,7 @@ impl Buffers {
     }
 
     /// (port, priority)'s ingress bytes with the PFC thresholds in force now.
+    #[inline]
     pub fn ingress_level(&self, port: usize, priority: usize) -> IngressLevel {
         let bytes = self.ingress[port][priority].bytes;
         let (xoff, xon) = match &self.book {
@@ -264,6 +275,7 @@ impl Buffers {
     /// Shared mode: "if there is no space left in the shared memory pool, the packet is not
     /// admitted" at ingress (CaPFC §II-F). Always true in the other modes (pools admit at
     /// the PG).
+    #[inline]
     pub fn pool_has_room(&self) -> bool {
         match self.limits {
             BufferLimits::Shared { pool, .. } => self.pool_used < pool,
@@ -272,10 +284,12 @@ impl Buffers {
     }
 
     /// Shared mode: bytes of a priority-`priority` queue at `bytes` that live in the pool.
+    #[inline]
     fn shared_part(&self, priority: usize, bytes: u64) -> u64 {
         self.shared_part_under(&self.limits, priority, bytes)
     }
 
+    #[inline]
     fn shared_part_under(&self, limits: &BufferLimits, priority: usize, bytes: u64) -> u64 {
         match limits {
             _ if self.unbounded & (1 << priority) != 0 => 0,
@@ -284,6 +298,7 @@ impl Buffers {
         }
     }
 
+    #[inline]
     pub fn is_unbounded(&self, priority: usize) -> bool {
         self.unbounded & (1 << priority) != 0
     }
@@ -291,6 +306,7 @@ impl Buffers {
     /// Whether egress queue (port, priority) can take `len` more bytes: always when it is
     /// unbounded; its own capacity in dedicated mode; in shared mode its reserve, then the
     /// pool within the queue's, the port's and the pool's caps; in mode "pools" its profile.
+    #[inline]
     pub fn fits(&self, port: usize, priority: usize, len: u32) -> bool {
         if !self.queues[port][priority].has_room() {
             return false;
@@ -317,6 +333,7 @@ impl Buffers {
 
     /// Queues descriptor `index` (whose length is `len`) on (port, priority); the caller
     /// checked [`Buffers::fits`]. Returns the queue's bytes after.
+    #[inline]
     pub fn enqueue(&mut self, port: usize, priority: usize, index: u32, len: u32) -> u64 {
         let before = self.egress[port][priority].bytes;
         self.queues[port][priority].push(index);
@@ -334,12 +351,14 @@ impl Buffers {
     }
 
     /// The frame (port, priority) sends next: for a nested queue, as of its last settle.
+    #[inline]
     pub fn head(&self, port: usize, priority: usize) -> Option<u32> {
         self.queues[port][priority].head()
     }
 
     /// Removes the head of (port, priority), whose length is `len`; returns the queue's bytes
     /// after. A nested queue must be settled again before the next [`Buffers::head`].
+    #[inline]
     pub fn dequeue(&mut self, port: usize, priority: usize, len: u32) -> u64 {
         self.queues[port][priority].pop();
         if self.queues[port][priority].is_empty() {
@@ -359,6 +378,7 @@ impl Buffers {
 
     /// Bit p set: egress queue (port, p) has a frame it may send (held frames of paused
     /// OFC flows do not count).
+    #[inline]
     pub fn backlog(&self, port: usize) -> u8 {
         let mut backlog = self.occupied[port];
         // A plain FIFO with frames has a head; only a nested one may hold nothing it can send.
@@ -374,6 +394,7 @@ impl Buffers {
     }
 
     /// Whether `port`'s egress queues hold no frame at all.
+    #[inline]
     pub fn port_is_empty(&self, port: usize) -> bool {
         self.occupied[port] == 0
     }
@@ -387,6 +408,7 @@ impl Buffers {
         &mut self.queues[port][priority]
     }
 
+    #[inline]
     pub fn queue_len(&self, port: usize, priority: usize) -> usize {
         self.queues[port][priority].len()
     }

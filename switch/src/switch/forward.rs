@@ -21,24 +21,34 @@ impl Switch {
             let port = match self.pipeline.blocked {
                 Some(port) => port,
                 None => {
-                    let n = self.ports.len();
+                    // Round robin from `next_port`, without a division per step.
+                    let fifos = &self.pipeline.fifos;
                     let start = self.pipeline.next_port;
-                    (0..n).map(|i| (start + i) % n).find(|&p| !self.pipeline.fifos[p].is_empty()).expect("waiting > 0")
+                    (start..fifos.len()).chain(0..start).find(|&p| !fifos[p].is_empty()).expect("waiting > 0")
                 }
             };
             let index = *self.pipeline.fifos[port].front().expect("non-empty FIFO");
-            if !self.forward(now, index) {
-                self.pipeline.blocked = Some(port);
+            if !self.pass_pipeline(now, port, index) {
                 return;
             }
-            self.pipeline.blocked = None;
             self.pipeline.fifos[port].pop_front();
             self.pipeline.waiting -= 1;
-            self.pipeline.next_port = (port + 1) % self.ports.len();
             if let Some(interval) = self.pipeline.interval {
                 self.pipeline.next_slot = self.pipeline.next_slot.max(now) + interval;
             }
         }
+    }
+
+    /// Frame `index`, at the head of `port`'s FIFO, through the pipeline onto its egress
+    /// queues. Returns false when it must wait (stop mode, no room), blocking the pipeline.
+    pub(super) fn pass_pipeline(&mut self, now: Instant, port: usize, index: u32) -> bool {
+        if !self.forward(now, index) {
+            self.pipeline.blocked = Some(port);
+            return false;
+        }
+        self.pipeline.blocked = None;
+        self.pipeline.next_port = if port + 1 == self.ports.len() { 0 } else { port + 1 };
+        true
     }
 
     /// Queues a processed frame on its egress ports. Returns false, having changed nothing,

@@ -62,7 +62,14 @@ impl Switch {
 
     /// OFC Algorithm 3 lines 7–15: moves frames of paused flows aside until egress (port, p)
     /// has a frame it may send, rotating back at order marks.
+    #[inline]
     pub(super) fn settle(&mut self, port: usize, p: usize) {
+        if matches!(self.policy, PolicyEngine::Ofc(_)) {
+            self.settle_nested(port, p);
+        }
+    }
+
+    fn settle_nested(&mut self, port: usize, p: usize) {
         let PolicyEngine::Ofc(ofc) = &mut self.policy else { return };
         let priority = Pcp::from_low_bits(p as u8);
         let arena = &self.arena;

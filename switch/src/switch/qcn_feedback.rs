@@ -12,6 +12,7 @@ impl Switch {
     /// QCN: a frame of `len` bytes (arena `index`) entered the queue the CP of (port,
     /// priority) at `placement` watches, which now holds `q` bytes. A congested sample
     /// queues a CNM to the culprit the sampling picks.
+    #[inline(always)]
     pub(super) fn qcn_arrival(
         &mut self,
         now: Instant,
@@ -21,11 +22,21 @@ impl Switch {
         q: u64,
         index: u32,
     ) {
+        // Inline, the check costs a switch without CPs nothing: twice a frame.
+        if self.qcn_watches(placement, at.1) {
+            self.qcn_sample(now, placement, at, len, q, index);
+        }
+    }
+
+    /// Whether a CP at `placement` watches `priority`.
+    #[inline(always)]
+    pub(super) fn qcn_watches(&self, placement: Placement, priority: Pcp) -> bool {
+        self.qcn.as_ref().is_some_and(|qcn| qcn.placement() == placement && qcn.monitors(priority))
+    }
+
+    fn qcn_sample(&mut self, now: Instant, placement: Placement, at: (usize, Pcp), len: u32, q: u64, index: u32) {
         let Some(qcn) = &mut self.qcn else { return };
         let (port, priority) = at;
-        if qcn.placement() != placement || !qcn.monitors(priority) {
-            return;
-        }
         let Some(feedback) = qcn.arrival(port, priority, len, q) else { return };
         let (buffers, arena, fifos, ports) = (&self.buffers, &self.arena, &self.pipeline.fifos, self.ports.len());
         let held = || monitored(buffers, arena, fifos, placement, ports, at);

@@ -15,13 +15,14 @@ impl Switch {
         if !self.link_is_up(port) || !self.ports[port].shaper.is_ready(now) {
             return None;
         }
-        if self.buffers.port_is_empty(port) && !self.has_control(port) {
+        let has_control = self.has_control(port);
+        if self.buffers.port_is_empty(port) && !has_control {
             // Nothing at all to send (the common case on a large fabric): what the full
             // path below would conclude, without looking at eight queues.
             self.ports[port].shaper.rest(now);
             return None;
         }
-        if let Some(control) = self.poll_control(now, port) {
+        if let Some(control) = has_control.then(|| self.poll_control(now, port)).flatten() {
             self.ports[port].shaper.send(now, control.wire_len());
             if let ControlFrame::Pause(PauseFrame { repr: MacControlRepr::Pfc(pfc), .. }) = control {
                 for (class, _) in pfc.classes() {

@@ -54,17 +54,20 @@ impl NestedQueue {
     }
 
     /// Whether another frame fits without growing (the per-frame path never allocates).
+    #[inline]
     pub fn has_room(&self) -> bool {
         self.normal.len() < self.normal.capacity()
     }
 
     /// An arrival joins the normal queue.
+    #[inline]
     pub fn push(&mut self, index: u32) {
         self.normal.push_back(index);
         self.frames += 1;
     }
 
     /// The frame to send next, if any (valid after [`NestedQueue::settle`]).
+    #[inline]
     pub fn head(&self) -> Option<u32> {
         match self.draining {
             Some(d) => self.backups[d].front().copied(),
@@ -73,6 +76,7 @@ impl NestedQueue {
     }
 
     /// Removes the head; the caller settles the queue again afterwards.
+    #[inline]
     pub fn pop(&mut self) -> u32 {
         let queue = match self.draining {
             Some(d) => &mut self.backups[d],
@@ -90,10 +94,12 @@ impl NestedQueue {
     }
 
     /// Frames held, in all three queues.
+    #[inline]
     pub fn len(&self) -> usize {
         self.frames
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.frames == 0
     }
