@@ -56,7 +56,7 @@ fn doomed_lossy_frame(c: &mut Criterion) {
     config.pfc.lossless = vec![];
     config.buffer.egress_max = Some(ByteSize(3_000));
     let (mut switch, _) = Switch::new(&config).expect("valid");
-    let (to_1, to_0) = (frame_between(0, 1), frame_between(1, 0));
+    let (to_1, to_0) = (frame_between(0, 1, None), frame_between(1, 0, None));
     switch.handle_rx(Instant::ZERO, 1, 0, &to_0);
     while switch.poll_tx(Instant::ZERO, 0).is_some() {}
     // Port 1 is never polled: its queue stays full (3000 B hold 46 of these frames).
@@ -89,13 +89,7 @@ fn one_flow_two_ports(c: &mut Criterion) {
             vec![StaticEntry { mac: "02:00:00:00:00:02".into(), port: StaticPorts::One(config.ports[1].name.clone()) }];
         let (mut switch, _) = Switch::new(&config).expect("valid");
         switch.set_shaper_burst(config.switch.shaper_burst);
-        let frame = DataFrameSpec::between(
-            EthernetAddress([2, 0, 0, 0, 0, 1]),
-            EthernetAddress([2, 0, 0, 0, 0, 2]),
-            pcp.map(|pcp| VlanRepr { pcp, dei: false, vid: 0 }),
-            64,
-        )
-        .to_bytes();
+        let frame = frame_between(0, 1, pcp.map(|pcp| VlanRepr { pcp, dei: false, vid: 0 }));
         assert_eq!(datapath_turn(&mut switch, Instant::ZERO, &frame), BURST, "every frame of a burst goes out");
         let mut now = Instant::ZERO;
         group.bench_function(format!("one_flow_two_ports_burst64_{name}"), |b| {
@@ -119,10 +113,10 @@ fn datapath_turn(switch: &mut Switch, now: Instant, frame: &[u8]) -> usize {
     sent
 }
 
-/// A 64-byte untagged frame from port `from`'s host to port `to`'s.
-fn frame_between(from: u8, to: u8) -> Vec<u8> {
+/// A 64-byte frame from port `from`'s host to port `to`'s, tagged with `vlan` if given.
+fn frame_between(from: u8, to: u8, vlan: Option<VlanRepr>) -> Vec<u8> {
     let mac = |port: u8| EthernetAddress([2, 0, 0, 0, 0, port + 1]);
-    DataFrameSpec::between(mac(from), mac(to), None, 64).to_bytes()
+    DataFrameSpec::between(mac(from), mac(to), vlan, 64).to_bytes()
 }
 
 criterion_group!(benches, per_frame, doomed_lossy_frame, one_flow_two_ports);

@@ -127,23 +127,21 @@ impl Switch {
         if lossless && matches!(self.policy, PolicyEngine::Ofc(_)) {
             self.ofc_arrival(now, port, priority, flow, bytes, egress);
         }
-        if self.pipeline.waiting == 0
+        // Nothing waits and the pipeline is unpaced: the frame passes it at once, as
+        // `run_pipeline` would take it, without the trip through its FIFO. (An input CP counts
+        // the frames in the FIFOs, so with one the frame goes the long way.)
+        let direct = self.pipeline.waiting == 0
             && self.pipeline.interval.is_none()
-            && !self.qcn_watches(Placement::Input, priority)
-        {
-            // Nothing waits and the pipeline is unpaced: the frame passes it at once, as
-            // `run_pipeline` would take it, without the trip through its FIFO. (An input CP
-            // counts the frames in the FIFOs, so with one the frame goes the long way.)
-            if !self.pass_pipeline(now, port, index) {
-                self.pipeline.fifos[port].push_back(index);
-                self.pipeline.waiting += 1;
-            }
+            && !self.qcn_watches(Placement::Input, priority);
+        if direct && self.pass_pipeline(now, port, index) {
             return RxVerdict::Accepted;
         }
         self.pipeline.fifos[port].push_back(index);
         self.pipeline.waiting += 1;
-        self.qcn_arrival(now, Placement::Input, (port, priority), len, bytes, index);
-        self.run_pipeline(now);
+        if !direct {
+            self.qcn_arrival(now, Placement::Input, (port, priority), len, bytes, index);
+            self.run_pipeline(now);
+        }
         RxVerdict::Accepted
     }
 
