@@ -2,7 +2,8 @@
 # Simulator against datapath: each scenario once in namespaces (pfcswitchd on AF_XDP,
 # endpoints on AF_XDP) and once on virtual time (`scenario simulate`), same seed, same plan.
 # Prints per class the median FCT of both and their ratio, and the PFC frames of both.
-# Needs root (namespaces); the README's agreement table comes from it.
+# Needs root (namespaces); the agreement table in docs/simulator.md
+# ("Simulator and datapath") comes from it.
 #
 #   scripts/agreement.sh [SEED] [SCENARIO...]     (default: 1 incast capfc-s1 ofc-fig1)
 set -euo pipefail

@@ -79,8 +79,8 @@ fn incast_under_pfc_is_lossless_reproducible_and_plotted() {
         100.0 * spread("fct_p50_ms"),
         100.0 * spread("fct_p99_ms")
     );
-    // The simulator agrees with the datapath on the same plan (README, "Simulator and
-    // datapath"). The datapath is the slower by its own latency, and by how late these
+    // The simulator agrees with the datapath on the same plan (docs/simulator.md, "Simulator
+    // and datapath"). The datapath is the slower by its own latency, and by how late these
     // shared machines wake its processes: the same seed back to back on an idle machine gave
     // a median of 12.1 and 16.2 ms (206 and 358 PFC frames) against the simulator's 11.2 ms
     // (184). So the better of the two runs must agree: the simulator's median 0.65–1.2 times
