@@ -9,6 +9,7 @@ mod decode;
 mod fecn;
 mod frame;
 mod ledger;
+mod manual;
 mod ofc;
 mod pfcwd;
 mod policy;
@@ -104,6 +105,11 @@ enum Command {
     /// Topologies from files: list, describe, bring up on namespaces, tear down.
     #[command(subcommand)]
     Topology(topology::TopologyCommand),
+    /// Print a shell completion script for pfcswitch (or pfcswitchd) on standard output.
+    Completions(manual::CompletionsArgs),
+    /// Write the man pages of pfcswitch and pfcswitchd into a directory (for packagers).
+    #[command(hide = true)]
+    Manpages(manual::ManpagesArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -140,6 +146,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Traffic(TrafficCommand::Endpoint(args)) => endpoint::run(&args),
         Command::Scenario(command) => scenario::run(command),
         Command::Topology(command) => topology::run(command, json),
+        Command::Completions(args) => manual::completions(&args),
+        Command::Manpages(args) => manual::manpages(&args),
         Command::Buffer(command) => buffer::run(command, socket, json),
         Command::Status => view(control::status),
         Command::Ports => view(control::ports),

@@ -6,6 +6,7 @@
 //! for the traffic endpoints, a host's AF_XDP port (`host_port`) and an AF_PACKET socket
 //! (`packet`). It decides nothing about a frame: every decision is the switch's.
 
+pub mod args;
 pub mod classifier;
 pub mod config;
 pub mod control;

@@ -1,6 +1,7 @@
 //! pfcswitchd: the pfcswitch daemon. Runs in the foreground, logs to stderr; see the README.
 
 use clap::Parser;
+use pfcswitchd::args::Args;
 use pfcswitchd::config;
 use pfcswitchd::control::{self, DatapathHandle};
 use pfcswitchd::datapath::{Datapath, Options};
@@ -8,50 +9,6 @@ use pfcswitchd::signals::{self, EventFd};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
-
-#[derive(Debug, Parser)]
-#[command(name = "pfcswitchd", version, about = "Lossless-Ethernet software switch daemon (AF_XDP datapath)")]
-struct Args {
-    /// Switch configuration (TOML).
-    #[arg(long, short = 'c', value_name = "FILE")]
-    config: PathBuf,
-    /// Validate the configuration, print warnings, and exit (0 when valid).
-    #[arg(long)]
-    check: bool,
-    /// Control socket, overriding `switch.control_socket` (default /run/pfcswitch/NAME.sock).
-    #[arg(long, value_name = "PATH")]
-    control_socket: Option<PathBuf>,
-    /// Prometheus endpoint, overriding `switch.metrics_listen` (default 127.0.0.1:9464);
-    /// `off` disables it.
-    #[arg(long, value_name = "ADDR")]
-    metrics_listen: Option<String>,
-    /// Spin this long before each timer deadline instead of sleeping: tighter timers for a
-    /// switch with a core to itself. 0 only sleeps, leaving the CPU to the endpoints and other
-    /// switches of an experiment on the same machine (`pfcswitch topology up` starts daemons so).
-    #[arg(long, default_value = "60us", value_parser = parse_duration)]
-    spin: Duration,
-    /// Nice value of the forwarding loop's thread (−20 to 19): below 0 it waits less for the
-    /// CPU among busy tasks. The control socket and the metrics endpoint keep the process's.
-    /// `pfcswitch topology up` passes −20.
-    #[arg(long, value_name = "NICE", allow_negative_numbers = true, value_parser = clap::value_parser!(i8).range(-20..=19))]
-    nice: Option<i8>,
-    /// Run the forwarding loop under SCHED_FIFO at this priority (1–99): it preempts every
-    /// ordinary task. For a switch with a core of its own: while busy it starves the kernel's
-    /// softirq work on its CPU, which may carry its own transmissions (veth). Off by default.
-    #[arg(long, value_name = "PRIORITY", value_parser = clap::value_parser!(u8).range(1..=99))]
-    realtime: Option<u8>,
-    /// Emulate a cable on a port: its frames wait DELAY and each is lost with probability
-    /// LOSS; `out` for what the port sends (a link to another switch, which emulates the
-    /// other way), `both` for a link to a host. Repeatable. `pfcswitch topology up` passes
-    /// the links' delay and loss this way.
-    #[arg(long = "cable", value_name = "PORT:DELAY:LOSS:out|both")]
-    cables: Vec<pfcswitchd::datapath::CableSpec>,
-}
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    pfcswitch_link::units::parse_duration(text).map_err(|e| e.to_string())
-}
 
 /// Logs to stderr as `pfcswitchd[NAME]: LEVEL: message`; `PFCSWITCH_LOG=debug` for more.
 struct StderrLogger {
