@@ -130,7 +130,8 @@ pfcswitch ($version) unstable; urgency=medium
 
  -- The pfcswitch developers <pfcswitch@users.noreply.github.com>  $(date -u -R -d "@$SOURCE_DATE_EPOCH")
 EOF
-gzip -9n <"$stage/changelog" >"$doc/changelog.Debian.gz"
+gzip -9n <"$stage/changelog" >"$doc/changelog.gz"   # a native package's name for it
+install -D -m 0644 contrib/debian/lintian-overrides "$root/usr/share/lintian/overrides/pfcswitch"
 find "$root/usr/share/man" -type f -exec gzip -9n {} +
 
 # Maintainer scripts and metadata.
