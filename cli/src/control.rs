@@ -112,7 +112,7 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
                 "tx_frames": total(p, |q| q.tx_frames), "tx_bytes": total(p, |q| q.tx_bytes),
                 "drops": p.priorities.iter().map(|q| q.drops.values().sum::<u64>()).sum::<u64>(),
                 "malformed": p.malformed.values().sum::<u64>(),
-                "pause_rx": p.pause_rx, "cable": p.cable,
+                "pause_rx": p.pause_rx, "short_mac_control": p.short_mac_control, "cable": p.cable,
                 "xdp_attach": p.xdp.as_ref().map(|x| &x.attach), "xsk_mode": p.xdp.as_ref().map(|x| &x.socket),
             })
         })
@@ -242,6 +242,7 @@ pub fn pfcstat(snapshot: &Snapshot, json: bool) {
                     "port": p.name,
                     "rx": p.priorities.iter().map(|q| q.pfc_rx).collect::<Vec<_>>(),
                     "tx": p.priorities.iter().map(|q| q.pfc_tx).collect::<Vec<_>>(),
+                    "short_rx": p.short_mac_control,
                 })
             })
             .collect();
@@ -258,6 +259,13 @@ pub fn pfcstat(snapshot: &Snapshot, json: bool) {
         }
         table.print_right_aligned();
         println!();
+    }
+    // SONiC's two tables as they are; a sender's short frames (no MAC padded them) below.
+    for p in snapshot.ports.iter().filter(|p| p.short_mac_control > 0) {
+        println!(
+            "{}: {} PAUSE/PFC frames shorter than 60 bytes received ([pfc] short_frames)",
+            p.name, p.short_mac_control
+        );
     }
 }
 

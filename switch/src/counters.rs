@@ -94,6 +94,8 @@ pub struct PortCounters {
     pub priority: [PriorityCounters; 8],
     /// 802.3x PAUSE frames received.
     pub pause_rx: u64,
+    /// MAC Control frames received shorter than 60 bytes (padded or dropped, `[pfc] short_frames`).
+    pub short_mac_control: u64,
     /// Frames that failed to parse, indexed by [`pfcswitch_wire::Error::index`].
     pub malformed: [u64; pfcswitch_wire::Error::COUNT],
 }
@@ -103,6 +105,7 @@ impl Default for PortCounters {
         PortCounters {
             priority: [PriorityCounters::default(); 8],
             pause_rx: 0,
+            short_mac_control: 0,
             malformed: [0; pfcswitch_wire::Error::COUNT],
         }
     }

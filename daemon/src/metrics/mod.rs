@@ -336,6 +336,13 @@ impl Collector for SnapshotCollector {
 
         let per_port = s.ports.iter().map(|p| (vec![("port", p.name.clone())], counter(p.pause_rx)));
         family(e, "pfcswitch_pause_rx_frames_total", "802.3x PAUSE frames received.", per_port.collect::<Vec<_>>())?;
+        let per_port = s.ports.iter().map(|p| (vec![("port", p.name.clone())], counter(p.short_mac_control)));
+        family(
+            e,
+            "pfcswitch_short_mac_control_frames_total",
+            "PAUSE and PFC frames received shorter than 60 bytes (padded and obeyed, or dropped as runts).",
+            per_port.collect::<Vec<_>>(),
+        )?;
         let oper_up = s.ports.iter().map(|p| (vec![("port", p.name.clone())], flag(p.link == "up")));
         family(
             e,

@@ -30,7 +30,7 @@ mod tests;
 
 pub use buffer::{BufferConfig, BufferLimits, BufferMode, DEFAULT_LOSSY_FRAMES, MIN_FRAME_CHARGE, MIN_LOSSY_FRAMES};
 pub use fdb::{FdbConfig, StaticEntry, StaticPorts};
-pub use pfc::{L2_HEADER_MAX, PFC_WIRE_BYTES, PfcConfig, headroom_bound, headroom_terms};
+pub use pfc::{L2_HEADER_MAX, PFC_WIRE_BYTES, PfcConfig, ShortFrames, headroom_bound, headroom_terms};
 pub use pfcwd::{PfcwdAction, PfcwdConfig};
 pub use pipeline::{EgressFull, PipelineConfig};
 pub use policy::{CapfcAlgorithm, PolicyConfig, PolicyKind};

@@ -34,6 +34,21 @@ pub struct PfcConfig {
     /// Time from XOFF crossing to the peer's reaction, beyond wire times (processing, DMA).
     #[serde(with = "units::duration")]
     pub response_time: Duration,
+    /// PAUSE and PFC frames shorter than Ethernet's 60-byte minimum: a sender on a veth
+    /// (SONiC's pfc_gen writes 32-byte PFC frames), where no MAC pads them.
+    pub short_frames: ShortFrames,
+}
+
+/// What the switch does with a MAC Control frame shorter than 60 bytes; counted either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShortFrames {
+    /// Read it as the sender's NIC would have sent it, zero-padded to 60 bytes (timers the
+    /// frame does not carry read as 0), and obey it.
+    #[default]
+    Pad,
+    /// Drop it as an 802.3 runt, counted as malformed.
+    Drop,
 }
 
 impl Default for PfcConfig {
@@ -47,6 +62,7 @@ impl Default for PfcConfig {
             quanta: u16::MAX,
             cable_delay: Duration::from_nanos(100),
             response_time: Duration::from_micros(1),
+            short_frames: ShortFrames::Pad,
         }
     }
 }

@@ -177,6 +177,10 @@ pub struct PortReport {
     /// Minimum headroom this port needs (see `config::headroom_bound`).
     pub headroom_bound_bytes: u64,
     pub pause_rx: u64,
+    /// MAC Control frames shorter than 60 bytes received (`[pfc] short_frames` says whether
+    /// they were padded and obeyed or dropped as runts, counted in `malformed` then).
+    #[serde(default)]
+    pub short_mac_control: u64,
     /// The port's link: `up`, `down`, or, on the datapath, `absent` (its interface is gone).
     #[serde(default = "link_up")]
     pub link: String,
@@ -400,6 +404,7 @@ impl Snapshot {
                         config.pfc.response_time,
                     ),
                     pause_rx: counters.pause_rx,
+                    short_mac_control: counters.short_mac_control,
                     link: if switch.link_is_up(index) { "up" } else { "down" }.to_string(),
                     link_transitions: 0,
                     malformed,

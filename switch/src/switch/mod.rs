@@ -146,6 +146,8 @@ pub struct Switch {
     pipeline: Pipeline,
     freed: VecDeque<u64>,
     lossless: u8,
+    /// Read MAC Control frames shorter than 60 bytes as padded (`[pfc] short_frames`).
+    pad_short_frames: bool,
     frames: u32,
     /// Lossless frames held, and the most frames lossy ones may hold (under `pfc` the
     /// descriptors the lossless ingress limits can need are kept from lossy traffic).
@@ -222,6 +224,7 @@ impl Switch {
             },
             freed: VecDeque::with_capacity(frames as usize),
             lossless: config.lossless_mask(),
+            pad_short_frames: config.pfc.short_frames == crate::config::ShortFrames::Pad,
             frames,
             lossless_held: 0,
             lossy_frame_limit: config.lossy_frame_limit(),

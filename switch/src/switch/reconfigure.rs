@@ -78,6 +78,7 @@ impl Switch {
         statics.retain(|&(_, ports)| ports & !self.all_ports() == 0);
         self.fdb.reconfigure(new.fdb.aging, &statics);
         self.lossless = new.lossless_mask();
+        self.pad_short_frames = new.pfc.short_frames == crate::config::ShortFrames::Pad;
         let mut restored = Vec::new();
         self.pfcwd.reconfigure(self.lossless, &new.pfcwd, &mut restored);
         let speeds: Vec<BitRate> = new.ports.iter().map(|p| p.speed).collect();

@@ -10,7 +10,7 @@ use crate::policy::{PolicyActions, PolicyEngine};
 use crate::qcn::Placement;
 use crate::qcn::culprit::Culprit;
 use pfcswitch_link::time::Instant;
-use pfcswitch_wire::{FecnSubtype, FlowKey, FrameView, Pcp};
+use pfcswitch_wire::{ErrorKind, FecnSubtype, FlowKey, FrameView, Layer, MIN_FRAME_LEN, Pcp};
 
 impl Switch {
     /// Processes a frame received on `port` at `now`.
@@ -20,21 +20,9 @@ impl Switch {
             Err(error) => return self.malformed(port, error),
         };
         if view.is_mac_control() {
-            return match view.mac_control() {
-                Ok(repr) => {
-                    let ofc = match (&self.policy, view.ofc()) {
-                        (PolicyEngine::Ofc(_), Ok(ofc)) => ofc,
-                        (PolicyEngine::Ofc(_), Err(error)) => {
-                            // The PFC part stands on its own: obey it, count the bad TLV.
-                            self.malformed(port, error);
-                            None
-                        }
-                        _ => None,
-                    };
-                    self.obey(now, port, &repr, ofc);
-                    RxVerdict::Consumed
-                }
-                Err(error) => self.malformed(port, error),
+            return match frame.len() {
+                len if len < MIN_FRAME_LEN => self.handle_short_mac_control(now, port, frame),
+                _ => self.handle_mac_control(now, port, &view),
             };
         }
         let priority = self.classify(port, &view);
@@ -161,6 +149,41 @@ impl Switch {
             && !self.qcn.as_ref().is_some_and(|qcn| qcn.monitors(priority))
             && !self.pfcwd.drops(out, priority.index())
             && !self.buffers.fits(out, priority.index(), len)
+    }
+
+    fn handle_mac_control(&mut self, now: Instant, port: usize, view: &FrameView<'_>) -> RxVerdict {
+        match view.mac_control() {
+            Ok(repr) => {
+                let ofc = match (&self.policy, view.ofc()) {
+                    (PolicyEngine::Ofc(_), Ok(ofc)) => ofc,
+                    (PolicyEngine::Ofc(_), Err(error)) => {
+                        // The PFC part stands on its own: obey it, count the bad TLV.
+                        self.malformed(port, error);
+                        None
+                    }
+                    _ => None,
+                };
+                self.obey(now, port, &repr, ofc);
+                RxVerdict::Consumed
+            }
+            Err(error) => self.malformed(port, error),
+        }
+    }
+
+    /// A PAUSE or PFC frame below Ethernet's minimum, as a sender on a veth makes them (no
+    /// MAC pads them there): read zero-padded to 60 bytes, as its NIC would have sent it, or
+    /// dropped as a runt (`[pfc] short_frames`). Counted either way.
+    fn handle_short_mac_control(&mut self, now: Instant, port: usize, frame: &[u8]) -> RxVerdict {
+        self.counters[port].short_mac_control += 1;
+        if !self.pad_short_frames {
+            return self.malformed(port, pfcswitch_wire::Error::new(Layer::MacControl, ErrorKind::BadLength));
+        }
+        let mut padded = [0u8; MIN_FRAME_LEN];
+        padded[..frame.len()].copy_from_slice(frame);
+        match FrameView::parse(&padded) {
+            Ok(view) => self.handle_mac_control(now, port, &view),
+            Err(error) => self.malformed(port, error),
+        }
     }
 
     pub(super) fn malformed(&mut self, port: usize, error: pfcswitch_wire::Error) -> RxVerdict {
