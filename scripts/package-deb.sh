@@ -69,10 +69,8 @@ install -d "$share"
 cp -r topologies scenarios workloads configs "$share/"
 install -D -m 0644 configs/pfcswitch-alerts.yml "$share/prometheus/pfcswitch-alerts.yml"
 install -D -m 0644 configs/pfcswitch-alerts.test.yml "$share/prometheus/pfcswitch-alerts.test.yml"
-if [ -d contrib/grafana ]; then
-  install -d "$share/grafana"
-  cp -r contrib/grafana/. "$share/grafana/"
-fi
+install -d "$share/grafana"
+cp -r contrib/grafana/. "$share/grafana/"
 
 # Wireshark's global Lua plugin folder on Debian (`tshark -G folders`: "Global Lua Plugins").
 install -D -m 0644 contrib/wireshark/pfcswitch.lua "$root/usr/lib/$multiarch/wireshark/plugins/pfcswitch.lua"

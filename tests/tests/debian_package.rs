@@ -145,6 +145,8 @@ fn check_contents(deb: &Path) {
         "./usr/share/zsh/vendor-completions/_pfcswitch",
         "./usr/share/fish/vendor_completions.d/pfcswitchd.fish",
         "./usr/share/pfcswitch/prometheus/pfcswitch-alerts.yml",
+        "./usr/share/pfcswitch/grafana/pfcswitch.json",
+        "./usr/share/pfcswitch/grafana/provisioning/dashboards/pfcswitch.yml",
         "./usr/share/pfcswitch/topologies/star3.toml",
         "/wireshark/plugins/pfcswitch.lua",
         "./usr/share/doc/pfcswitch/copyright",

@@ -376,6 +376,18 @@ impl Collector for SnapshotCollector {
             "Frames the XDP classifier saw, by the priority it assigned.",
             xdp_rx.collect::<Vec<_>>(),
         )?;
+        let modes = s.ports.iter().filter_map(|port| {
+            let xdp = port.xdp.as_ref().filter(|x| !x.attach.is_empty())?;
+            let labels =
+                vec![("port", port.name.clone()), ("attach", xdp.attach.clone()), ("socket", xdp.socket.clone())];
+            Some((labels, gauge(1i64)))
+        });
+        family(
+            e,
+            "pfcswitch_port_xdp_info",
+            "A port's XDP attach mode (native, generic) and AF_XDP socket mode (zero-copy, copy); the value is always 1.",
+            modes.collect::<Vec<_>>(),
+        )?;
         let xdp_drops = s.ports.iter().flat_map(|port| {
             port.xdp.iter().flat_map(|x| x.drops.iter()).map(|(r, &n)| (by_reason(&port.name, r), counter(n)))
         });
