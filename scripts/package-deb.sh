@@ -69,8 +69,10 @@ install -d "$share"
 cp -r topologies scenarios workloads configs "$share/"
 install -D -m 0644 configs/pfcswitch-alerts.yml "$share/prometheus/pfcswitch-alerts.yml"
 install -D -m 0644 configs/pfcswitch-alerts.test.yml "$share/prometheus/pfcswitch-alerts.test.yml"
-install -d "$share/grafana"
-cp -r contrib/grafana/. "$share/grafana/"
+# The dashboard and its provisioning; render.py, which draws the docs' picture, stays in the
+# checkout (it needs matplotlib, which a switch has no use for).
+install -D -m 0644 contrib/grafana/pfcswitch.json "$share/grafana/pfcswitch.json"
+cp -r contrib/grafana/provisioning "$share/grafana/"
 
 # Wireshark's global Lua plugin folder on Debian (`tshark -G folders`: "Global Lua Plugins").
 install -D -m 0644 contrib/wireshark/pfcswitch.lua "$root/usr/lib/$multiarch/wireshark/plugins/pfcswitch.lua"
