@@ -74,6 +74,9 @@ install -D -m 0644 configs/pfcswitch-alerts.test.yml "$share/prometheus/pfcswitc
 install -D -m 0644 contrib/grafana/pfcswitch.json "$share/grafana/pfcswitch.json"
 cp -r contrib/grafana/provisioning "$share/grafana/"
 
+# The fanout shim (docs/pfc-watchdog.md): run as `python3 pfc_gen.py`, as the templates do.
+install -D -m 0644 contrib/sonic/pfc_gen.py "$share/sonic/pfc_gen.py"
+
 # Wireshark's global Lua plugin folder on Debian (`tshark -G folders`: "Global Lua Plugins").
 install -D -m 0644 contrib/wireshark/pfcswitch.lua "$root/usr/lib/$multiarch/wireshark/plugins/pfcswitch.lua"
 

@@ -101,20 +101,46 @@ pub struct RecvArgs {
     pub(super) cnp_priority: Option<Pcp>,
 }
 
+/// The storm's options are a superset of SONiC's `pfc_gen.py` (sonic-mgmt), so a test bed's
+/// fanout can call it in its place: `-i`, `-p`, `-t`, `-n`, `-g`, `-r` as pfc_gen reads them.
 #[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("frame").required(true).args(["class", "priority", "global"]))]
 pub struct StormArgs {
-    /// The host interface whose link to keep paused.
-    #[arg(long)]
-    pub(super) iface: String,
+    /// The host interfaces whose links to keep paused, separated by commas (pfc_gen's -i):
+    /// each gets every frame, in turn.
+    #[arg(short = 'i', long = "iface", visible_alias = "interface", value_delimiter = ',', required = true)]
+    pub(super) ifaces: Vec<String>,
     /// The priority (PFC class) to pause.
     #[arg(long, value_parser = parse_pcp)]
-    pub(super) class: Pcp,
-    /// Storm this long (default: until SIGINT or SIGTERM).
+    pub(super) class: Option<Pcp>,
+    /// The PFC class-enable bitmap, 0-255 (pfc_gen's -p): every class set gets the pause time.
+    #[arg(short = 'p', long)]
+    pub(super) priority: Option<u8>,
+    /// 802.3x PAUSE frames for all traffic instead of PFC (pfc_gen's -g).
+    #[arg(short = 'g', long)]
+    pub(super) global: bool,
+    /// Storm this long (default: until SIGINT or SIGTERM, or --num frames).
     #[arg(long, value_parser = parse_duration)]
     pub(super) duration: Option<Duration>,
-    /// Pause time of each XOFF frame, 1-65535.
-    #[arg(long, default_value_t = u16::MAX)]
+    /// Stop after this many frames on each interface (pfc_gen's -n).
+    #[arg(short = 'n', long)]
+    pub(super) num: Option<u64>,
+    /// Pause time of each frame, 0-65535 (pfc_gen's -t; 0, an XON, only with -p or -g, as
+    /// pfc_gen sends resume frames: a `--class` storm never resumes).
+    #[arg(short = 't', long, visible_alias = "time", default_value_t = u16::MAX)]
     pub(super) quanta: u16,
+    /// Send under SCHED_FIFO at this priority (1-99; 0: the ordinary scheduler). A storm
+    /// sleeps between frames, so it costs the machine little; under load, an ordinary task can
+    /// wait milliseconds for the CPU, longer than a pause at 10 Gbit/s (3.4 ms), and the port
+    /// resumes in the gap.
+    #[arg(long, value_name = "PRIORITY", default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=99))]
+    pub(super) realtime: u8,
+    /// pfc_gen's syslog server (-r): accepted for its callers; the storm reports on stdout.
+    #[arg(short = 'r', long = "rsyslog-server", hide = true)]
+    pub(super) rsyslog_server: Option<String>,
+    /// pfc_gen's one process per interface (-m): accepted; one paced loop serves them all.
+    #[arg(short = 'm', long = "multiprocess", hide = true)]
+    pub(super) multiprocess: bool,
     /// The link's speed: a quantum is 512 bit times at it, and XOFF is re-sent every quarter
     /// of the pause. Default: the interface's speed in sysfs, else 100Gbps (the shortest period).
     #[arg(long)]

@@ -55,10 +55,14 @@ pub enum StormError {
 
 /// A PFC storm as a broken NIC makes one: XOFF for one priority, re-sent well before the
 /// pause expires, never an XON. The peer's queue stays paused as long as the storm lasts.
+/// [`Storm::of_frame`] repeats any PAUSE or PFC frame (SONiC's pfc_gen: a class bitmap, or
+/// 802.3x PAUSE) at the same pace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Storm {
-    frame: PfcRepr,
+    frame: MacControlRepr,
     interval: Duration,
+    /// The longest pause the frame asks for.
+    pause: Duration,
 }
 
 impl Storm {
@@ -72,13 +76,28 @@ impl Storm {
         if quanta == 0 {
             return Err(StormError::ZeroQuanta);
         }
-        let interval = (speed.pause_duration(quanta) / 4).max(Self::MIN_INTERVAL);
-        Ok(Storm { frame: PfcRepr::default().with_class(pcp, quanta), interval })
+        Ok(Storm::of_frame(MacControlRepr::Pfc(PfcRepr::default().with_class(pcp, quanta)), speed))
     }
 
-    /// The PFC frame the storm repeats.
+    /// `frame` repeated every quarter of the longest pause it asks for at `speed` (every
+    /// [`Storm::MIN_INTERVAL`] at least: an all-XON frame, as pfc_gen sends with `-t 0`, too).
+    pub fn of_frame(frame: MacControlRepr, speed: BitRate) -> Storm {
+        let longest = match frame {
+            MacControlRepr::Pause { quanta } => quanta,
+            MacControlRepr::Pfc(pfc) => pfc.classes().map(|(_, quanta)| quanta).max().unwrap_or(0),
+        };
+        let pause = speed.pause_duration(longest);
+        Storm { frame, interval: (pause / 4).max(Self::MIN_INTERVAL), pause }
+    }
+
+    /// The longest pause one frame asks for: a storm with a gap this long lets the port resume.
+    pub fn pause(&self) -> Duration {
+        self.pause
+    }
+
+    /// The PAUSE or PFC frame the storm repeats.
     pub fn frame(&self) -> MacControlRepr {
-        MacControlRepr::Pfc(self.frame)
+        self.frame
     }
 
     pub fn interval(&self) -> Duration {
