@@ -17,7 +17,7 @@ mod qcn;
 mod scenario;
 mod topology;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use pfcswitch_lab::control as client;
 use pfcswitch_lab::scenario::endpoint;
 use pfcswitch_lab::traffic;
@@ -146,8 +146,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Traffic(TrafficCommand::Endpoint(args)) => endpoint::run(&args),
         Command::Scenario(command) => scenario::run(command),
         Command::Topology(command) => topology::run(command, json),
-        Command::Completions(args) => manual::completions(&args),
-        Command::Manpages(args) => manual::manpages(&args),
+        Command::Completions(args) => manual::completions(&args, Cli::command()),
+        Command::Manpages(args) => manual::manpages(&args, Cli::command()),
         Command::Buffer(command) => buffer::run(command, socket, json),
         Command::Status => view(control::status),
         Command::Ports => view(control::ports),

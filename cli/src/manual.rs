@@ -16,9 +16,10 @@ pub enum Program {
 }
 
 impl Program {
-    fn command(self) -> clap::Command {
+    /// `client` is pfcswitch's command, which its `main` passes in.
+    fn command(self, client: clap::Command) -> clap::Command {
         match self {
-            Program::Pfcswitch => crate::Cli::command(),
+            Program::Pfcswitch => client,
             Program::Pfcswitchd => pfcswitchd::args::Args::command(),
         }
     }
@@ -40,24 +41,24 @@ pub struct ManpagesArgs {
     dir: std::path::PathBuf,
 }
 
-/// Prints the completion script of `args.program` for `args.shell` on standard output.
-pub fn completions(args: &CompletionsArgs) -> anyhow::Result<()> {
-    let mut command = args.program.command();
+/// Prints the completion script of `args.program` for `args.shell` on standard output;
+/// `client` is pfcswitch's own command.
+pub fn completions(args: &CompletionsArgs, client: clap::Command) -> anyhow::Result<()> {
+    let mut command = args.program.command(client);
     let name = command.get_name().to_string();
     clap_complete::generate(args.shell, &mut command, name, &mut std::io::stdout());
     Ok(())
 }
 
-/// Writes every man page into `args.dir`: pfcswitch(1) and its subcommands' pages,
-/// pfcswitchd(8) with the files, signals and environment it reads.
-pub fn manpages(args: &ManpagesArgs) -> anyhow::Result<()> {
+/// Writes every man page into `args.dir`: pfcswitch(1) (`client`) and its subcommands'
+/// pages, pfcswitchd(8) with the files, signals and environment it reads.
+pub fn manpages(args: &ManpagesArgs, client: clap::Command) -> anyhow::Result<()> {
     let dir = &args.dir;
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("create {}: {e}", dir.display()))?;
-    let client = Program::Pfcswitch.command();
     write_page(dir, &Man::new(client.clone()), &client_sections())?;
     // clap_mangen names subcommand pages `pfcswitch-pfc-show.1`, as git's are named.
     write_subcommand_pages(dir, &client, client.get_name())?;
-    let daemon = Program::Pfcswitchd.command();
+    let daemon = pfcswitchd::args::Args::command();
     write_page(dir, &Man::new(daemon).section("8"), &daemon_sections())
 }
 
