@@ -6,6 +6,7 @@ mod buffer;
 mod capture;
 mod control;
 mod decode;
+mod explain;
 mod fecn;
 mod frame;
 mod ledger;
@@ -129,6 +130,10 @@ enum TrafficCommand {
 enum PfcCommand {
     /// PFC settings and state of every port, or of PORT.
     Show { port: Option<String> },
+    /// Why PFC did or did not fire, per lossless priority group since the last clear: the
+    /// XOFF point and its rule, the peak, the headroom used and needed, PFC frames each way,
+    /// drops with their rule, and a verdict.
+    Explain { port: Option<String>, priority: Option<u8> },
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -153,6 +158,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Ports => view(control::ports),
         Command::Pfc { command: PfcCommand::Show { port } } => {
             control::pfc_show(&client::snapshot(&socket()?)?, port.as_deref(), json)
+        }
+        Command::Pfc { command: PfcCommand::Explain { port, priority } } => {
+            explain::show(&client::snapshot(&socket()?)?, port.as_deref(), priority, json)
         }
         Command::Pfcstat => view(control::pfcstat),
         Command::Queues { all } => {

@@ -15,6 +15,7 @@ pub mod config;
 pub mod config_error;
 pub mod counters;
 pub mod ecn;
+pub mod explain;
 pub mod fdb;
 pub mod fecn;
 pub mod ledger;

@@ -211,6 +211,9 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
             "reflections_dropped": e.reflections_dropped, "malformed": e.malformed,
         })).collect::<Vec<_>>(),
         "switches": record.snapshots.iter().map(|(name, s)| json!({ "name": name, "snapshot": s })).collect::<Vec<_>>(),
+        "pfc_explain": record.snapshots.iter()
+            .map(|(name, s)| json!({ "switch": name, "priority_groups": pfcswitch_switch::explain::explain(s) }))
+            .collect::<Vec<_>>(),
         "queue_samples": record.samples,
         "simulator": record.simulator,
         "plots": plot_files,
