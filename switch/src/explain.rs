@@ -61,7 +61,7 @@ fn explain_pg(
     let xoff = pg.xoff_threshold_bytes.unwrap_or(0);
     let xoff_rule = match pg.dynamic_th {
         Some(k) => format!("dynamic: α = 2^{k} ({}) × the free space of profile {}'s pool", alpha(k), pg.profile),
-        None if pg.profile == "[pfc]" => format!("static: [pfc] xoff = {}", kb(snapshot.pfc.xoff_bytes)),
+        None if pg.profile == "[pfc]" => format!("static: [pfc] xoff = {}", ByteSize(snapshot.pfc.xoff_bytes)),
         None => format!("static: profile {}", pg.profile),
     };
     let drops: BTreeMap<String, u64> =
@@ -106,6 +106,9 @@ fn verdict(e: &PgExplanation, link: &HeadroomReport, snapshot: &Snapshot) -> Str
             kb(e.headroom_needed_bytes)
         ),
     };
+    if e.drops.is_empty() && reached && e.headroom_bytes < e.headroom_needed_bytes {
+        sentence += "; but the headroom is below the link's need: a slower peer would overrun it";
+    }
     if e.pfc_rx > 0 {
         sentence +=
             &format!("; the peer paused this egress with {} PFC frames for {:.3} s", e.pfc_rx, e.paused_seconds);
@@ -138,6 +141,10 @@ fn alpha(k: i8) -> String {
     if k >= 0 { format!("{}", 1u64 << k) } else { format!("1/{}", 1u64 << -k) }
 }
 
-fn kb(bytes: u64) -> ByteSize {
-    ByteSize(bytes)
+/// Bytes for a sentence: `950B`, `1.1KB`, `170KB`, `129.7KB`.
+fn kb(bytes: u64) -> String {
+    match bytes {
+        b if b < 1000 => format!("{b}B"),
+        b => format!("{:.1}KB", b as f64 / 1e3).replace(".0KB", "KB"),
+    }
 }

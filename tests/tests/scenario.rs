@@ -56,6 +56,8 @@ fn incast_under_pfc_is_lossless_reproducible_and_plotted() {
         assert_eq!(results["summary"]["out_of_order_at_receivers"], 0, "receivers saw every segment in order");
         assert_eq!(results["summary"]["drops"], 0);
         assert!(results["summary"]["pfc_frames"].as_u64().unwrap() > 0, "the incast triggered PFC");
+        let paused: Vec<&str> = verdicts(results).into_iter().filter(|v| v.starts_with("reached XOFF: ")).collect();
+        assert!(!paused.is_empty() && paused.iter().all(|v| v.contains("no drop")), "why PFC fired: {paused:?}");
         let background = results["flows"].as_array().unwrap().iter().find(|f| f["class"] == "background").unwrap();
         // 65-70 Mbit/s under `stress-ng --cpu 2`, below 40 when a simulation shared the cores:
         // the margin is for the endpoints' CPU, not for pauses (priority 0 is never paused, and
@@ -147,6 +149,18 @@ receivers = ["h3"]
     assert!(results["summary"]["out_of_order_at_receivers"].as_u64().unwrap() > 0, "receivers saw the gaps");
     assert_eq!(query["finished"], query["messages"], "go-back-N completed every message: {query}");
     assert_eq!(results["summary"]["pfc_frames"], 0);
+    let verdicts = verdicts(&results);
+    assert!(
+        verdicts.iter().any(|v| v.contains(" at egress_full: its egress queue was full and policy none drops there")),
+        "why frames were lost: {verdicts:?}"
+    );
+}
+
+/// The verdicts of `pfc_explain` in results.json, every switch's.
+fn verdicts(results: &Value) -> Vec<&str> {
+    let switches = results["pfc_explain"].as_array().expect("pfc_explain in results.json");
+    let groups = switches.iter().flat_map(|s| s["priority_groups"].as_array().unwrap());
+    groups.map(|g| g["verdict"].as_str().unwrap()).collect()
 }
 
 #[test]

@@ -131,6 +131,7 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
             busiest.utilisation * 100.0
         );
     }
+    print_pfc_verdicts(record.snapshots);
     let long_lived: Vec<FlowBins> = flows
         .iter()
         .filter(|f| {
@@ -229,6 +230,29 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
 }
 
 /// Per switch port: PFC frames, drops and high-water marks; with the totals.
+/// Why PFC fired or did not (`pfcswitch pfc explain`): the priority groups that paused, were
+/// paused or dropped; else the one that came closest to XOFF.
+fn print_pfc_verdicts(snapshots: &[(String, Snapshot)]) {
+    const SHOWN: usize = 12;
+    let groups: Vec<(&str, pfcswitch_switch::explain::PgExplanation)> = snapshots
+        .iter()
+        .flat_map(|(name, snapshot)| {
+            pfcswitch_switch::explain::explain(snapshot).into_iter().map(move |e| (name.as_str(), e))
+        })
+        .collect();
+    let fired: Vec<_> = groups.iter().filter(|(_, e)| e.pfc_tx + e.pfc_rx > 0 || !e.drops.is_empty()).collect();
+    let closest = groups.iter().max_by(|(_, a), (_, b)| {
+        (a.peak_bytes as f64 / a.xoff_bytes.max(1) as f64)
+            .total_cmp(&(b.peak_bytes as f64 / b.xoff_bytes.max(1) as f64))
+    });
+    for (switch, e) in fired.iter().take(SHOWN).copied().chain(closest.filter(|_| fired.is_empty())) {
+        println!("pfc {switch}:{} priority {}: {}", e.port, e.priority, e.verdict);
+    }
+    if fired.len() > SHOWN {
+        println!("... {} more in results.json (pfc_explain)", fired.len() - SHOWN);
+    }
+}
+
 fn switch_table(snapshots: &[(String, Snapshot)]) -> (Table, u64, u64, u64) {
     let mut table = Table::new(&["SWITCH", "PORT", "PFC-TX", "PFC-RX", "DROPS", "MAX-EGRESS", "MAX-INGRESS"]);
     let (mut pfc, mut drops, mut max_egress) = (0, 0, 0);
