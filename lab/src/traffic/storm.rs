@@ -54,7 +54,7 @@ pub(super) fn storm(args: &StormArgs, json: bool) -> Result<()> {
     let clock = Clock::system();
     let start = args.at.map_or_else(|| clock.now(), Instant::from_nanos);
     let end = args.duration.map(|d| start + d);
-    let (mut next, mut sent) = (start, 0u64);
+    let (mut next, mut sent, mut unsent) = (start, 0u64, 0u64);
     // The longest time between two frames on one interface: the storm's gap.
     let (mut last, mut largest_gap) = (None::<Instant>, Duration::ZERO);
     while args.num.is_none_or(|num| sent < num) {
@@ -64,8 +64,14 @@ pub(super) fn storm(args: &StormArgs, json: bool) -> Result<()> {
         }
         if now >= next {
             for (target, iface) in targets.iter().zip(&args.ifaces) {
-                let frame = &target.frame[..target.len];
-                target.socket.send(frame).with_context(|| format!("cannot send on `{iface}`"))?;
+                // A link that is down refuses the frame: the storm goes on, as a broken NIC's
+                // does across a flap, and counts what it could not send.
+                if let Err(error) = target.socket.send(&target.frame[..target.len]) {
+                    if unsent == 0 {
+                        eprintln!("pfcswitch: storm: cannot send on `{iface}` ({error}); counting and going on");
+                    }
+                    unsent += 1;
+                }
             }
             let sent_at = clock.now();
             largest_gap = largest_gap.max(last.map_or(Duration::ZERO, |last| sent_at.saturating_duration_since(last)));
@@ -101,12 +107,12 @@ pub(super) fn storm(args: &StormArgs, json: bool) -> Result<()> {
                 "iface": ifaces, "kind": kind, "priority": args.class.map(|c| c.value()), "enable": enable,
                 "quanta": args.quanta, "speed": speed, "interval_seconds": storm.interval().as_secs_f64(),
                 "pause_seconds": storm.pause().as_secs_f64(), "largest_gap_seconds": largest_gap.as_secs_f64(),
-                "frames": sent, "seconds": seconds,
+                "frames": sent, "unsent": unsent, "seconds": seconds,
             })
         );
     } else {
         println!(
-            "storm on {ifaces}: sent {sent} {kind} frames each in {seconds:.3} s ({} quanta = {:.3} ms at {speed}, one every {:.3} ms); largest gap {:.3} ms",
+            "storm on {ifaces}: sent {sent} {kind} frames each in {seconds:.3} s ({} quanta = {:.3} ms at {speed}, one every {:.3} ms); largest gap {:.3} ms; {unsent} refused by a link that was down",
             args.quanta,
             storm.pause().as_secs_f64() * 1e3,
             storm.interval().as_secs_f64() * 1e3,
