@@ -61,15 +61,17 @@ impl Bed {
         self.snapshot().ports[port].priorities[usize::from(p)].clone()
     }
 
-    /// A storm from h1 with pfc_gen's options, running until killed or done.
-    fn storm(&self, args: &[&str]) -> Child {
-        self.topology
+    /// A storm from h1 with pfc_gen's options, running until stopped or done.
+    fn storm(&self, args: &[&str]) -> Storm {
+        let child = self
+            .topology
             .command("h1", binary("pfcswitch"))
             .args(["traffic", "storm", "-i", "eth0", "--speed", "100Mbps"])
             .args(args)
             .stdout(Stdio::null())
             .spawn()
-            .expect("pfcswitch traffic storm")
+            .expect("pfcswitch traffic storm");
+        Storm(Some(child))
     }
 
     fn wait_stormed(&self, p: u8) -> Instant {
@@ -87,7 +89,26 @@ impl Drop for Bed {
     }
 }
 
-fn stop(mut child: Child) {
+/// A storm that a failing test does not leave running (it would outlive its namespace).
+struct Storm(Option<Child>);
+
+impl Storm {
+    fn running(&mut self) -> bool {
+        self.0.as_mut().is_some_and(|child| child.try_wait().unwrap().is_none())
+    }
+}
+
+impl Drop for Storm {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn stop(mut storm: Storm) {
+    let mut child = storm.0.take().expect("a storm");
     // SAFETY: signalling our own child; the storm stops and reports on SIGTERM.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert!(child.wait().unwrap().success());
@@ -109,10 +130,9 @@ fn a_storm_turned_into_xon_frames_is_restored_while_they_still_arrive() {
     // The last XOFF's 65535 quanta (335 ms) still run, then nothing pauses the queue.
     wait_until("the queue is restored", Duration::from_secs(1), || !bed.queue(0, 3).pfcwd.stormed);
     let restored_after = xoff_ended.elapsed();
-    assert!(xon.try_wait().unwrap().is_none(), "restored while the XON frames still arrive");
+    assert!(xon.running(), "restored while the XON frames still arrive");
     assert!(restored_after < Duration::from_millis(600), "restored {restored_after:?} after the last XOFF");
-    let _ = xon.kill();
-    let _ = xon.wait();
+    drop(xon);
     let counters = bed.queue(0, 3).pfcwd.counters;
     assert_eq!((counters.storms_detected, counters.storms_restored), (1, 1));
 }
