@@ -31,19 +31,20 @@ ALLOWED = {
     "pfcswitch-switch": {"pfcswitch-wire", "pfcswitch-link"},
     "pfcswitch-hosts": {"pfcswitch-wire", "pfcswitch-link"},
     "pfcswitch-topology": {"pfcswitch-wire", "pfcswitch-link"},
+    "pfcswitch-hpcc": {"pfcswitch-link"},
     "pfcswitch-sim": {"pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts"},
     "pfcswitchd": {"pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts"},
     "pfcswitch-lab": {
         "pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts", "pfcswitch-topology", "pfcswitch-sim",
-        "pfcswitchd",
+        "pfcswitchd", "pfcswitch-hpcc",
     },
     "pfcswitch": {
         "pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts", "pfcswitch-topology", "pfcswitch-sim",
-        "pfcswitchd", "pfcswitch-lab",
+        "pfcswitchd", "pfcswitch-lab", "pfcswitch-hpcc",
     },
     "pfcswitch-tests": {
         "pfcswitch-wire", "pfcswitch-link", "pfcswitch-switch", "pfcswitch-hosts", "pfcswitch-topology", "pfcswitch-sim",
-        "pfcswitchd", "pfcswitch-lab",
+        "pfcswitchd", "pfcswitch-lab", "pfcswitch-hpcc",
     },
 }
 

@@ -9,6 +9,7 @@ mod decode;
 mod explain;
 mod fecn;
 mod frame;
+mod hpcc;
 mod ledger;
 mod manual;
 mod ofc;
@@ -106,6 +107,10 @@ enum Command {
     /// Topologies from files: list, describe, bring up on namespaces, tear down.
     #[command(subcommand)]
     Topology(topology::TopologyCommand),
+    /// HPCC's ns-3 files: its FCT analysis, its traffic generator, a check of its topology
+    /// and flow files.
+    #[command(subcommand)]
+    Hpcc(hpcc::HpccCommand),
     /// Print a shell completion script for pfcswitch (or pfcswitchd) on standard output.
     Completions(manual::CompletionsArgs),
     /// Write the man pages of pfcswitch and pfcswitchd into a directory (for packagers).
@@ -151,6 +156,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Traffic(TrafficCommand::Endpoint(args)) => endpoint::run(&args),
         Command::Scenario(command) => scenario::run(command),
         Command::Topology(command) => topology::run(command, json),
+        Command::Hpcc(command) => hpcc::run(command, json),
         Command::Completions(args) => manual::completions(&args, Cli::command()),
         Command::Manpages(args) => manual::manpages(&args, Cli::command()),
         Command::Buffer(command) => buffer::run(command, socket, json),
@@ -199,5 +205,17 @@ fn main() -> ExitCode {
             eprintln!("pfcswitch: {error:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// clap checks a subcommand's arguments only when that subcommand is parsed (a short
+    /// option taken twice, `-s` for `--socket` and another, panics then): check them all.
+    #[test]
+    fn every_subcommands_arguments_are_consistent() {
+        Cli::command().debug_assert();
     }
 }

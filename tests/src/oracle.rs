@@ -240,3 +240,12 @@ pub fn assert_promtool_clean(metrics: &str) {
     let complaints = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success() && complaints.trim().is_empty(), "promtool: {complaints}");
 }
+
+/// HPCC's `fct_analysis.py` ported to Python 3 (`tests/oracles/fct_analysis.py`): its table
+/// for `args` (options, then fct.txt files).
+pub fn fct_analysis(args: &[&str]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracles/fct_analysis.py");
+    let mut all = vec![script.to_str().expect("a UTF-8 path")];
+    all.extend_from_slice(args);
+    run("python3", &all, "HPCC's fct_analysis.py as oracle")
+}

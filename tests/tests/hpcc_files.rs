@@ -1,0 +1,138 @@
+//! HPCC's ns-3 files through `pfcswitch hpcc`: its FCT analysis checked against the Python 3
+//! port of `fct_analysis.py` (`tests/oracles/fct_analysis.py`, awk and sort included) on a
+//! file in HPCC's own format and on files pfcswitch wrote; `traffic-gen`'s flow file read
+//! back against HPCC's fat-tree; bad files refused with the file, the line and the reason.
+//! No root or namespaces needed.
+
+use pfcswitch_hpcc::fct::{self, FctRecord};
+use pfcswitch_link::rng::Rng;
+use pfcswitch_tests::oracle::fct_analysis;
+use pfcswitch_tests::topology::{binary, repo};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn pfcswitch(args: &[&str]) -> Output {
+    Command::new(binary("pfcswitch")).args(args).output().expect("run pfcswitch")
+}
+
+fn stdout(args: &[&str]) -> String {
+    let output = pfcswitch(args);
+    assert!(output.status.success(), "pfcswitch {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Ours and the oracle's tables for the same options and files, compared byte for byte.
+fn assert_tables_agree(options: &[&str], files: &[&Path]) {
+    let files: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    let oracle_args: Vec<&str> = options.iter().chain(&files).copied().collect();
+    let ours: Vec<&str> = ["hpcc", "fct-analysis"].iter().chain(&oracle_args).copied().collect();
+    let ours: Vec<&str> = ours.iter().map(|a| if *a == "-s" { "--step" } else { a }).collect();
+    let (mine, theirs) = (stdout(&ours), fct_analysis(&oracle_args));
+    assert!(!theirs.is_empty());
+    assert_eq!(mine, theirs, "options {options:?}");
+}
+
+/// `tests/fixtures/hpcc-fct.txt`: 400 lines in `qp_finish`'s format, written by a Python
+/// snippet with `%08x %08x %u %u %lu %lu %lu %lu` (hosts as 11.0.x.1, 500 KB flows on dport
+/// 200, FCTs from 0.9× to 50× the standalone one, sizes repeated).
+#[test]
+fn the_fct_analysis_agrees_with_hpccs_script_on_a_file_in_hpccs_format() {
+    let file = repo().join("tests/fixtures/hpcc-fct.txt");
+    for options in [&[][..], &["-t", "1"], &["-t", "2", "-s", "10"], &["-s", "3"], &["-s", "20", "-T", "2500000000"]] {
+        assert_tables_agree(options, &[&file]);
+    }
+}
+
+/// Records pfcswitch wrote, two files as two column groups: many equal sizes (ties broken
+/// by the line's bytes), slowdowns below 1 and whole-number slowdowns.
+#[test]
+fn the_fct_analysis_agrees_with_hpccs_script_on_files_pfcswitch_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(11);
+    let files: Vec<_> = (0..2)
+        .map(|n| {
+            let records: Vec<FctRecord> = (0..1000)
+                .map(|i| {
+                    let standalone_ns = 10_000 + rng.below(50_000) as u64;
+                    let fct_ns = match rng.below(4) {
+                        0 => standalone_ns * (1 + rng.below(5) as u64),
+                        1 => standalone_ns - rng.below(1000) as u64,
+                        _ => standalone_ns + rng.below(2_000_000) as u64,
+                    };
+                    let size = [1_000, 2_000, 64_000][rng.below(3)]
+                        + if rng.below(2) == 0 { 0 } else { rng.below(1_000_000) as u64 };
+                    let dport = if rng.below(10) == 0 { 200 } else { 100 };
+                    let start_ns = 2_000_000_000 + i * 10_000;
+                    FctRecord {
+                        src: (i % 320) as u32,
+                        dst: 5,
+                        sport: 10_000,
+                        dport,
+                        size,
+                        start_ns,
+                        fct_ns,
+                        standalone_ns,
+                    }
+                })
+                .collect();
+            let path = dir.path().join(format!("fct{n}.txt"));
+            std::fs::write(&path, fct::emit(&records)).unwrap();
+            path
+        })
+        .collect();
+    let files: Vec<&Path> = files.iter().map(|f| f.as_path()).collect();
+    assert_tables_agree(&[], &files);
+    assert_tables_agree(&["-t", "1", "-s", "25"], &files);
+}
+
+/// HPCC's Fig. 11 flows: FB_Hadoop at 30 % with the incast on its fat-tree, 2 ms of it.
+#[test]
+fn traffic_gen_writes_a_flow_file_that_reads_back_against_hpccs_fat_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fat, flows) = (dir.path().join("fat.txt"), dir.path().join("flow.txt"));
+    stdout(&["hpcc", "fat-tree", "-o", fat.to_str().unwrap()]);
+    let args = ["-c", "hadoop", "-n", "320", "-l", "0.3", "-b", "100G", "-t", "0.002", "--incast", "--seed", "4"];
+    let said = stdout(&[&["hpcc", "traffic-gen", "-o", flows.to_str().unwrap()][..], &args[..]].concat());
+    let text = std::fs::read_to_string(&flows).unwrap();
+    let mut lines = text.lines();
+    let count: usize = lines.next().unwrap().parse().unwrap();
+    let flow_lines: Vec<Vec<&str>> = lines.map(|l| l.split(' ').collect()).collect();
+    assert_eq!(count, flow_lines.len(), "the first line is the exact count");
+    let incast = flow_lines.iter().filter(|f| f[3] == "200").count();
+    assert!(incast > 0 && incast % 60 == 0, "{incast} incast flows, 60 per event");
+    assert!(said.contains(&format!("{} incast flows", incast)), "{said}");
+    let check = stdout(&["hpcc", "check", fat.to_str().unwrap(), "--flows", flows.to_str().unwrap()]);
+    assert!(check.contains("376 nodes, 320 hosts, 56 switches, 480 links (320 at 100Gbps, 160 at 400Gbps)"), "{check}");
+    assert!(check.contains(&format!("{count} flows")), "{check}");
+}
+
+#[test]
+fn bad_files_are_refused_with_the_file_the_line_and_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let topology = write("topology.txt", "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1ns 0\n");
+    let refused = |args: &[&str], reason: &str| {
+        let output = pfcswitch(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} accepted");
+        assert!(stderr.contains(reason), "{args:?}: {stderr}");
+    };
+    let bad_topology = write("bad-topology.txt", "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbit 1ns 0\n");
+    refused(&["hpcc", "check", &bad_topology], "bad-topology.txt:4: `100Gbit`: unknown rate unit `Gbit`");
+    let to_switch = write("to-switch.txt", "1\n0 2 3 100 1000 2\n");
+    refused(
+        &["hpcc", "check", &topology, "--flows", &to_switch],
+        "to-switch.txt:2: dst 2 is a switch of the topology, not a host",
+    );
+    let fct = write("fct.txt", "0b000001 0b000101 10000 100 1000 2000000000 9000\n");
+    refused(
+        &["hpcc", "fct-analysis", &fct],
+        "fct.txt:1: a completed flow is `sip dip sport dport size start_ns fct_ns standalone_ns`, found 7 values",
+    );
+    let few = write("few.txt", "0b000001 0b000101 10000 100 1000 2000000000 9000 8000\n");
+    refused(&["hpcc", "fct-analysis", &few], "the bin from 0 % has no flow: 0 flows counted, too few for 5 % bins");
+}
