@@ -7,6 +7,7 @@
 use pfcswitch_hpcc::fct::{self, FctRecord};
 use pfcswitch_link::rng::Rng;
 use pfcswitch_tests::oracle::fct_analysis;
+use pfcswitch_tests::scenario::{pfcswitch_scenario, results, scenario_file};
 use pfcswitch_tests::topology::{binary, repo};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -83,6 +84,54 @@ fn the_fct_analysis_agrees_with_hpccs_script_on_files_pfcswitch_wrote() {
     let files: Vec<&Path> = files.iter().map(|f| f.as_path()).collect();
     assert_tables_agree(&[], &files);
     assert_tables_agree(&["-t", "1", "-s", "25"], &files);
+}
+
+/// WebSearch at 50 % with an incast class on a k = 4 fat-tree at 10 Gbit/s, 1 µs cables:
+/// `simulate` writes fct.txt beside results.json, a line per finished message with its size,
+/// start (2 s + its start) and FCT as results.json has them, in finishing order, incast
+/// messages on dport 200; the standalone FCT is HPCC's rule: a base RTT of 2 × 1 µs + 800 ns
+/// per hop (a 1,000-byte payload at 10 Gbit/s) over 2, 4 or 6 hops, plus the bytes with 48
+/// per 1,000 at 10 Gbit/s. The oracle's table of the file is ours.
+#[test]
+fn simulate_writes_an_fct_txt_that_hpccs_analysis_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"websearch-k4\"\ndescription = \"WebSearch on a k = 4 fat-tree\"\ntopology = \"fabric\"\n\
+        speed = \"10Gbps\"\nduration = \"10ms\"\ndrain = \"500ms\"\n\
+        [fabric]\nkind = \"fat-tree\"\nk = 4\nswitch = \"@CONFIGS@/fabric/websearch.toml\"\n\
+        [transport]\nrto = \"1ms\"\ndctcp = {}\n\
+        [[class]]\nname = \"web\"\nkind = \"poisson\"\npriority = 3\nsizes = \"websearch\"\nload = 0.5\n\
+        [[class]]\nname = \"incast\"\nkind = \"query\"\npriority = 3\nsize = \"64KB\"\nrate = 500.0\nfan_in = 8\n";
+    let out = dir.path().join("sim");
+    pfcswitch_scenario(&["simulate", &scenario_file(dir.path(), text)], &out);
+    let results = results(&out);
+    let finished: Vec<&serde_json::Value> =
+        (results["messages"].as_array().unwrap().iter()).filter(|m| m["fct_ms"].is_number()).collect();
+    let fct_file = out.join("fct.txt");
+    let records = fct::read(&fct_file).unwrap();
+    assert_eq!(records.len(), finished.len(), "a line per finished message");
+    assert!(records.len() > 50, "{} flows", records.len());
+    let mut incast = 0;
+    for r in &records {
+        let close = |a: f64, b: u64| (a - b as f64).abs() <= 2.0;
+        let m = finished
+            .iter()
+            .find(|m| {
+                m["size"] == r.size
+                    && close(m["fct_ms"].as_f64().unwrap() * 1e6, r.fct_ns)
+                    && close(m["start_seconds"].as_f64().unwrap() * 1e9 + 2e9, r.start_ns)
+            })
+            .unwrap_or_else(|| panic!("{r:?} is a message of results.json"));
+        assert_eq!(m["class"] == "incast", r.dport == 200, "{r:?}");
+        incast += usize::from(r.dport == 200);
+        let bytes = r.size + r.size.div_ceil(1000) * 48;
+        let base_rtt = r.standalone_ns - bytes * 8 / 10;
+        assert!([2, 4, 6].iter().any(|hops| base_rtt == hops * 1000 * 2 + hops * 800), "{r:?}: base RTT {base_rtt}");
+    }
+    assert!(incast > 0, "incast messages on dport 200");
+    let finish: Vec<u64> = records.iter().map(|r| r.start_ns + r.fct_ns).collect();
+    assert!(finish.windows(2).all(|w| w[0] <= w[1]), "in finishing order");
+    assert_tables_agree(&["-s", "10"], &[&fct_file]);
+    assert_tables_agree(&["-t", "1", "-s", "50"], &[&fct_file]);
 }
 
 /// HPCC's Fig. 11 flows: FB_Hadoop at 30 % with the incast on its fat-tree, 2 ms of it.

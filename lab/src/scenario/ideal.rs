@@ -42,7 +42,7 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 /// Of each link of a path, in order: bit/s and propagation delay (ns).
-type Hops = Vec<(u64, u128)>;
+pub(super) type Hops = Vec<(u64, u128)>;
 
 /// The network's cables and what a segment carries: enough to compute any message's ideal FCT.
 pub(super) struct IdealFct {
@@ -109,10 +109,15 @@ impl IdealFct {
         Ok(IdealFct::new(switch_names.len(), host_names.len(), cables, transport))
     }
 
+    /// The links from host `sender` to host `receiver` on a shortest path, in order: bit/s
+    /// and propagation delay (ns) of each; `None` if they are not connected.
+    pub fn hops(&self, sender: usize, receiver: usize) -> Option<Hops> {
+        self.paths.borrow_mut().entry((sender, receiver)).or_insert_with(|| self.path(sender, receiver)).clone()
+    }
+
     /// The ideal FCT of `size` bytes from host `sender` to host `receiver`, if they are connected.
     pub fn of(&self, sender: usize, receiver: usize, size: u64) -> Option<Duration> {
-        let hops =
-            self.paths.borrow_mut().entry((sender, receiver)).or_insert_with(|| self.path(sender, receiver)).clone()?;
+        let hops = self.hops(sender, receiver)?;
         let rates: Vec<u64> = hops.iter().map(|&(rate, _)| rate).collect();
         let payload = self.payload as u64;
         let segments = size.div_ceil(payload).max(1);

@@ -1,0 +1,76 @@
+//! A run's `fct.txt` in HPCC's format (`pfcswitch_hpcc::fct`), written beside `results.json`
+//! by `run` and `simulate`, so HPCC's `fct_analysis.py` (or `pfcswitch hpcc fct-analysis`)
+//! reads our runs as it reads ns-3's.
+//!
+//! What each column means here, and where it differs from ns-3's:
+//! - hosts are numbered as HPCC's files number them, hosts first: the topology's n-th host
+//!   (from 0) is node n, 11.0.n.1;
+//! - the source port counts from 10000 per (source, destination) pair in the order the
+//!   messages start, as ns-3 gives each new queue pair the next port of the pair;
+//! - the destination port is 200 for a `query` class (an incast, what `fct_analysis.py -t 1`
+//!   selects) and 100 for every other, `traffic_gen.py`'s;
+//! - the start is the message's, on HPCC's clock: 2 s (where `traffic_gen.py`'s flows begin)
+//!   plus its time from the workload's start;
+//! - the FCT is ours (first byte offered to the last byte acknowledged);
+//! - the standalone FCT is HPCC's rule with HPCC's constants (1,000-byte payloads, 48 bytes of
+//!   headers) on our path's links, not our own ideal FCT (`results.json`'s slowdowns), so a
+//!   slowdown computed from this file is the one ns-3 would report for the same FCT.
+//!
+//! Lines come in the order flows finish, as ns-3 writes them; unfinished messages and
+//! long-lived flows have no line.
+
+use super::record::RunRecord;
+use crate::workload::Pattern;
+use anyhow::{Context, Result};
+use pfcswitch_hpcc::fct::{self, DEFAULT_PAYLOAD, FctRecord, base_rtt_ns, standalone_fct_ns};
+use pfcswitch_hpcc::flows::{DPORT_INCAST, DPORT_NORMAL};
+use pfcswitch_hpcc::generate::BASE_NS;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The first source port of every pair of hosts (ns-3's `portNumder`).
+const FIRST_SPORT: u16 = 10_000;
+
+/// The run's completed sized messages as HPCC's `fct.txt` lines, in finishing order.
+pub(super) fn fct_records(record: &RunRecord) -> Vec<FctRecord> {
+    let mut messages: Vec<_> = record.endpoints.iter().flat_map(|e| &e.messages).filter(|m| m.size.is_some()).collect();
+    messages.sort_by_key(|m| (m.start_ns, m.connection, m.id));
+    let mut next_port: HashMap<(usize, usize), u16> = HashMap::new();
+    let mut records: Vec<(u64, FctRecord)> = Vec::new();
+    for m in messages {
+        let c = &record.connections[m.connection as usize];
+        let port = next_port.entry((c.sender, c.receiver)).or_insert(FIRST_SPORT);
+        let sport = *port;
+        *port = port.wrapping_add(1);
+        let (Some(size), Some(finish_ns)) = (m.size, m.finish_ns) else { continue };
+        let Some(hops) = record.ideal.hops(c.sender, c.receiver) else { continue };
+        let path: Vec<(u64, u64)> = hops.iter().map(|&(bps, delay)| (delay as u64, bps)).collect();
+        let bottleneck = path.iter().map(|&(_, bps)| bps).min().unwrap_or(1);
+        let base_rtt = base_rtt_ns(&path, DEFAULT_PAYLOAD);
+        let incast = record.scenario.classes.get(c.class).is_some_and(|class| class.kind == Pattern::Query);
+        let size = u64::from(size);
+        records.push((
+            finish_ns,
+            FctRecord {
+                src: c.sender as u32,
+                dst: c.receiver as u32,
+                sport,
+                dport: if incast { DPORT_INCAST } else { DPORT_NORMAL },
+                size,
+                start_ns: BASE_NS + (m.start_ns - record.epoch.as_nanos()),
+                fct_ns: finish_ns - m.start_ns,
+                standalone_ns: standalone_fct_ns(base_rtt, bottleneck, size, DEFAULT_PAYLOAD),
+            },
+        ));
+    }
+    records.sort_by_key(|&(finish, _)| finish);
+    records.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Writes `out/fct.txt`.
+pub(super) fn write(record: &RunRecord, out: &Path) -> Result<PathBuf> {
+    let path = out.join("fct.txt");
+    std::fs::write(&path, fct::emit(&fct_records(record)))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
