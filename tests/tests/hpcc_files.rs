@@ -134,6 +134,46 @@ fn simulate_writes_an_fct_txt_that_hpccs_analysis_reads() {
     assert_tables_agree(&["-t", "1", "-s", "50"], &[&fct_file]);
 }
 
+/// An experiment as HPCC's simulator takes it: a `topology.txt` numbered as its
+/// `mix/topology.txt` is (switch 0, hosts 1–4, 100 Gbit/s, 1 µs) and a `flow.txt` with a
+/// 3:1 incast on dport 200 and a flow on dport 100, run on the simulator with `[fabric]
+/// kind = "hpcc"` and a `flows` class: fct.txt has every flow with the file's node ids, size,
+/// dport and start, and ns-3's source ports (10000 and up per pair).
+#[test]
+fn an_experiment_from_hpccs_files_runs_in_the_simulator_and_comes_back_as_fct_txt() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("topology.txt"),
+        "5 1 4\n0\n0 1 100Gbps 0.001ms 0\n0 2 100Gbps 0.001ms 0\n0 3 100Gbps 0.001ms 0\n0 4 100Gbps 0.001ms 0\nnotes ns-3 never reads\n",
+    )
+    .unwrap();
+    let flows = "5\n2 1 3 200 500000 2\n3 1 3 200 500000 2\n4 1 3 200 500000 2\n2 4 3 100 10000 2.0001\n2 4 3 100 20000 2.0002\n";
+    std::fs::write(dir.path().join("flow.txt"), flows).unwrap();
+    let text = "name = \"hpcc-files\"\ndescription = \"HPCC's files\"\ntopology = \"fabric\"\nspeed = \"100Gbps\"\n\
+        duration = \"1ms\"\ndrain = \"100ms\"\n\
+        [fabric]\nkind = \"hpcc\"\nfile = \"topology.txt\"\nswitch = \"@CONFIGS@/fabric/hpcc.toml\"\n\
+        [transport]\nrto = \"1ms\"\n\
+        [[class]]\nname = \"hpcc\"\nkind = \"flows\"\npriority = 3\nfile = \"flow.txt\"\n";
+    let out = dir.path().join("sim");
+    pfcswitch_scenario(&["simulate", &scenario_file(dir.path(), text)], &out);
+    let mut records = fct::read(&out.join("fct.txt")).unwrap();
+    records.sort_by_key(|r| (r.start_ns, r.src));
+    let got: Vec<_> = records.iter().map(|r| (r.src, r.dst, r.sport, r.dport, r.size, r.start_ns)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (2, 1, 10000, 200, 500_000, 2_000_000_000),
+            (3, 1, 10000, 200, 500_000, 2_000_000_000),
+            (4, 1, 10000, 200, 500_000, 2_000_000_000),
+            (2, 4, 10000, 100, 10_000, 2_000_100_000),
+            (2, 4, 10001, 100, 20_000, 2_000_200_000),
+        ]
+    );
+    // 1.5 MB into one 100 Gbit/s port takes at least 120 µs: the incast's last flow is that slow.
+    let slowest = records.iter().filter(|r| r.dport == 200).map(|r| r.fct_ns).max().unwrap();
+    assert!(slowest >= 120_000, "{slowest} ns");
+}
+
 /// HPCC's Fig. 11 flows: FB_Hadoop at 30 % with the incast on its fat-tree, 2 ms of it.
 #[test]
 fn traffic_gen_writes_a_flow_file_that_reads_back_against_hpccs_fat_tree() {

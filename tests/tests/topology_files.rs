@@ -178,6 +178,25 @@ fn a_failure_half_way_and_a_bad_description_leave_nothing_behind() {
     assert!(stderr.contains("bad.toml:5: port sw1:p1 is already on the link of line 4"), "{stderr}");
     assert_eq!(namespaces_with(&prefix), Vec::<String>::new(), "refused before anything was created");
 
+    // 255 hosts: a valid description (the simulator takes up to 65,534), but namespaces share
+    // one /24.
+    let many = dir.path().join("many.toml");
+    let hosts: Vec<String> = (1..=255).map(|h| format!("\"h{h}\"")).collect();
+    let mut links: Vec<String> =
+        (1..=255).map(|h| format!("\"sw{}:p{} h{h}\"", (h - 1) / 60 + 1, (h - 1) % 60 + 1)).collect();
+    links.extend((1..5).map(|s| format!("\"sw{s}:p62 sw{}:p61\"", s + 1)));
+    let text = format!(
+        "switches = [\"sw1\", \"sw2\", \"sw3\", \"sw4\", \"sw5\"]\nhosts = [{}]\nlinks = [{}]\n[defaults]\nspeed = \"1Gbps\"\n",
+        hosts.join(", "),
+        links.join(", ")
+    );
+    std::fs::write(&many, text).unwrap();
+    let output = pfcswitch(&["topology", "up", many.to_str().unwrap(), "--prefix", &prefix, "--no-daemon"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("255 hosts; on namespaces hosts share 10.0.0.0/24 (at most 254)"), "{stderr}");
+    assert_eq!(namespaces_with(&prefix), Vec::<String>::new(), "refused before anything was created");
+
     // leaf-spine-2s with sw1 flooding on both uplinks: broadcasts would go round sw1, sw3,
     // sw2, sw4 for ever.
     let configs = dir.path().join("flooding");

@@ -7,8 +7,12 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// At most this many hosts: their addresses are 10.0.0.N/24 and 02:00:00:00:00:NN.
-pub const MAX_HOSTS: usize = 254;
+/// At most this many hosts: their addresses are 02:00:00:00:HH:LL ([`HostAddresses::nth`]).
+pub const MAX_HOSTS: usize = 65_534;
+
+/// At most this many hosts on namespaces, where they share the subnet 10.0.0.0/24; larger
+/// descriptions (HPCC's 320-host fat-tree) are for the simulator.
+pub const NAMESPACE_HOSTS: usize = 254;
 
 /// A topology: its nodes and links, as read from a file and checked.
 #[derive(Clone, Debug, PartialEq)]
@@ -117,12 +121,15 @@ pub struct HostAddresses {
 }
 
 impl HostAddresses {
-    /// The n-th host's (from 1): 02:00:00:00:00:NN, 10.0.0.N/24, fd00::N/64.
-    pub fn nth(n: u8) -> HostAddresses {
+    /// The n-th host's (from 1): 02:00:00:00:HH:LL, 10.0.HH.LL, fd00::N (HH and LL the high
+    /// and low bytes of n): 02:00:00:00:00:NN and 10.0.0.N/24 for the 254 a namespace subnet
+    /// holds; the simulator's larger fabrics number on.
+    pub fn nth(n: u16) -> HostAddresses {
+        let [high, low] = n.to_be_bytes();
         HostAddresses {
-            mac: EthernetAddress([0x02, 0, 0, 0, 0, n]),
-            ipv4: Ipv4Addr::new(10, 0, 0, n),
-            ipv6: std::net::Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, u16::from(n)),
+            mac: EthernetAddress([0x02, 0, 0, 0, high, low]),
+            ipv4: Ipv4Addr::new(10, 0, high, low),
+            ipv6: std::net::Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, n),
         }
     }
 }
@@ -174,7 +181,7 @@ impl Topology {
     /// The addresses of `host`, from its position among the hosts.
     pub fn host_addresses(&self, host: &str) -> Option<HostAddresses> {
         let index = self.hosts.iter().position(|h| h == host)?;
-        Some(HostAddresses::nth(u8::try_from(index + 1).ok()?))
+        Some(HostAddresses::nth(u16::try_from(index + 1).ok()?))
     }
 
     /// The link with `end` (`sw1:p3`, or a host) at one end.

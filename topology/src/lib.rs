@@ -21,7 +21,7 @@ mod validate;
 mod tests;
 
 pub use description::{
-    End, FIRST_VNI, HostAddresses, Interface, Link, MAX_HOSTS, MAX_VNI, Machine, Topology, Tunnel, VXLAN_PORT,
-    VxlanSettings, builtins,
+    End, FIRST_VNI, HostAddresses, Interface, Link, MAX_HOSTS, MAX_VNI, Machine, NAMESPACE_HOSTS, Topology, Tunnel,
+    VXLAN_PORT, VxlanSettings, builtins,
 };
 pub use error::TopologyError;

@@ -26,7 +26,7 @@ pub(crate) fn check(topology: &Topology, node_lines: &NodeLines) -> Result<(), T
         return refuse(None, "no switches".into());
     }
     if topology.hosts.len() > MAX_HOSTS {
-        return refuse(None, format!("{} hosts; at most {MAX_HOSTS} (10.0.0.N/24)", topology.hosts.len()));
+        return refuse(None, format!("{} hosts; at most {MAX_HOSTS} (02:00:00:00:HH:LL)", topology.hosts.len()));
     }
     let mut kinds = HashMap::new();
     for (name, kind) in

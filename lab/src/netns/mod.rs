@@ -23,7 +23,7 @@ pub use reap::reap_orphans;
 
 use anyhow::{Context, Result, anyhow, bail};
 use pfcswitch_switch::config::SwitchConfig;
-use pfcswitch_topology::Topology;
+use pfcswitch_topology::{NAMESPACE_HOSTS, Topology};
 use std::path::{Path, PathBuf};
 
 /// How `up` builds a topology.
@@ -47,6 +47,13 @@ pub struct UpOptions {
 
 /// Builds `topology`; on any failure removes what it built and returns the error.
 pub fn up(topology: &Topology, options: &UpOptions) -> Result<()> {
+    if topology.hosts.len() > NAMESPACE_HOSTS {
+        bail!(
+            "{}: {} hosts; on namespaces hosts share 10.0.0.0/24 (at most {NAMESPACE_HOSTS}): run it in the simulator",
+            topology.file.display(),
+            topology.hosts.len()
+        );
+    }
     let here = options.machine.as_deref();
     machines::check_here(topology, here)?;
     let tapped = tapped_links(topology, &options.taps, here)?;

@@ -24,6 +24,8 @@ pub enum FabricKind {
     FatTree,
     LeafSpine,
     Dumbbell,
+    /// HPCC's `topology.txt` (`file`), for the simulator.
+    Hpcc,
 }
 
 /// `[fabric]` of a scenario.
@@ -44,6 +46,8 @@ pub struct FabricSpec {
     /// The config every switch starts from, relative to the scenario file; its first
     /// `[[port]]`, if any, is the template of every port.
     pub switch: PathBuf,
+    /// Hpcc: the `topology.txt`, relative to the scenario file ([HPCC's ns-3 files](docs/hpcc.md)).
+    pub file: Option<PathBuf>,
     /// Links that are down, as pairs of switch names: `[["sw1", "sw5"]]`.
     #[serde(default)]
     pub failed: Vec<[String; 2]>,
@@ -53,9 +57,18 @@ fn one() -> u32 {
     1
 }
 
+/// A fabric and, read from HPCC's `topology.txt`, its hosts' node ids in host order.
+#[derive(Debug)]
+pub struct Built {
+    pub fabric: Fabric,
+    pub hpcc_hosts: Option<Vec<u32>>,
+}
+
 impl FabricSpec {
-    /// The fabric, with the scenario's host speed, checked.
-    pub fn build(&self, speed: BitRate) -> Result<Fabric> {
+    /// The fabric, with the scenario's host speed (and, for a file, its cable delay),
+    /// checked; a file is relative to `base`.
+    pub fn build(&self, speed: BitRate, cable: Duration, base: &Path) -> Result<Built> {
+        let mut hpcc_hosts = None;
         let need = |value: Option<usize>, key: &str, at_least: usize| match value {
             None => bail!("fabric.{key} is required for a {:?} fabric", self.kind),
             Some(n) if n < at_least => bail!("fabric.{key} = {n} must be at least {at_least}"),
@@ -79,9 +92,15 @@ impl FabricSpec {
                 speed,
             ),
             FabricKind::Dumbbell => Fabric::dumbbell(need(self.hosts, "hosts", 1)?, speed),
+            FabricKind::Hpcc => {
+                let file = base.join(self.file.as_ref().context("fabric.file is required for an hpcc fabric")?);
+                let topology = pfcswitch_hpcc::topology::Topology::read(&file)?;
+                hpcc_hosts = Some(topology.hosts());
+                super::hpcc_fabric::fabric(&topology, speed, cable).with_context(|| format!("{}", file.display()))?
+            }
         };
-        if fabric.hosts.len() > 254 {
-            bail!("the fabric has {} hosts; host addresses end in one byte (at most 254)", fabric.hosts.len());
+        if fabric.hosts.len() >= usize::from(u16::MAX) {
+            bail!("the fabric has {} hosts; host addresses end in two bytes (at most 65534)", fabric.hosts.len());
         }
         if fabric.ports.iter().any(|ports| ports.len() > 64) {
             bail!("a switch of the fabric has more than 64 ports");
@@ -98,7 +117,7 @@ impl FabricSpec {
                 bail!("fabric.failed: no link between {a} and {b} (or it failed already)");
             }
         }
-        Ok(fabric)
+        Ok(Built { fabric, hpcc_hosts })
     }
 
     /// A line for listings: `fat-tree k=8 o=4`.
@@ -110,6 +129,7 @@ impl FabricSpec {
                 format!("leaf-spine {}x{}x{}", n(self.spines), n(self.leaves), n(self.hosts))
             }
             FabricKind::Dumbbell => format!("dumbbell {}x2", n(self.hosts)),
+            FabricKind::Hpcc => format!("hpcc {}", self.file.as_ref().map_or("?".into(), |f| f.display().to_string())),
         };
         if !self.failed.is_empty() {
             label += &format!(", {} failed", self.failed.len());
@@ -156,7 +176,7 @@ pub fn write_configs(fabric: &Fabric, base: &toml::Table, dir: &Path) -> Result<
     let base_file = dir.join("fabric-base.toml");
     std::fs::write(&base_file, toml::to_string(base)?)?;
     let (base, _) = pfcswitchd::config::load(&base_file)?;
-    let host_mac = |h: usize| nth_host(h).expect("checked: at most 254 hosts").0;
+    let host_mac = |h: usize| nth_host(h).expect("checked: at most 65534 hosts").0;
     for config in fabric.switch_configs(&base, host_mac) {
         let path = dir.join(format!("{}.toml", config.switch.name));
         std::fs::write(&path, toml::to_string(&config).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?)?;

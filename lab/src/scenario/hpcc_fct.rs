@@ -3,12 +3,13 @@
 //! reads our runs as it reads ns-3's.
 //!
 //! What each column means here, and where it differs from ns-3's:
-//! - hosts are numbered as HPCC's files number them, hosts first: the topology's n-th host
-//!   (from 0) is node n, 11.0.n.1;
+//! - hosts are the node ids of the `topology.txt` the fabric was read from; otherwise they
+//!   are numbered as HPCC's files number them, hosts first: the n-th host (from 0) is node n;
 //! - the source port counts from 10000 per (source, destination) pair in the order the
 //!   messages start, as ns-3 gives each new queue pair the next port of the pair;
-//! - the destination port is 200 for a `query` class (an incast, what `fct_analysis.py -t 1`
-//!   selects) and 100 for every other, `traffic_gen.py`'s;
+//! - the destination port is the flow file's for a `flows` class, else 200 for a `query`
+//!   class (an incast, what `fct_analysis.py -t 1` selects) and 100 for every other,
+//!   `traffic_gen.py`'s;
 //! - the start is the message's, on HPCC's clock: 2 s (where `traffic_gen.py`'s flows begin)
 //!   plus its time from the workload's start;
 //! - the FCT is ours (first byte offered to the last byte acknowledged);
@@ -35,6 +36,7 @@ const FIRST_SPORT: u16 = 10_000;
 pub(super) fn fct_records(record: &RunRecord) -> Vec<FctRecord> {
     let mut messages: Vec<_> = record.endpoints.iter().flat_map(|e| &e.messages).filter(|m| m.size.is_some()).collect();
     messages.sort_by_key(|m| (m.start_ns, m.connection, m.id));
+    let node = |host: usize| record.hpcc_hosts.map_or(host as u32, |ids| ids[host]);
     let mut next_port: HashMap<(usize, usize), u16> = HashMap::new();
     let mut records: Vec<(u64, FctRecord)> = Vec::new();
     for m in messages {
@@ -52,10 +54,10 @@ pub(super) fn fct_records(record: &RunRecord) -> Vec<FctRecord> {
         records.push((
             finish_ns,
             FctRecord {
-                src: c.sender as u32,
-                dst: c.receiver as u32,
+                src: node(c.sender),
+                dst: node(c.receiver),
                 sport,
-                dport: if incast { DPORT_INCAST } else { DPORT_NORMAL },
+                dport: c.dport.unwrap_or(if incast { DPORT_INCAST } else { DPORT_NORMAL }),
                 size,
                 start_ns: BASE_NS + (m.start_ns - record.epoch.as_nanos()),
                 fct_ns: finish_ns - m.start_ns,

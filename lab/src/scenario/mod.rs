@@ -29,6 +29,7 @@ mod deadlock;
 pub mod endpoint;
 mod fabric;
 mod faults;
+mod hpcc_fabric;
 mod hpcc_fct;
 mod ideal;
 mod namespaces;

@@ -77,9 +77,14 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         run_dir(&parent, &policy, &modes, args.seed, suffix)
     });
     create_dirs(&out, &["configs"])?;
+    let mut hpcc_hosts = None;
     let (topology, fabric) = match (&scenario.fabric, scenario.topology == FABRIC) {
         (Some(spec), true) => {
-            let fabric = spec.build(scenario.speed).with_context(|| format!("{}", file.display()))?;
+            let base = file.parent().unwrap_or(Path::new("."));
+            let built =
+                spec.build(scenario.speed, scenario.cable, base).with_context(|| format!("{}", file.display()))?;
+            hpcc_hosts = built.hpcc_hosts;
+            let fabric = built.fabric;
             if !scenario.switches.is_empty() {
                 bail!("{}: a fabric's switches are generated; drop `[switches]`", file.display());
             }
@@ -149,6 +154,7 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         speed: scenario.speed,
         scenario_dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
         builtin_dir: workloads_dir(),
+        hpcc_hosts,
     };
     let faults = resolve_faults(&scenario.faults, &topology).with_context(|| format!("{}", file.display()))?;
     Ok(Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload, faults })

@@ -118,6 +118,8 @@ pub struct RunRecord<'a> {
     pub simulator: Option<&'a SimulatorSpeed>,
     /// Each message's FCT alone on the network, for its slowdown.
     pub ideal: &'a IdealFct,
+    /// The hosts' node ids in HPCC's files, when the fabric was read from one.
+    pub hpcc_hosts: Option<&'a [u32]>,
     /// The scenario's faults, when each was applied.
     pub faults: &'a [AppliedFault],
     /// The workload's start on the captures' clock (pcap timestamps, seconds): the wall clock

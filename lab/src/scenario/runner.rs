@@ -398,6 +398,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         snapshots: &snapshots,
         simulator: None,
         ideal: &ideal,
+        hpcc_hosts: plan_context.hpcc_hosts.as_deref(),
         faults: &applied,
         capture_epoch_seconds,
     };

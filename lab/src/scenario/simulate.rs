@@ -233,6 +233,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         snapshots: &snapshots,
         simulator: Some(&speed),
         ideal: &ideal,
+        hpcc_hosts: plan_context.hpcc_hosts.as_deref(),
         faults: &applied,
         capture_epoch_seconds: EPOCH.as_nanos() as f64 / 1e9,
     };

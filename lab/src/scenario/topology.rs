@@ -10,12 +10,13 @@ use pfcswitch_topology::HostAddresses;
 use pfcswitch_wire::{EthernetAddress, Ipv4Addr, Pcp};
 
 /// The addresses of the host at `index` of the topology's hosts (the n-th from 1 has
-/// 02:00:00:00:00:NN and 10.0.0.N, as `pfcswitch_topology` numbers them, whatever its name).
+/// 02:00:00:00:00:NN and 10.0.0.N up to 254, as `pfcswitch_topology` numbers them, whatever
+/// its name; the simulator's larger fabrics number on to 65,534).
 pub(super) fn nth_host(index: usize) -> Result<(EthernetAddress, Ipv4Addr)> {
-    let n = u8::try_from(index + 1)
+    let n = u16::try_from(index + 1)
         .ok()
-        .filter(|&n| n < 255)
-        .with_context(|| format!("host {} of at most 254", index + 1))?;
+        .filter(|&n| n < u16::MAX)
+        .with_context(|| format!("host {} of at most 65534", index + 1))?;
     let addresses = HostAddresses::nth(n);
     Ok((addresses.mac, addresses.ipv4))
 }

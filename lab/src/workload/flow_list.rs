@@ -39,6 +39,7 @@ mod tests {
             arrivals: Arrivals::default(),
             until: None,
             messages,
+            dport: None,
         }
     }
 

@@ -10,6 +10,7 @@
 //! | `poisson`  | messages of `size` (or drawn from the flow-size distribution `sizes`) with Poisson arrivals at `rate` per second per sender (or at the `load` that offers), each to a receiver drawn uniformly (or to the sender's partner in a random permutation: `destinations`) |
 //! | `query`    | queries at `rate` per second (Poisson); each makes `fan_in` senders drawn uniformly (default: every sender) answer `size` bytes to a receiver drawn uniformly, at once (incast) |
 //! | `burst`    | at each time in `at`, every sender sends `size` to every receiver         |
+//! | `flows`    | the flows of HPCC's `flow.txt` (`file`), each a connection of its own, at its start less `offset` ([`flow_file`]) |
 //!
 //! Every (class, sender, receiver) pair is one connection (a queue pair): its messages are
 //! sent in arrival order. Each class and sender draws from its own stream derived from the
@@ -31,6 +32,7 @@
 //! its switch port paused on one priority for a while ([`Storm`]).
 
 mod error;
+pub mod flow_file;
 pub mod flow_list;
 mod host_list;
 mod spans;
@@ -69,6 +71,7 @@ pub enum Pattern {
     Poisson,
     Query,
     Burst,
+    Flows,
 }
 
 /// One `[[class]]` of a scenario.
@@ -128,6 +131,12 @@ pub struct ClassSpec {
     pub start: Duration,
     #[serde(default, with = "optional_duration")]
     pub stop: Option<Duration>,
+    /// Flows: HPCC's `flow.txt`, relative to the scenario file.
+    #[serde(default)]
+    pub file: Option<PathBuf>,
+    /// Flows: taken from every start (default 2 s, where `traffic_gen.py`'s flows begin).
+    #[serde(default, with = "optional_duration")]
+    pub offset: Option<Duration>,
 }
 
 /// A connection of the plan.
@@ -147,6 +156,9 @@ pub struct PlannedConnection {
     /// A long-lived flow of a class with a `stop` ends there.
     pub until: Option<Instant>,
     pub messages: Vec<MessageSpec>,
+    /// The destination port HPCC's `flow.txt` gave the flow (`flows` classes), which the run's
+    /// `fct.txt` keeps.
+    pub dport: Option<u16>,
 }
 
 /// The stream of one class and sender of a seed. Each part goes through SplitMix64's mixing
@@ -166,6 +178,9 @@ pub struct PlanContext {
     pub scenario_dir: PathBuf,
     /// The built-in distributions' folder (`workloads/`).
     pub builtin_dir: PathBuf,
+    /// The hosts' node ids in HPCC's files, when the topology is HPCC's `topology.txt`;
+    /// otherwise host n (from 0) is node n.
+    pub hpcc_hosts: Option<Vec<u32>>,
 }
 
 /// The connections and messages of `classes` over `hosts` for a run of `length` starting at
@@ -196,9 +211,11 @@ pub fn plan(
         validate(class, &senders, &receivers)?;
         let stop = class.stop.unwrap_or(length).min(length);
         let sizes = class.sizes.as_ref().map(|spec| load_sizes(class, spec, context)).transpose()?;
-        // A flow of a distribution is a connection of its own (the key's last part tells it).
+        // A flow of a distribution or a flow file is a connection of its own (the key's last
+        // part tells it).
+        let own_connections = sizes.is_some() || class.kind == Pattern::Flows;
         let mut add = |sender: usize, receiver: usize, message: MessageSpec| {
-            let own = sizes.as_ref().map(|_| connections.len());
+            let own = own_connections.then_some(connections.len());
             let k = *by_ends.entry((c, sender, receiver, own)).or_insert_with(|| {
                 connections.push(PlannedConnection {
                     id: connections.len() as u32,
@@ -210,12 +227,15 @@ pub fn plan(
                     arrivals: class.arrivals.with_seed(stream(seed, c, sender ^ (receiver << 16)).next_u64()),
                     until: class.stop.filter(|_| class.size.is_none()).map(|stop| epoch + stop.min(length)),
                     messages: Vec::new(),
+                    dport: None,
                 });
                 connections.len() - 1
             });
             let messages = &mut connections[k].messages;
             messages.push(MessageSpec { id: messages.len() as u32, ..message });
+            k
         };
+        let mut dports = Vec::new();
         let size = class.size.map(|s| s.bytes() as u32);
         let at = |offset: Duration| epoch + offset;
         match class.kind {
@@ -273,6 +293,19 @@ pub fn plan(
                     t += rng.exponential(rate);
                 }
             }
+            Pattern::Flows => {
+                let flow_class = flow_file::FlowClass {
+                    name: &class.name,
+                    file: &context.scenario_dir.join(class.file.as_ref().expect("validated")),
+                    offset: class.offset,
+                    priority: class.priority,
+                    hpcc_hosts: context.hpcc_hosts.as_deref(),
+                };
+                for flow in flow_file::flows(flow_class, hosts.len(), stop)? {
+                    let message = MessageSpec { id: 0, size: Some(flow.size), start: at(flow.start) };
+                    dports.push((add(flow.sender, flow.receiver, message), flow.dport));
+                }
+            }
             Pattern::Burst => {
                 for &t in class.at.iter().filter(|&&t| t < stop) {
                     for &s in &senders {
@@ -282,6 +315,9 @@ pub fn plan(
                     }
                 }
             }
+        }
+        for (k, dport) in dports {
+            connections[k].dport = Some(dport);
         }
     }
     Ok(connections)
@@ -343,6 +379,7 @@ fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result
     if class.kind == Pattern::Poisson && senders.iter().any(|s| receivers.iter().all(|r| r == s)) {
         return invalid("a sender's only receiver is itself".into());
     }
+    validate_flows(class)?;
     if class.kind != Pattern::Poisson {
         let poisson_only = [
             ("sizes", class.sizes.is_some()),
@@ -420,6 +457,35 @@ fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result
     Ok(())
 }
 
+/// Refuses `file` and `offset` on other classes, and a `flows` class without a file or with
+/// keys that would mean nothing to it.
+fn validate_flows(class: &ClassSpec) -> Result<(), WorkloadError> {
+    let invalid = |reason: &str| Err(WorkloadError::Invalid { class: class.name.clone(), reason: reason.into() });
+    if class.kind != Pattern::Flows {
+        return match (&class.file, class.offset) {
+            (Some(_), _) => invalid("`file` applies to flows classes only"),
+            (_, Some(_)) => invalid("`offset` applies to flows classes only"),
+            _ => Ok(()),
+        };
+    }
+    if class.file.is_none() {
+        return Err(WorkloadError::Missing { class: class.name.clone(), key: "file", kind: "Flows".into() });
+    }
+    let set = [
+        ("senders", !class.senders.is_empty()),
+        ("receivers", !class.receivers.is_empty()),
+        ("size", class.size.is_some()),
+        ("rate", class.rate.is_some()),
+        ("at", !class.at.is_empty()),
+    ];
+    match set.iter().find(|(_, set)| *set) {
+        Some((key, _)) => invalid(&format!(
+            "`{key}` means nothing to a flows class: the file names every flow's hosts, size and start"
+        )),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -434,6 +500,7 @@ mod tests {
             speed: BitRate::gbps(10),
             scenario_dir: root.join("scenarios"),
             builtin_dir: root.join("workloads"),
+            hpcc_hosts: None,
         }
     }
 
