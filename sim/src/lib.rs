@@ -18,7 +18,7 @@ use pfcswitch_link::rng::Rng;
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_switch::switch::{Switch, Tx};
-use pfcswitch_wire::{FrameView, MacControlRepr, Pcp};
+use pfcswitch_wire::{FrameView, MacControlRepr, Pcp, ethertype};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -70,6 +70,15 @@ pub struct TxRecord {
     pub priority: Option<Pcp>,
     /// The content of a PAUSE/PFC frame.
     pub control: Option<MacControlRepr>,
+}
+
+/// A PAUSE or PFC frame as it arrived: when its last bit did, at which end, what it said.
+/// What HPCC's simulator logs in its `pfc.txt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PauseArrival {
+    pub at: Instant,
+    pub to: Endpoint,
+    pub control: MacControlRepr,
 }
 
 /// Sees every frame that goes on a wire from a tapped end: when its first bit does (virtual
@@ -247,6 +256,7 @@ pub struct Network {
     sequence: u64,
     stats: SimStats,
     trace: Option<Vec<TxRecord>>,
+    pause_arrivals: Option<Vec<PauseArrival>>,
     tap: Option<Tap>,
     scratch: Vec<u8>,
     /// Per switch: killed, until restarted (see `faults`).
@@ -342,6 +352,16 @@ impl Network {
         self.trace.as_deref().unwrap_or(&[])
     }
 
+    /// Records every PAUSE and PFC frame's arrival from now on (see [`Network::pause_arrivals`]).
+    pub fn log_pause_arrivals(&mut self) {
+        self.pause_arrivals = Some(Vec::new());
+    }
+
+    /// The PAUSE and PFC frames that arrived, in order, since [`Network::log_pause_arrivals`].
+    pub fn pause_arrivals(&self) -> &[PauseArrival] {
+        self.pause_arrivals.as_deref().unwrap_or(&[])
+    }
+
     /// Hands every frame sent from one of `ends` to `see`, from now on (replacing any
     /// earlier tap); a link's two ends are both of its directions.
     pub fn tap(&mut self, ends: Vec<Endpoint>, see: TapFn) {
@@ -405,6 +425,12 @@ impl Network {
             return;
         }
         let at = self.now + speed.bits_duration(arrival_bytes(frame.len()) * 8) + delay;
+        if let Some(log) = &mut self.pause_arrivals
+            && frame.get(12..14) == Some(&ethertype::MAC_CONTROL.to_be_bytes()[..])
+            && let Ok(control) = FrameView::parse(frame).and_then(|v| v.mac_control())
+        {
+            log.push(PauseArrival { at, to, control });
+        }
         self.sequence += 1;
         self.store.set_destination(handle, to);
         self.schedule(Event::arrival(at, self.sequence, handle));

@@ -138,7 +138,9 @@ fn simulate_writes_an_fct_txt_that_hpccs_analysis_reads() {
 /// `mix/topology.txt` is (switch 0, hosts 1–4, 100 Gbit/s, 1 µs) and a `flow.txt` with a
 /// 3:1 incast on dport 200 and a flow on dport 100, run on the simulator with `[fabric]
 /// kind = "hpcc"` and a `flows` class: fct.txt has every flow with the file's node ids, size,
-/// dport and start, and ns-3's source ports (10000 and up per pair).
+/// dport and start, and ns-3's source ports (10000 and up per pair). Windows of 400 segments
+/// (no limit on a 500 KB flow, as HPCC's senders without a window) let the incast fill each
+/// sender's ingress past XOFF: pfc.txt logs the pauses where ns-3 would, at the senders.
 #[test]
 fn an_experiment_from_hpccs_files_runs_in_the_simulator_and_comes_back_as_fct_txt() {
     let dir = tempfile::tempdir().unwrap();
@@ -152,7 +154,7 @@ fn an_experiment_from_hpccs_files_runs_in_the_simulator_and_comes_back_as_fct_tx
     let text = "name = \"hpcc-files\"\ndescription = \"HPCC's files\"\ntopology = \"fabric\"\nspeed = \"100Gbps\"\n\
         duration = \"1ms\"\ndrain = \"100ms\"\n\
         [fabric]\nkind = \"hpcc\"\nfile = \"topology.txt\"\nswitch = \"@CONFIGS@/fabric/hpcc.toml\"\n\
-        [transport]\nrto = \"1ms\"\n\
+        [transport]\nrto = \"1ms\"\nwindow = 400\n\
         [[class]]\nname = \"hpcc\"\nkind = \"flows\"\npriority = 3\nfile = \"flow.txt\"\n";
     let out = dir.path().join("sim");
     pfcswitch_scenario(&["simulate", &scenario_file(dir.path(), text)], &out);
@@ -172,6 +174,29 @@ fn an_experiment_from_hpccs_files_runs_in_the_simulator_and_comes_back_as_fct_tx
     // 1.5 MB into one 100 Gbit/s port takes at least 120 µs: the incast's last flow is that slow.
     let slowest = records.iter().filter(|r| r.dport == 200).map(|r| r.fct_ns).max().unwrap();
     assert!(slowest >= 120_000, "{slowest} ns");
+
+    // pfc.txt: the incast fills the switch past XOFF, which pauses the senders (nodes 2–4,
+    // hosts: type 0, interface 1); each host's lines are its PFC frames, pause then resume.
+    let results = results(&out);
+    let pfc = std::fs::read_to_string(out.join("pfc.txt")).unwrap();
+    let lines: Vec<Vec<u64>> = pfc.lines().map(|l| l.split(' ').map(|f| f.parse().unwrap()).collect()).collect();
+    assert!(!lines.is_empty(), "the incast paused its senders");
+    for node in 1..=4u64 {
+        let host = &results["endpoints"][(node - 1) as usize];
+        let mine: Vec<&Vec<u64>> = lines.iter().filter(|l| l[1] == node).collect();
+        assert_eq!(
+            mine.len() as u64,
+            host["pfc_rx"].as_u64().unwrap(),
+            "node {node}: a line per PFC frame it received"
+        );
+        assert!(mine.iter().all(|l| l[0] >= 2_000_000_000 && (l[2], l[3]) == (0, 1)), "{mine:?}");
+        let kinds: Vec<u64> = mine.iter().map(|l| l[4]).collect();
+        assert!(
+            kinds.chunks(2).all(|pair| pair[0] == 1 && pair.get(1).is_none_or(|&k| k == 0)),
+            "node {node}: {kinds:?}"
+        );
+    }
+    assert!(lines.iter().all(|l| l[1] != 1), "the receiver is never paused");
 }
 
 /// HPCC's Fig. 11 flows: FB_Hadoop at 30 % with the incast on its fat-tree, 2 ms of it.

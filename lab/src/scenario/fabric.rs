@@ -6,6 +6,7 @@
 //! fabric's ports, ECMP routes and flooding tree (`pfcswitch_sim::fabric`); switches
 //! are `sw1`, `sw2`, … and hosts `h1`, `h2`, … in the generator's order.
 
+use super::hpcc_nodes::HpccNodes;
 use super::topology::nth_host;
 use anyhow::{Context, Result, bail};
 use pfcswitch_link::units::BitRate;
@@ -57,18 +58,18 @@ fn one() -> u32 {
     1
 }
 
-/// A fabric and, read from HPCC's `topology.txt`, its hosts' node ids in host order.
+/// A fabric and, read from HPCC's `topology.txt`, its nodes' ids there.
 #[derive(Debug)]
 pub struct Built {
     pub fabric: Fabric,
-    pub hpcc_hosts: Option<Vec<u32>>,
+    pub hpcc_nodes: Option<HpccNodes>,
 }
 
 impl FabricSpec {
     /// The fabric, with the scenario's host speed (and, for a file, its cable delay),
     /// checked; a file is relative to `base`.
     pub fn build(&self, speed: BitRate, cable: Duration, base: &Path) -> Result<Built> {
-        let mut hpcc_hosts = None;
+        let mut hpcc_nodes = None;
         let need = |value: Option<usize>, key: &str, at_least: usize| match value {
             None => bail!("fabric.{key} is required for a {:?} fabric", self.kind),
             Some(n) if n < at_least => bail!("fabric.{key} = {n} must be at least {at_least}"),
@@ -95,7 +96,7 @@ impl FabricSpec {
             FabricKind::Hpcc => {
                 let file = base.join(self.file.as_ref().context("fabric.file is required for an hpcc fabric")?);
                 let topology = pfcswitch_hpcc::topology::Topology::read(&file)?;
-                hpcc_hosts = Some(topology.hosts());
+                hpcc_nodes = Some(HpccNodes { hosts: topology.hosts(), switches: topology.switches.clone() });
                 super::hpcc_fabric::fabric(&topology, speed, cable).with_context(|| format!("{}", file.display()))?
             }
         };
@@ -117,7 +118,7 @@ impl FabricSpec {
                 bail!("fabric.failed: no link between {a} and {b} (or it failed already)");
             }
         }
-        Ok(Built { fabric, hpcc_hosts })
+        Ok(Built { fabric, hpcc_nodes })
     }
 
     /// A line for listings: `fat-tree k=8 o=4`.

@@ -6,6 +6,7 @@ use super::args::{Modes, RunArgs, run_dir};
 use super::configs::{InForce, write_configs};
 use super::fabric::FABRIC;
 use super::faults::{Fault, resolve as resolve_faults};
+use super::hpcc_nodes::HpccNodes;
 use super::namespaces::find;
 use super::plan::{Rocev2Spec, Scenario, load_with};
 use super::policy::{RunPolicy, parse_policy, split_transport};
@@ -38,6 +39,8 @@ pub(super) struct Prepared {
     pub workload: PlanContext,
     /// The scenario's faults, in time order.
     pub faults: Vec<Fault>,
+    /// How HPCC's files number the run's nodes.
+    pub hpcc_nodes: HpccNodes,
 }
 
 /// Creates `dirs` under the run's directory `out`.
@@ -77,13 +80,13 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         run_dir(&parent, &policy, &modes, args.seed, suffix)
     });
     create_dirs(&out, &["configs"])?;
-    let mut hpcc_hosts = None;
+    let mut hpcc_nodes = None;
     let (topology, fabric) = match (&scenario.fabric, scenario.topology == FABRIC) {
         (Some(spec), true) => {
             let base = file.parent().unwrap_or(Path::new("."));
             let built =
                 spec.build(scenario.speed, scenario.cable, base).with_context(|| format!("{}", file.display()))?;
-            hpcc_hosts = built.hpcc_hosts;
+            hpcc_nodes = built.hpcc_nodes;
             let fabric = built.fabric;
             if !scenario.switches.is_empty() {
                 bail!("{}: a fabric's switches are generated; drop `[switches]`", file.display());
@@ -154,10 +157,12 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         speed: scenario.speed,
         scenario_dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
         builtin_dir: workloads_dir(),
-        hpcc_hosts,
+        hpcc_hosts: hpcc_nodes.as_ref().map(|nodes| nodes.hosts.clone()),
     };
+    let hpcc_nodes =
+        hpcc_nodes.unwrap_or_else(|| HpccNodes::hosts_first(topology.hosts.len(), topology.switches.len()));
     let faults = resolve_faults(&scenario.faults, &topology).with_context(|| format!("{}", file.display()))?;
-    Ok(Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload, faults })
+    Ok(Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload, faults, hpcc_nodes })
 }
 
 /// Checks that `args` would run, running nothing: the scenario loads with its `--set`s, its

@@ -4,10 +4,12 @@
 //! `report.rs`'s.
 
 use super::endpoint::EndpointResult;
+use super::hpcc_nodes::HpccNodes;
 use super::ideal::IdealFct;
 use super::plan::Scenario;
 use crate::workload::PlannedConnection;
 use pfcswitch_link::time::Instant;
+use pfcswitch_sim::PauseArrival;
 use pfcswitch_sim::SimStats;
 use pfcswitch_switch::report::{QueueDepths, Snapshot};
 use serde::Serialize;
@@ -118,8 +120,10 @@ pub struct RunRecord<'a> {
     pub simulator: Option<&'a SimulatorSpeed>,
     /// Each message's FCT alone on the network, for its slowdown.
     pub ideal: &'a IdealFct,
-    /// The hosts' node ids in HPCC's files, when the fabric was read from one.
-    pub hpcc_hosts: Option<&'a [u32]>,
+    /// How HPCC's files number the run's nodes.
+    pub hpcc_nodes: &'a HpccNodes,
+    /// The PAUSE and PFC frames that arrived (simulated runs only).
+    pub pause_arrivals: &'a [PauseArrival],
     /// The scenario's faults, when each was applied.
     pub faults: &'a [AppliedFault],
     /// The workload's start on the captures' clock (pcap timestamps, seconds): the wall clock

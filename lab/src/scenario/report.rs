@@ -223,7 +223,10 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     std::fs::write(&path, serde_json::to_vec_pretty(&results)?)
         .with_context(|| format!("cannot write {}", path.display()))?;
     println!("\nresults: {}", path.display());
-    println!("fct.txt: {} (HPCC's format)", super::hpcc_fct::write(record, out)?.display());
+    println!("fct.txt: {} (HPCC's format)", super::hpcc_out::write_fct(record, out)?.display());
+    if record.simulator.is_some() {
+        println!("pfc.txt: {} (HPCC's format)", super::hpcc_out::write_pfc(record, out)?.display());
+    }
     for file in &plot_files {
         println!("plot:    {file}");
     }

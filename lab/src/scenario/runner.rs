@@ -233,7 +233,16 @@ fn storm_frames(storms: &mut Children) -> Result<Vec<u64>> {
 
 pub fn run(args: &RunArgs) -> Result<Outcome> {
     let Prepared {
-        scenario, policy, in_force, out, topology, storms: resolved, workload: plan_context, faults, ..
+        scenario,
+        policy,
+        in_force,
+        out,
+        topology,
+        storms: resolved,
+        workload: plan_context,
+        faults,
+        hpcc_nodes,
+        ..
     } = prepare(args, "")?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
     let pfcswitch_topology::Topology { switches, hosts, links, .. } = topology;
@@ -398,7 +407,9 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         snapshots: &snapshots,
         simulator: None,
         ideal: &ideal,
-        hpcc_hosts: plan_context.hpcc_hosts.as_deref(),
+        hpcc_nodes: &hpcc_nodes,
+        // The datapath's switches count PFC frames, not their arrival times.
+        pause_arrivals: &[],
         faults: &applied,
         capture_epoch_seconds,
     };

@@ -93,8 +93,19 @@ fn cable(
 }
 
 pub fn simulate(args: &RunArgs) -> Result<Outcome> {
-    let Prepared { scenario, policy, in_force, out, configs, topology, fabric, storms, workload: plan_context, faults } =
-        prepare(args, super::prepare::SIMULATED)?;
+    let Prepared {
+        scenario,
+        policy,
+        in_force,
+        out,
+        configs,
+        topology,
+        fabric,
+        storms,
+        workload: plan_context,
+        faults,
+        hpcc_nodes,
+    } = prepare(args, super::prepare::SIMULATED)?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
     let Topology { switches, hosts, links, .. } = topology;
     eprintln!(
@@ -152,6 +163,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         })
         .collect::<Result<Vec<_>>>()?;
     let captures = SimCaptures::start(&mut net, &captured, &out.join("captures"))?;
+    net.log_pause_arrivals();
     let (mac, ip) = addresses[0];
     let transport = TransportConfig {
         qcn: in_force.qcn_reaction,
@@ -233,7 +245,8 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         snapshots: &snapshots,
         simulator: Some(&speed),
         ideal: &ideal,
-        hpcc_hosts: plan_context.hpcc_hosts.as_deref(),
+        hpcc_nodes: &hpcc_nodes,
+        pause_arrivals: net.pause_arrivals(),
         faults: &applied,
         capture_epoch_seconds: EPOCH.as_nanos() as f64 / 1e9,
     };

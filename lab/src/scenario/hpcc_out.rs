@@ -1,17 +1,16 @@
-//! A run's `fct.txt` in HPCC's format (`pfcswitch_hpcc::fct`), written beside `results.json`
-//! by `run` and `simulate`, so HPCC's `fct_analysis.py` (or `pfcswitch hpcc fct-analysis`)
-//! reads our runs as it reads ns-3's.
+//! A run's files in HPCC's formats, written beside `results.json`, so HPCC's tools (its
+//! `fct_analysis.py`, or `pfcswitch hpcc fct-analysis`) read our runs as they read ns-3's.
+//! Nodes are numbered as [`HpccNodes`](super::hpcc_nodes::HpccNodes) says; times are on HPCC's clock, where
+//! `traffic_gen.py`'s flows begin at 2 s: 2 s plus the time from the workload's start.
 //!
-//! What each column means here, and where it differs from ns-3's:
-//! - hosts are the node ids of the `topology.txt` the fabric was read from; otherwise they
-//!   are numbered as HPCC's files number them, hosts first: the n-th host (from 0) is node n;
+//! **`fct.txt`** (`run` and `simulate`, `pfcswitch_hpcc::fct`). What each column means here,
+//! and where it differs from ns-3's:
 //! - the source port counts from 10000 per (source, destination) pair in the order the
 //!   messages start, as ns-3 gives each new queue pair the next port of the pair;
 //! - the destination port is the flow file's for a `flows` class, else 200 for a `query`
 //!   class (an incast, what `fct_analysis.py -t 1` selects) and 100 for every other,
 //!   `traffic_gen.py`'s;
-//! - the start is the message's, on HPCC's clock: 2 s (where `traffic_gen.py`'s flows begin)
-//!   plus its time from the workload's start;
+//! - the start is the message's;
 //! - the FCT is ours (first byte offered to the last byte acknowledged);
 //! - the standalone FCT is HPCC's rule with HPCC's constants (1,000-byte payloads, 48 bytes of
 //!   headers) on our path's links, not our own ideal FCT (`results.json`'s slowdowns), so a
@@ -19,6 +18,14 @@
 //!
 //! Lines come in the order flows finish, as ns-3 writes them; unfinished messages and
 //! long-lived flows have no line.
+//!
+//! **`pfc.txt`** (`simulate`): a line per PAUSE or PFC frame that arrived, where ns-3's
+//! `QbbNetDevice` logs one (at the paused device, when the frame has arrived): `time node
+//! node_type if_index type`, node type 1 for a switch and 0 for a host, the interface from 1
+//! (a switch's port `p<k>` is interface k, a host's NIC 1), type 1 for a pause and 0 for a
+//! resume. HPCC's switches send one class per frame; a frame of ours that names several
+//! classes gives a line per class (a PAUSE, one line). On the datapath the switches count PFC
+//! frames (results.json) but do not stamp their arrivals, so `run` writes no `pfc.txt`.
 
 use super::record::RunRecord;
 use crate::workload::Pattern;
@@ -26,7 +33,10 @@ use anyhow::{Context, Result};
 use pfcswitch_hpcc::fct::{self, DEFAULT_PAYLOAD, FctRecord, base_rtt_ns, standalone_fct_ns};
 use pfcswitch_hpcc::flows::{DPORT_INCAST, DPORT_NORMAL};
 use pfcswitch_hpcc::generate::BASE_NS;
+use pfcswitch_sim::Node;
+use pfcswitch_wire::MacControlRepr;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The first source port of every pair of hosts (ns-3's `portNumder`).
@@ -36,7 +46,7 @@ const FIRST_SPORT: u16 = 10_000;
 pub(super) fn fct_records(record: &RunRecord) -> Vec<FctRecord> {
     let mut messages: Vec<_> = record.endpoints.iter().flat_map(|e| &e.messages).filter(|m| m.size.is_some()).collect();
     messages.sort_by_key(|m| (m.start_ns, m.connection, m.id));
-    let node = |host: usize| record.hpcc_hosts.map_or(host as u32, |ids| ids[host]);
+    let node = |host: usize| record.hpcc_nodes.hosts[host];
     let mut next_port: HashMap<(usize, usize), u16> = HashMap::new();
     let mut records: Vec<(u64, FctRecord)> = Vec::new();
     for m in messages {
@@ -70,9 +80,37 @@ pub(super) fn fct_records(record: &RunRecord) -> Vec<FctRecord> {
 }
 
 /// Writes `out/fct.txt`.
-pub(super) fn write(record: &RunRecord, out: &Path) -> Result<PathBuf> {
-    let path = out.join("fct.txt");
-    std::fs::write(&path, fct::emit(&fct_records(record)))
-        .with_context(|| format!("cannot write {}", path.display()))?;
+pub(super) fn write_fct(record: &RunRecord, out: &Path) -> Result<PathBuf> {
+    write(out.join("fct.txt"), fct::emit(&fct_records(record)))
+}
+
+/// The run's `pfc.txt` lines.
+fn pfc_lines(record: &RunRecord) -> String {
+    let mut text = String::new();
+    let epoch = record.epoch.as_nanos();
+    for arrival in record.pause_arrivals {
+        let time = BASE_NS + arrival.at.as_nanos().saturating_sub(epoch);
+        let (node, kind, interface) = match arrival.to.node {
+            Node::Switch(s) => (record.hpcc_nodes.switches[s], 1, arrival.to.port + 1),
+            Node::Host(h) => (record.hpcc_nodes.hosts[h], 0, 1),
+        };
+        let pausing: Vec<bool> = match arrival.control {
+            MacControlRepr::Pause { quanta } => vec![quanta > 0],
+            MacControlRepr::Pfc(pfc) => pfc.classes().map(|(_, quanta)| quanta > 0).collect(),
+        };
+        for pause in pausing {
+            writeln!(text, "{time} {node} {kind} {interface} {}", u8::from(pause)).expect("a String takes it");
+        }
+    }
+    text
+}
+
+/// Writes `out/pfc.txt`.
+pub(super) fn write_pfc(record: &RunRecord, out: &Path) -> Result<PathBuf> {
+    write(out.join("pfc.txt"), pfc_lines(record))
+}
+
+fn write(path: PathBuf, text: String) -> Result<PathBuf> {
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
 }
