@@ -8,7 +8,7 @@ use pfcswitch_hpcc::analysis::{FlowKind, Options, Table};
 use pfcswitch_hpcc::flows::FlowFile;
 use pfcswitch_hpcc::generate::{self, IncastSpec, PoissonSpec};
 use pfcswitch_hpcc::topology::Topology;
-use pfcswitch_hpcc::{fct, units};
+use pfcswitch_hpcc::{config, fct, units};
 use pfcswitch_lab::flow_sizes::FlowSizes;
 use pfcswitch_lab::repository::workloads_dir;
 use pfcswitch_link::rng::Rng;
@@ -28,6 +28,20 @@ pub enum HpccCommand {
     TrafficGen(GenerateArgs),
     /// Read a topology.txt (and a flow.txt against it) as a run would and summarise them.
     Check(CheckArgs),
+    /// Print the config.txt HPCC's run.py writes for a congestion control (`--cc`) and a host
+    /// link rate (`--bw`, Gbit/s), with its scaling of ECN thresholds, steps and buffer.
+    Preset {
+        /// dcqcn, dcqcn_paper, dcqcn_vwin, dcqcn_paper_vwin, hp, dctcp, timely, timely_vwin, hpccPint.
+        cc: String,
+        #[arg(long, default_value_t = 50)]
+        bw: u64,
+        /// The topology file's name in mix/ (without .txt).
+        #[arg(long, default_value = "fat")]
+        topo: String,
+        /// The flow file's name in mix/ (without .txt).
+        #[arg(long, default_value = "flow")]
+        trace: String,
+    },
     /// Write HPCC's 320-host fat-tree (its mix/fat.txt, the fabric of its Fig. 11).
     FatTree {
         /// The topology.txt to write.
@@ -95,6 +109,9 @@ pub struct CheckArgs {
     /// A flow.txt whose ends must be hosts of the topology.
     #[arg(long)]
     flows: Option<PathBuf>,
+    /// A config.txt whose keys and values must be those HPCC's third.cc reads.
+    #[arg(long)]
+    config: Option<PathBuf>,
 }
 
 pub fn run(command: HpccCommand, json: bool) -> Result<()> {
@@ -102,6 +119,13 @@ pub fn run(command: HpccCommand, json: bool) -> Result<()> {
         HpccCommand::FctAnalysis(args) => analyse(&args),
         HpccCommand::TrafficGen(args) => traffic_gen(&args, json),
         HpccCommand::Check(args) => check(&args, json),
+        HpccCommand::Preset { cc, bw, topo, trace } => match config::preset(&cc, bw, &topo, &trace) {
+            Some(text) => {
+                print!("{text}");
+                Ok(())
+            }
+            None => bail!("unknown preset `{cc}` (run.py has {})", config::PRESETS.join(", ")),
+        },
         HpccCommand::FatTree { output } => std::fs::write(&output, Topology::hpcc_fat_tree().emit())
             .with_context(|| format!("writing {}", output.display())),
     }
@@ -163,7 +187,24 @@ fn traffic_gen(args: &GenerateArgs, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// HPCC's names of its `CC_MODE` values.
+fn cc_mode_name(mode: u64) -> &'static str {
+    match mode {
+        1 => "DCQCN",
+        3 => "HPCC",
+        7 => "TIMELY",
+        8 => "DCTCP",
+        10 => "HPCC-PINT",
+        _ => "not a mode HPCC's simulator has",
+    }
+}
+
 fn check(args: &CheckArgs, json: bool) -> Result<()> {
+    let config = args.config.as_ref().map(|path| config::Config::read(path)).transpose()?;
+    let cc_mode = config.as_ref().map(|config| match config.get("CC_MODE") {
+        Some(&config::Value::Count(mode)) => mode,
+        _ => 1, // third.cc's default
+    });
     let topology = Topology::read(&args.topology)?;
     if topology.trailing_lines > 0 {
         eprintln!(
@@ -210,7 +251,11 @@ fn check(args: &CheckArgs, json: bool) -> Result<()> {
             .map(|f| json!({ "flows": f.flows.len(), "bytes": f.flows.iter().map(|f| f.size).sum::<u64>() }));
         println!(
             "{}",
-            json!({ "nodes": topology.nodes, "hosts": hosts, "switches": topology.switches.len(), "links": topology.links.len(), "flows": flow_summary })
+            json!({
+                "nodes": topology.nodes, "hosts": hosts, "switches": topology.switches.len(),
+                "links": topology.links.len(), "flows": flow_summary,
+                "config": config.as_ref().map(|c| json!({ "keys": c.values.len(), "cc_mode": cc_mode })),
+            })
         );
         return Ok(());
     }
@@ -222,6 +267,9 @@ fn check(args: &CheckArgs, json: bool) -> Result<()> {
         topology.links.len(),
         by_rate.join(", ")
     );
+    if let (Some(config), Some(path), Some(mode)) = (&config, &args.config, cc_mode) {
+        println!("{}: {} keys, CC_MODE {mode} ({})", path.display(), config.values.len(), cc_mode_name(mode));
+    }
     if let (Some(file), Some(path)) = (&flows, &args.flows) {
         let Some((first, last)) = file.flows.first().zip(file.flows.last()) else {
             bail!("{}: no flows", path.display());

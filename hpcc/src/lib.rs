@@ -17,6 +17,7 @@
 //! The crate knows nothing of pfcswitch's switches: `lab` turns these into runs.
 
 pub mod analysis;
+pub mod config;
 mod error;
 pub mod fct;
 pub mod flows;

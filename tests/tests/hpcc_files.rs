@@ -249,4 +249,27 @@ fn bad_files_are_refused_with_the_file_the_line_and_the_reason() {
     );
     let few = write("few.txt", "0b000001 0b000101 10000 100 1000 2000000000 9000 8000\n");
     refused(&["hpcc", "fct-analysis", &few], "the bin from 0 % has no flow: 0 flows counted, too few for 5 % bins");
+    let config = write("config.txt", "CC_MODE 3\nKMAX_MAP 2 100000000000 1600\n");
+    refused(
+        &["hpcc", "check", &topology, "--config", &config],
+        "config.txt:2: KMAX_MAP: says 2 pairs, has 2 values after the count",
+    );
+    refused(&["hpcc", "preset", "cubic"], "unknown preset `cubic`");
+}
+
+/// Every `run.py` preset, as `hpcc preset` writes it, reads back as a config.txt with the
+/// congestion-control mode run.py gives it.
+#[test]
+fn run_py_presets_read_back_as_configs() {
+    let dir = tempfile::tempdir().unwrap();
+    let topology = dir.path().join("fat.txt");
+    stdout(&["hpcc", "fat-tree", "-o", topology.to_str().unwrap()]);
+    for (cc, mode) in
+        [("dcqcn", 1), ("dcqcn_vwin", 1), ("hp", 3), ("timely", 7), ("timely_vwin", 7), ("dctcp", 8), ("hpccPint", 10)]
+    {
+        let config = dir.path().join(format!("config-{cc}.txt"));
+        std::fs::write(&config, stdout(&["hpcc", "preset", cc, "--bw", "100"])).unwrap();
+        let check = stdout(&["hpcc", "check", topology.to_str().unwrap(), "--config", config.to_str().unwrap()]);
+        assert!(check.contains(&format!("47 keys, CC_MODE {mode} (")), "{cc}: {check}");
+    }
 }
