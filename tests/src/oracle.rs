@@ -249,3 +249,11 @@ pub fn fct_analysis(args: &[&str]) -> String {
     all.extend_from_slice(args);
     run("python3", &all, "HPCC's fct_analysis.py as oracle")
 }
+
+/// `tests/oracles/hpcc_standalone.py`: every line of `fct` whose standalone FCT is not HPCC's
+/// rule on `topology` (its `third.cc`, ported), with the lines read.
+pub fn hpcc_standalone(topology: &Path, fct: &Path) -> serde_json::Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracles/hpcc_standalone.py");
+    let args = [script.to_str(), topology.to_str(), fct.to_str()].map(|a| a.expect("a UTF-8 path"));
+    serde_json::from_str(&run("python3", &args, "HPCC's standalone-FCT rule as oracle")).expect("JSON")
+}

@@ -6,7 +6,7 @@
 
 use pfcswitch_hpcc::fct::{self, FctRecord};
 use pfcswitch_link::rng::Rng;
-use pfcswitch_tests::oracle::fct_analysis;
+use pfcswitch_tests::oracle::{fct_analysis, hpcc_standalone};
 use pfcswitch_tests::scenario::{pfcswitch_scenario, results, scenario_file};
 use pfcswitch_tests::topology::{binary, repo};
 use std::path::Path;
@@ -197,6 +197,40 @@ fn an_experiment_from_hpccs_files_runs_in_the_simulator_and_comes_back_as_fct_tx
         );
     }
     assert!(lines.iter().all(|l| l[1] != 1), "the receiver is never paused");
+    let standalone = hpcc_standalone(&dir.path().join("topology.txt"), &out.join("fct.txt"));
+    assert_eq!(
+        (standalone["lines"].as_u64(), standalone["wrong"].as_array().map(Vec::len)),
+        (Some(5), Some(0)),
+        "{standalone}"
+    );
+}
+
+/// HPCC's fat-tree (100 Gbit/s hosts, 400 Gbit/s between switches) with 50 µs of
+/// `traffic_gen` FB_Hadoop flows at 30 %: every flow finishes, and every standalone FCT in
+/// fct.txt is HPCC's rule as the port of its `third.cc` computes it from the topology.txt
+/// (paths of 2, 4 and 6 links at two rates).
+#[test]
+fn hpccs_fat_tree_runs_its_flows_with_hpccs_standalone_fcts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fat, flows) = (dir.path().join("fat.txt"), dir.path().join("flow.txt"));
+    stdout(&["hpcc", "fat-tree", "-o", fat.to_str().unwrap()]);
+    let args = ["-c", "hadoop", "-n", "320", "-l", "0.3", "-b", "100G", "-t", "0.00005", "--seed", "2"];
+    stdout(&[&["hpcc", "traffic-gen", "-o", flows.to_str().unwrap()][..], &args[..]].concat());
+    let count: u64 = std::fs::read_to_string(&flows).unwrap().lines().next().unwrap().parse().unwrap();
+    assert!(count > 100, "{count} flows");
+    let text = "name = \"hpcc-fat\"\ndescription = \"HPCC's fat-tree\"\ntopology = \"fabric\"\nspeed = \"100Gbps\"\n\
+        duration = \"1ms\"\ndrain = \"100ms\"\n\
+        [fabric]\nkind = \"hpcc\"\nfile = \"fat.txt\"\nswitch = \"@CONFIGS@/fabric/hpcc.toml\"\n\
+        [transport]\nrto = \"1ms\"\n\
+        [[class]]\nname = \"hadoop\"\nkind = \"flows\"\npriority = 3\nfile = \"flow.txt\"\n";
+    let out = dir.path().join("sim");
+    pfcswitch_scenario(&["simulate", &scenario_file(dir.path(), text)], &out);
+    let standalone = hpcc_standalone(&fat, &out.join("fct.txt"));
+    assert_eq!(
+        (standalone["lines"].as_u64(), standalone["wrong"].as_array().map(Vec::len)),
+        (Some(count), Some(0)),
+        "{standalone}"
+    );
 }
 
 /// HPCC's Fig. 11 flows: FB_Hadoop at 30 % with the incast on its fat-tree, 2 ms of it.
