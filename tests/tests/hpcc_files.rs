@@ -152,7 +152,7 @@ fn an_experiment_from_hpccs_files_runs_in_the_simulator_and_comes_back_as_fct_tx
     let flows = "5\n2 1 3 200 500000 2\n3 1 3 200 500000 2\n4 1 3 200 500000 2\n2 4 3 100 10000 2.0001\n2 4 3 100 20000 2.0002\n";
     std::fs::write(dir.path().join("flow.txt"), flows).unwrap();
     let text = "name = \"hpcc-files\"\ndescription = \"HPCC's files\"\ntopology = \"fabric\"\nspeed = \"100Gbps\"\n\
-        duration = \"1ms\"\ndrain = \"100ms\"\n\
+        duration = \"1ms\"\ndrain = \"100ms\"\nqlen_interval = \"100ns\"\n\
         [fabric]\nkind = \"hpcc\"\nfile = \"topology.txt\"\nswitch = \"@CONFIGS@/fabric/hpcc.toml\"\n\
         [transport]\nrto = \"1ms\"\nwindow = 400\n\
         [[class]]\nname = \"hpcc\"\nkind = \"flows\"\npriority = 3\nfile = \"flow.txt\"\n";
@@ -203,6 +203,27 @@ fn an_experiment_from_hpccs_files_runs_in_the_simulator_and_comes_back_as_fct_tx
         (Some(5), Some(0)),
         "{standalone}"
     );
+
+    // qlen.txt, every 100 ns: a dump at 2 s (one sample, every queue empty) and one at the
+    // last sample; switch 0's interface 1 leads to the incast's receiver, whose queue passes
+    // 100 KB; interfaces 2 and 3 carry only ACKs, never a KB.
+    let qlen = std::fs::read_to_string(out.join("qlen.txt")).unwrap();
+    let dumps: Vec<&str> = qlen.split("time: ").filter(|d| !d.is_empty()).collect();
+    assert_eq!(dumps.len(), 2, "{qlen:.300}");
+    assert_eq!(dumps[0], "2000000000\n0 1 1\n0 2 1\n0 3 1\n0 4 1\n");
+    let mut last = dumps[1].lines();
+    let time: u64 = last.next().unwrap().parse().unwrap();
+    let samples = (time - 2_000_000_000) / 100 + 1;
+    for (i, line) in last.enumerate() {
+        let fields: Vec<u64> = line.split(' ').map(|f| f.parse().unwrap()).collect();
+        assert_eq!((fields[0], fields[1]), (0, i as u64 + 1));
+        assert_eq!(fields[2..].iter().sum::<u64>(), samples, "every sample counted once: {line:.100}");
+        match i + 1 {
+            1 => assert!(fields.len() - 2 > 100, "the receiver's queue passes 100 KB"),
+            2 | 3 => assert_eq!(fields.len(), 3, "ACKs only: {line}"),
+            _ => {}
+        }
+    }
 }
 
 /// HPCC's fat-tree (100 Gbit/s hosts, 400 Gbit/s between switches) with 50 µs of

@@ -39,6 +39,7 @@ mod phases;
 mod plan;
 mod policy;
 mod prepare;
+mod qlen;
 mod record;
 mod report;
 mod runner;

@@ -64,6 +64,11 @@ pub struct Scenario {
     /// Period of the queue-depth samples.
     #[serde(with = "duration", default = "default_sample")]
     pub sample: Duration,
+    /// Simulated runs: every switch port's egress bytes (all priorities) sampled at this
+    /// period into `qlen.txt`, HPCC's histograms of queue lengths (its 100 ns: `"100ns"`);
+    /// off by default ([HPCC's ns-3 files](docs/hpcc.md)).
+    #[serde(default, with = "crate::workload::spans::optional_duration")]
+    pub qlen_interval: Option<Duration>,
     /// One-way delay of every cable in the simulator (default 1 µs); namespaces have veths.
     #[serde(with = "duration", default = "default_cable")]
     pub cable: Duration,

@@ -11,6 +11,7 @@ use super::endpoint::EndpointResult;
 use super::faults::Fault;
 use super::ideal::IdealFct;
 use super::prepare::{Prepared, prepare};
+use super::qlen::QlenMonitor;
 use super::record::{AppliedFault, QueueSample, RunRecord, SimulatorSpeed, StormRun};
 use super::report;
 use super::sim_capture::SimCaptures;
@@ -193,15 +194,20 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let wall = std::time::Instant::now();
     let mut pending = faults.iter().peekable();
     let mut applied = Vec::new();
+    let mut qlen = scenario.qlen_interval.map(|interval| QlenMonitor::new(&net, interval, EPOCH));
+    let mut run_until = |net: &mut Network, at: Instant| match &mut qlen {
+        Some(monitor) => monitor.run_until(net, at, &hpcc_nodes),
+        None => net.run_until(at),
+    };
     loop {
         let next_sample = net.now() + scenario.sample;
         // A fault due before the next sample happens at its instant.
         while let Some(fault) = pending.next_if(|f| EPOCH + f.at() <= next_sample) {
-            net.run_until(EPOCH + fault.at());
+            run_until(&mut net, EPOCH + fault.at());
             apply_fault(&mut net, fault, &switches, &hosts, &configs)?;
             applied.push(AppliedFault { seconds: fault.at().as_secs_f64(), what: fault.what() });
         }
-        net.run_until(next_sample);
+        run_until(&mut net, next_sample);
         let now = net.now();
         for ((name, switch), config) in switches.iter().zip(&net.switches).zip(&configs) {
             let depths = QueueDepths::of(switch, config, now);
@@ -211,6 +217,12 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         if (now >= end && done) || now >= give_up {
             break;
         }
+    }
+    if let Some(monitor) = qlen {
+        let path = out.join("qlen.txt");
+        std::fs::write(&path, monitor.finish(&hpcc_nodes))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("qlen.txt: {} (HPCC's format)", path.display());
     }
     let pcaps = captures.stop(&mut net)?;
     let now = net.now();

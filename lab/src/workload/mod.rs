@@ -35,7 +35,7 @@ mod error;
 pub mod flow_file;
 pub mod flow_list;
 mod host_list;
-mod spans;
+pub(crate) mod spans;
 mod storm;
 
 pub use error::WorkloadError;
