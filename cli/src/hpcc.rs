@@ -71,9 +71,13 @@ pub struct GenerateArgs {
     /// Flow-size CDF: a built-in name (hadoop, websearch, …) or a file, ours or HPCC's (percent).
     #[arg(short = 'c', long = "cdf")]
     cdf: String,
-    /// Hosts: node ids 0 to N − 1.
-    #[arg(short = 'n', long = "nhost")]
-    hosts: u32,
+    /// Hosts: node ids 0 to N − 1, as traffic_gen.py numbers them.
+    #[arg(short = 'n', long = "nhost", required_unless_present = "topology", conflicts_with = "topology")]
+    hosts: Option<u32>,
+    /// Hosts: those of this topology.txt, by their node ids (for topologies that do not
+    /// number hosts first, as HPCC's mix/topology.txt, whose node 0 is its switch).
+    #[arg(long)]
+    topology: Option<PathBuf>,
     /// Offered load per host, a share of its link.
     #[arg(short = 'l', long, default_value_t = 0.3)]
     load: f64,
@@ -155,7 +159,11 @@ fn traffic_gen(args: &GenerateArgs, json: bool) -> Result<()> {
     let sizes = FlowSizes::load(&args.cdf, Path::new("."), &workloads_dir())?;
     let host_bps = host_rate(&args.bandwidth)?;
     let duration_ns = units::parse_seconds(&args.time).map_err(|reason| anyhow::anyhow!("--time {reason}"))?;
-    let hosts: Vec<u32> = (0..args.hosts).collect();
+    let hosts: Vec<u32> = match (&args.topology, args.hosts) {
+        (Some(path), _) => Topology::read(path)?.hosts(),
+        (None, Some(n)) => (0..n).collect(),
+        (None, None) => unreachable!("clap requires one"),
+    };
     let spec = PoissonSpec { hosts: hosts.clone(), load: args.load, host_bps, duration_ns, mean_size: sizes.mean() };
     let mut rng = Rng::new(args.seed);
     let mut flows = generate::poisson(&spec, &mut rng, |rng| sizes.sample(rng)).map_err(anyhow::Error::msg)?;
@@ -178,7 +186,7 @@ fn traffic_gen(args: &GenerateArgs, json: bool) -> Result<()> {
         println!(
             "{}: {normal} flows from {} hosts at {} % load ({}, mean {:.0} B), {incast} incast flows",
             args.output.display(),
-            args.hosts,
+            hosts.len(),
             args.load * 100.0,
             sizes.name(),
             sizes.mean()

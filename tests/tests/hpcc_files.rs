@@ -273,6 +273,17 @@ fn traffic_gen_writes_a_flow_file_that_reads_back_against_hpccs_fat_tree() {
     let check = stdout(&["hpcc", "check", fat.to_str().unwrap(), "--flows", flows.to_str().unwrap()]);
     assert!(check.contains("376 nodes, 320 hosts, 56 switches, 480 links (320 at 100Gbps, 160 at 400Gbps)"), "{check}");
     assert!(check.contains(&format!("{count} flows")), "{check}");
+
+    // Hosts taken from a topology that numbers its switch first (node 0, as HPCC's
+    // mix/topology.txt): no flow starts or ends at the switch.
+    let star = dir.path().join("star.txt");
+    std::fs::write(&star, "5 1 4\n0\n0 1 100Gbps 1us 0\n0 2 100Gbps 1us 0\n0 3 100Gbps 1us 0\n0 4 100Gbps 1us 0\n")
+        .unwrap();
+    let args = ["-c", "hadoop", "--topology", star.to_str().unwrap(), "-b", "100G", "-t", "0.001"];
+    stdout(&[&["hpcc", "traffic-gen", "-o", flows.to_str().unwrap()][..], &args[..]].concat());
+    let text = std::fs::read_to_string(&flows).unwrap();
+    assert!(text.lines().skip(1).count() > 10);
+    assert!(text.lines().skip(1).all(|l| !l.starts_with("0 ") && l.split(' ').nth(1) != Some("0")), "{text:.300}");
 }
 
 #[test]
