@@ -86,7 +86,7 @@ impl Switch {
             // Only a frame with one egress: the bytes of a flooded frame are every copy's.
             if frame.ecn_capable
                 && frame.egress.count_ones() == 1
-                && self.ecn.as_mut().is_some_and(|ecn| ecn.marks(queue_bytes))
+                && self.ecn.as_mut().is_some_and(|ecn| ecn.marks(egress, queue_bytes))
             {
                 self.arena.get_mut(index).ce = true;
                 self.counters[egress].priority[p].ecn_marked += 1;

@@ -232,7 +232,7 @@ impl Switch {
             pfcwd_events: Vec::with_capacity(ports.len() * 8),
             qcn: Qcn::new(&config.qcn, ports.len(), frames),
             fecn: Fecn::new(&config.fecn, &speeds),
-            ecn: EcnMarker::new(&config.ecn),
+            ecn: EcnMarker::new(&config.ecn, &speeds),
             ports,
         };
         Ok((switch, warnings))

@@ -114,8 +114,8 @@ impl Switch {
             // Fresh CPs and culprit records: frames held now are never blamed (see `Qcn`).
             self.qcn = Qcn::new(&new.qcn, self.ports.len(), self.frames);
         }
-        if new.ecn != old.ecn {
-            self.ecn = EcnMarker::new(&new.ecn);
+        if new.ecn != old.ecn || new.ports.iter().zip(&old.ports).any(|(new, old)| new.speed != old.speed) {
+            self.ecn = EcnMarker::new(&new.ecn, &speeds);
         }
         if new.fecn != old.fecn {
             let speeds: Vec<BitRate> = self.ports.iter().map(|p| p.shaper.speed()).collect();
