@@ -12,7 +12,7 @@
 use super::pfc::{L2_HEADER_MAX, headroom_bound};
 use super::ports::PortConfig;
 use crate::config_error::{ConfigError, error};
-use pfcswitch_link::units::ByteSize;
+use pfcswitch_link::units::{BitRate, ByteSize};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -362,7 +362,9 @@ impl PoolTables<'_> {
     }
 }
 
-/// `PORTS|PRIORITIES` → (port mask, priority mask): `p1,p2|3-4`, `*|0-7`, `p3|0-2,4-7`.
+/// `PORTS|PRIORITIES` → (port mask, priority mask): `p1,p2|3-4`, `*|0-7`, `p3|0-2,4-7`,
+/// `speed=400Gbps|3` (every port of that speed: SONiC's buffer manager picks lossless
+/// profiles by speed, and HPCC's switches set α by it).
 fn parse_entry(entry: &str, ports: &[PortConfig]) -> Result<(u64, u8), String> {
     let (names, priorities) =
         entry.split_once('|').ok_or_else(|| "expected PORTS|PRIORITIES such as `p1|3` or `*|0-7`".to_string())?;
@@ -371,6 +373,12 @@ fn parse_entry(entry: &str, ports: &[PortConfig]) -> Result<(u64, u8), String> {
         let name = name.trim();
         if name == "*" {
             port_mask |= (1u64 << ports.len()) - 1;
+            continue;
+        }
+        if let Some(speed) = name.strip_prefix("speed=") {
+            let speed: BitRate = speed.parse().map_err(|e| format!("`{name}`: {e}"))?;
+            let matching = ports.iter().enumerate().filter(|(_, p)| p.speed == speed);
+            port_mask |= matching.fold(0, |mask, (index, _)| mask | 1 << index);
             continue;
         }
         let index = ports.iter().position(|p| p.name == name).ok_or_else(|| format!("no port named `{name}`"))?;

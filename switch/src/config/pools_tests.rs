@@ -91,6 +91,27 @@ fn a_faster_port_gets_a_larger_headroom() {
 }
 
 #[test]
+fn ports_are_selected_by_speed() {
+    let mut config: SwitchConfig = toml::from_str(&TABLES.replace(
+        "\"*|3\" = \"pg_lossless\"",
+        "\"speed=1Gbps|3\" = \"pg_lossless\"\n\"speed=400Gbps|3\" = \"pg_uplink\"",
+    ))
+    .unwrap();
+    config.buffer.profiles.insert(
+        "pg_uplink".into(),
+        ProfileConfig { pool: "ingress_lossless_pool".into(), dynamic_th: Some(-1), ..ProfileConfig::default() },
+    );
+    config.ports[2].speed = BitRate::gbps(400);
+    config.validate().unwrap();
+    let layout = layout(&config);
+    let thresholds: Vec<_> = layout.pg.iter().map(|pgs| pgs[3].unwrap().threshold).collect();
+    assert_eq!(thresholds, [Threshold::Dynamic(-2), Threshold::Dynamic(-2), Threshold::Dynamic(-1)]);
+    let key = "\"speed=fast|3\" = \"pg_lossless\"";
+    let bad: SwitchConfig = toml::from_str(&TABLES.replace("\"*|3\" = \"pg_lossless\"", key)).unwrap();
+    assert!(rejects(&bad, "buffer.pg.\"speed=fast|3\"").starts_with("`speed=fast`:"));
+}
+
+#[test]
 fn bad_tables_are_refused_with_the_key_and_the_reason() {
     let cases: &[(&str, &str, &str, &str)] = &[
         (
