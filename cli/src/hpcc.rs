@@ -42,6 +42,15 @@ pub enum HpccCommand {
         #[arg(long, default_value = "flow")]
         trace: String,
     },
+    /// Turn a config.txt (with its TOPOLOGY_FILE and FLOW_FILE, read from the current
+    /// directory as ns-3 reads them) into a scenario for `pfcswitch scenario simulate`:
+    /// writes DIR/scenario.toml and DIR/switch.toml, and prints what differs from ns-3.
+    Import {
+        config: PathBuf,
+        /// The directory to write into (created if missing).
+        #[arg(short = 'o', long)]
+        output: PathBuf,
+    },
     /// Write HPCC's 320-host fat-tree (its mix/fat.txt, the fabric of its Fig. 11).
     FatTree {
         /// The topology.txt to write.
@@ -130,6 +139,7 @@ pub fn run(command: HpccCommand, json: bool) -> Result<()> {
             }
             None => bail!("unknown preset `{cc}` (run.py has {})", config::PRESETS.join(", ")),
         },
+        HpccCommand::Import { config, output } => import(&config, &output),
         HpccCommand::FatTree { output } => std::fs::write(&output, Topology::hpcc_fat_tree().emit())
             .with_context(|| format!("writing {}", output.display())),
     }
@@ -195,16 +205,21 @@ fn traffic_gen(args: &GenerateArgs, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// HPCC's names of its `CC_MODE` values.
-fn cc_mode_name(mode: u64) -> &'static str {
-    match mode {
-        1 => "DCQCN",
-        3 => "HPCC",
-        7 => "TIMELY",
-        8 => "DCTCP",
-        10 => "HPCC-PINT",
-        _ => "not a mode HPCC's simulator has",
+fn import(config: &Path, dir: &Path) -> Result<()> {
+    let imported = pfcswitch_lab::scenario::hpcc_import::import(config)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (name, text) in [("scenario.toml", &imported.scenario), ("switch.toml", &imported.switch)] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     }
+    // Read back as a run reads it, so that what was written is known to load.
+    let scenario = dir.join("scenario.toml");
+    pfcswitch_lab::scenario::load(&scenario.to_string_lossy())?;
+    for note in &imported.notes {
+        eprintln!("note: {note}");
+    }
+    println!("wrote {}; run it with: pfcswitch scenario simulate {}", scenario.display(), scenario.display());
+    Ok(())
 }
 
 fn check(args: &CheckArgs, json: bool) -> Result<()> {
@@ -276,7 +291,7 @@ fn check(args: &CheckArgs, json: bool) -> Result<()> {
         by_rate.join(", ")
     );
     if let (Some(config), Some(path), Some(mode)) = (&config, &args.config, cc_mode) {
-        println!("{}: {} keys, CC_MODE {mode} ({})", path.display(), config.values.len(), cc_mode_name(mode));
+        println!("{}: {} keys, CC_MODE {mode} ({})", path.display(), config.values.len(), config::cc_mode_name(mode));
     }
     if let (Some(file), Some(path)) = (&flows, &args.flows) {
         let Some((first, last)) = file.flows.first().zip(file.flows.last()) else {

@@ -184,6 +184,18 @@ fn value(kind: Kind, values: &[&str]) -> Result<Value, String> {
     })
 }
 
+/// HPCC's names of its `CC_MODE` values.
+pub fn cc_mode_name(mode: u64) -> &'static str {
+    match mode {
+        1 => "DCQCN",
+        3 => "HPCC",
+        7 => "TIMELY",
+        8 => "DCTCP",
+        10 => "HPCC-PINT",
+        _ => "not a mode HPCC's simulator has",
+    }
+}
+
 /// HPCC's `run.py` presets: `--cc` names.
 pub const PRESETS: &[&str] =
     &["dcqcn", "dcqcn_paper", "dcqcn_vwin", "dcqcn_paper_vwin", "hp", "dctcp", "timely", "timely_vwin", "hpccPint"];

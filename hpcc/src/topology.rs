@@ -12,6 +12,7 @@
 //! `RdmaHw` can drive several, no published experiment uses it).
 
 use crate::error::{FileError, parse_token, token_lines};
+use crate::fct::base_rtt_ns;
 use crate::units::{format_rate, format_time, parse_rate, parse_time};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -197,6 +198,41 @@ impl Topology {
         (0..self.nodes).filter(|&n| !self.is_switch(n)).collect()
     }
 
+    /// HPCC's `maxRtt` and `maxBdp` (`third.cc`, "get BDP and delay"), in ns and bytes: over
+    /// every pair of hosts, the RTT is [`base_rtt_ns`] on a shortest path (its
+    /// `CalculateRoute`, which only goes through switches) and the BDP that RTT times the
+    /// path's slowest rate. What its senders' windows are with `HAS_WIN 1` and `GLOBAL_T 1`.
+    pub fn max_rtt_bdp(&self, payload: u64) -> (u64, u64) {
+        let (mut max_rtt, mut max_bdp) = (0, 0);
+        for host in self.hosts() {
+            // Breadth first from the host, as CalculateRoute: (delay, transmission, rate).
+            let mut reached = std::collections::BTreeMap::from([(host, (0u64, 0u64, u64::MAX))]);
+            let mut queue = std::collections::VecDeque::from([host]);
+            while let Some(node) = queue.pop_front() {
+                let (delay, transmission, rate) = reached[&node];
+                for (link, peer) in self.interfaces(node) {
+                    let link = &self.links[link];
+                    if reached.contains_key(&peer) {
+                        continue;
+                    }
+                    let hop = (delay + link.delay_ns, transmission + base_rtt_ns(&[(0, link.rate_bps)], payload));
+                    reached.insert(peer, (hop.0, hop.1, rate.min(link.rate_bps)));
+                    if self.is_switch(peer) {
+                        queue.push_back(peer);
+                    }
+                }
+            }
+            for (&peer, &(delay, transmission, rate)) in &reached {
+                if peer != host && !self.is_switch(peer) {
+                    let rtt = 2 * delay + transmission;
+                    max_rtt = max_rtt.max(rtt);
+                    max_bdp = max_bdp.max(rtt * rate / 8_000_000_000);
+                }
+            }
+        }
+        (max_rtt, max_bdp)
+    }
+
     /// `node`'s links as ns-3 numbers its interfaces (from 1): (index into `links`, peer).
     pub fn interfaces(&self, node: u32) -> Vec<(usize, u32)> {
         (self.links.iter().enumerate())
@@ -212,6 +248,16 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_largest_rtt_and_bdp_are_third_ccs() {
+        // HPCC's fat-tree: host, ToR, aggregation, core, aggregation, ToR, host: six 1 µs
+        // links, two at 100 Gbit/s (80 ns a 1000-byte packet) and four at 400 (20 ns):
+        // 2 × 6 µs + 240 ns, and that at 100 Gbit/s.
+        assert_eq!(Topology::hpcc_fat_tree().max_rtt_bdp(1000), (12_240, 153_000));
+        let pair = Topology::parse("3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n", Path::new("t")).unwrap();
+        assert_eq!(pair.max_rtt_bdp(1000), (4_160, 52_000));
+    }
 
     const SMALL: &str =
         "5 2 4\n3 4\n0 3 100Gbps 0.001ms 0\n1 3 100Gbps 0.001ms 0\n2 4 25Gb/s 1000ns 0.01\n3 4 400Gbps 1us 0\n";

@@ -226,6 +226,47 @@ fn an_experiment_from_hpccs_files_runs_in_the_simulator_and_comes_back_as_fct_tx
     }
 }
 
+/// An ns-3 experiment directory as HPCC's run.py leaves it (`mix/config.txt` naming
+/// `mix/topology.txt` and `mix/flow.txt`), imported with `pfcswitch hpcc import` from that
+/// directory and simulated: every flow comes back in fct.txt, the incast's queue is marked and
+/// its senders' DCQCN cut their rates on the CNPs, and nothing lossless is dropped.
+#[test]
+fn a_config_txt_imports_as_a_scenario_that_runs_dcqcn_on_hpccs_switches() {
+    let dir = tempfile::tempdir().unwrap();
+    let mix = dir.path().join("mix");
+    std::fs::create_dir(&mix).unwrap();
+    std::fs::write(
+        mix.join("topology.txt"),
+        "5 1 4\n0\n0 1 100Gbps 0.001ms 0\n0 2 100Gbps 0.001ms 0\n0 3 100Gbps 0.001ms 0\n0 4 100Gbps 0.001ms 0\n",
+    )
+    .unwrap();
+    let flows = "5\n2 1 3 200 2000000 2\n3 1 3 200 2000000 2\n4 1 3 200 2000000 2\n2 4 3 100 10000 2.0001\n3 4 3 100 20000 2.0002\n";
+    std::fs::write(mix.join("flow.txt"), flows).unwrap();
+    let config = stdout(&["hpcc", "preset", "dcqcn", "--bw", "100", "--topo", "topology"])
+        .replace("SIMULATOR_STOP_TIME 4.00", "SIMULATOR_STOP_TIME 2.01");
+    std::fs::write(mix.join("config.txt"), config).unwrap();
+    let import = Command::new(binary("pfcswitch"))
+        .args(["hpcc", "import", "mix/config.txt", "-o", "imported"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let notes = String::from_utf8_lossy(&import.stderr);
+    assert!(import.status.success(), "{notes}");
+    assert!(notes.contains("note: CLAMP_TARGET_RATE 0"), "what differs from ns-3 is said: {notes}");
+
+    let out = dir.path().join("sim");
+    pfcswitch_scenario(&["simulate", dir.path().join("imported/scenario.toml").to_str().unwrap()], &out);
+    let records = fct::read(&out.join("fct.txt")).unwrap();
+    assert_eq!(records.len(), 5, "every flow finished within ns-3's stop time");
+    let results = results(&out);
+    let port = &results["switches"][0]["snapshot"]["ports"][0]["priorities"][3];
+    assert!(port["ecn_marked"].as_u64().unwrap() > 0, "the incast's queue (1600 KB max) is marked: {port}");
+    let cnps: u64 =
+        results["flows"].as_array().unwrap().iter().map(|f| f["sender"]["dcqcn"]["cnps"].as_u64().unwrap()).sum();
+    assert!(cnps > 0, "the incast's senders took CNPs");
+    assert_eq!(results["summary"]["lossless_drops"].as_u64(), Some(0));
+}
+
 /// HPCC's fat-tree (100 Gbit/s hosts, 400 Gbit/s between switches) with 50 µs of
 /// `traffic_gen` FB_Hadoop flows at 30 %: every flow finishes, and every standalone FCT in
 /// fct.txt is HPCC's rule as the port of its `third.cc` computes it from the topology.txt
@@ -321,6 +362,11 @@ fn bad_files_are_refused_with_the_file_the_line_and_the_reason() {
         "config.txt:2: KMAX_MAP: says 2 pairs, has 2 values after the count",
     );
     refused(&["hpcc", "preset", "cubic"], "unknown preset `cubic`");
+    let hpcc = write("hp.txt", &stdout(&["hpcc", "preset", "hp", "--bw", "100"]));
+    refused(
+        &["hpcc", "import", &hpcc, "-o", "unused"],
+        "hp.txt:15: CC_MODE: 3 (HPCC) is not in pfcswitch yet (issue 47)",
+    );
 }
 
 /// Every `run.py` preset, as `hpcc preset` writes it, reads back as a config.txt with the

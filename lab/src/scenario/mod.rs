@@ -30,6 +30,7 @@ pub mod endpoint;
 mod fabric;
 mod faults;
 mod hpcc_fabric;
+pub mod hpcc_import;
 mod hpcc_nodes;
 mod hpcc_out;
 mod ideal;
