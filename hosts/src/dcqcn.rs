@@ -124,6 +124,27 @@ pub struct DcqcnParams {
     pub hyper_increase: BitRate,
     /// The lowest RC a CNP may set (100 Mbit/s); the line rate if that is lower.
     pub min_rate: BitRate,
+    /// Whose reaction point: Zhu et al.'s (`zhu`, the default) or HPCC's ns-3 model of a
+    /// Mellanox NIC (`hpcc`, `dcqcn/hpcc_nic.rs`), which ignores `byte_counter` and
+    /// `initial_alpha` and takes the next two settings.
+    pub model: DcqcnModel,
+    /// `hpcc`: a cut at most once per this period (its `RATE_DECREASE_INTERVAL`, 4 µs).
+    #[serde(with = "duration")]
+    pub rate_decrease_period: Duration,
+    /// `hpcc`: every cut sets RT = RC; off, a cut before any increase event keeps RT (its
+    /// `CLAMP_TARGET_RATE`).
+    pub clamp_target_rate: bool,
+}
+
+/// Which DCQCN reaction point runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DcqcnModel {
+    /// Zhu et al. 2015, §3.
+    #[default]
+    Zhu,
+    /// HPCC's ns-3 (`rdma-hw.cc`, `CC_MODE 1`).
+    Hpcc,
 }
 
 impl Default for DcqcnParams {
@@ -138,6 +159,9 @@ impl Default for DcqcnParams {
             additive_increase: BitRate::mbps(40),
             hyper_increase: BitRate::mbps(200),
             min_rate: BitRate::mbps(100),
+            model: DcqcnModel::Zhu,
+            rate_decrease_period: Duration::from_micros(4),
+            clamp_target_rate: false,
         }
     }
 }
@@ -156,6 +180,9 @@ impl DcqcnParams {
         }
         if self.rate_increase_period.is_zero() {
             return Err("rate_increase_period must be at least 1ns".into());
+        }
+        if self.rate_decrease_period.is_zero() {
+            return Err("rate_decrease_period must be at least 1ns".into());
         }
         if self.byte_counter.0 == 0 {
             return Err("byte_counter must be at least 1 byte".into());
@@ -177,14 +204,17 @@ impl DcqcnParams {
 const ALPHA_ONE: u64 = 1 << 32;
 
 /// One queue pair's rate limiter.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Dcqcn {
     params: DcqcnParams,
-    increase: RateIncrease,
-    /// α in units of 2⁻³² (`ALPHA_ONE` is 1).
-    alpha: u64,
-    alpha_at: Option<Instant>,
     cnps: u64,
+    model: Model,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Model {
+    Zhu(Zhu),
+    Hpcc(HpccNic),
 }
 
 impl Dcqcn {
@@ -192,6 +222,108 @@ impl Dcqcn {
     /// [`DcqcnParams::validate`].
     pub fn new(params: DcqcnParams, line_rate: BitRate) -> Dcqcn {
         debug_assert_eq!(params.validate(), Ok(()));
+        let model = match params.model {
+            DcqcnModel::Zhu => Model::Zhu(Zhu::new(params, line_rate)),
+            DcqcnModel::Hpcc => Model::Hpcc(HpccNic::new(
+                hpcc_nic::Settings {
+                    g: params.g.to_f64(),
+                    alpha_update_period: params.alpha_update_period,
+                    rate_decrease_period: params.rate_decrease_period,
+                    rate_increase_period: params.rate_increase_period,
+                    fast_recovery_threshold: params.fast_recovery_threshold,
+                    additive_increase: params.additive_increase.bps(),
+                    hyper_increase: params.hyper_increase.bps(),
+                    min_rate: params.min_rate.bps(),
+                    clamp_target_rate: params.clamp_target_rate,
+                },
+                line_rate.bps(),
+            )),
+        };
+        Dcqcn { params, cnps: 0, model }
+    }
+
+    /// The rate the queue pair may send at now: RC, or the line rate while released.
+    pub fn rate(&self) -> BitRate {
+        let current = match &self.model {
+            Model::Zhu(zhu) => zhu.increase.current(),
+            Model::Hpcc(nic) => nic.current(),
+        };
+        BitRate::from_bps(current).expect("the rate stays above zero")
+    }
+
+    /// RT.
+    pub fn target(&self) -> BitRate {
+        let target = match &self.model {
+            Model::Zhu(zhu) => zhu.increase.target(),
+            Model::Hpcc(nic) => nic.target(),
+        };
+        BitRate::from_bps(target).expect("the rate stays above zero")
+    }
+
+    /// α.
+    pub fn alpha(&self) -> f64 {
+        match &self.model {
+            Model::Zhu(zhu) => zhu.alpha as f64 / ALPHA_ONE as f64,
+            Model::Hpcc(nic) => nic.alpha(),
+        }
+    }
+
+    pub fn cnps(&self) -> u64 {
+        self.cnps
+    }
+
+    pub fn phase(&self) -> RpPhase {
+        match &self.model {
+            Model::Zhu(zhu) => zhu.increase.phase(),
+            Model::Hpcc(nic) => nic.phase(),
+        }
+    }
+
+    /// A CNP for this queue pair arrived.
+    pub fn on_cnp(&mut self, now: Instant) {
+        self.cnps += 1;
+        match &mut self.model {
+            Model::Zhu(zhu) => zhu.on_cnp(now),
+            Model::Hpcc(nic) => nic.on_cnp(now),
+        }
+    }
+
+    /// The queue pair sent `bytes`: the byte counter may fire.
+    pub fn on_sent(&mut self, bytes: u64) {
+        if let Model::Zhu(zhu) = &mut self.model {
+            zhu.increase.on_sent(bytes);
+        }
+    }
+
+    /// The earliest of the model's timers.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match &self.model {
+            Model::Zhu(zhu) => [zhu.alpha_at, zhu.increase.poll_timeout()].into_iter().flatten().min(),
+            Model::Hpcc(nic) => nic.poll_timeout(),
+        }
+    }
+
+    /// Fires every timer due at or before `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        match &mut self.model {
+            Model::Zhu(zhu) => zhu.handle_timeout(now),
+            Model::Hpcc(nic) => nic.handle_timeout(now),
+        }
+    }
+}
+
+/// Zhu et al.'s reaction point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Zhu {
+    params: DcqcnParams,
+    increase: RateIncrease,
+    /// α in units of 2⁻³² (`ALPHA_ONE` is 1).
+    alpha: u64,
+    alpha_at: Option<Instant>,
+}
+
+impl Zhu {
+    fn new(params: DcqcnParams, line_rate: BitRate) -> Zhu {
         let increase = IncreaseParams {
             byte_reset: params.byte_counter.0,
             time_reset: params.rate_increase_period,
@@ -202,41 +334,15 @@ impl Dcqcn {
         };
         let initial = params.initial_alpha;
         let alpha = ALPHA_ONE * u64::from(initial.numerator) / u64::from(initial.denominator);
-        Dcqcn {
+        Zhu {
             params,
             increase: RateIncrease::new(increase, line_rate.bps()),
             alpha: alpha.min(ALPHA_ONE),
             alpha_at: None,
-            cnps: 0,
         }
     }
 
-    /// The rate the queue pair may send at now: RC, or the line rate while released.
-    pub fn rate(&self) -> BitRate {
-        BitRate::from_bps(self.increase.current()).expect("the rate stays above zero")
-    }
-
-    /// RT.
-    pub fn target(&self) -> BitRate {
-        BitRate::from_bps(self.increase.target()).expect("the rate stays above zero")
-    }
-
-    /// α, exactly (the fixed-point value converted).
-    pub fn alpha(&self) -> f64 {
-        self.alpha as f64 / ALPHA_ONE as f64
-    }
-
-    pub fn cnps(&self) -> u64 {
-        self.cnps
-    }
-
-    pub fn phase(&self) -> RpPhase {
-        self.increase.phase()
-    }
-
-    /// A CNP for this queue pair arrived.
-    pub fn on_cnp(&mut self, now: Instant) {
-        self.cnps += 1;
+    fn on_cnp(&mut self, now: Instant) {
         let current = self.increase.current();
         // RC·α/2, rounded down: RC·(1 − α/2) rounds up.
         let cut = u128::from(current) * u128::from(self.alpha) / (2 * u128::from(ALPHA_ONE));
@@ -248,18 +354,8 @@ impl Dcqcn {
         self.alpha_at = Some(now + self.params.alpha_update_period);
     }
 
-    /// The queue pair sent `bytes`: the byte counter may fire.
-    pub fn on_sent(&mut self, bytes: u64) {
-        self.increase.on_sent(bytes);
-    }
-
-    /// The earliest of the α timer and the rate-increase timer.
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.alpha_at, self.increase.poll_timeout()].into_iter().flatten().min()
-    }
-
     /// Fires every α decay and rate increase due at or before `now`.
-    pub fn handle_timeout(&mut self, now: Instant) {
+    fn handle_timeout(&mut self, now: Instant) {
         let (p, q) = self.gain();
         while let Some(at) = self.alpha_at.filter(|&at| at <= now) {
             self.alpha = ((q - p) * u128::from(self.alpha) / q) as u64;
@@ -275,5 +371,10 @@ impl Dcqcn {
     }
 }
 
+mod hpcc_nic;
+use hpcc_nic::HpccNic;
+
+#[cfg(test)]
+mod hpcc_tests;
 #[cfg(test)]
 mod tests;

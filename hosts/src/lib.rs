@@ -20,7 +20,7 @@ mod rate_trace;
 mod reaction_point;
 mod transport;
 
-pub use dcqcn::{Dcqcn, DcqcnParams, Fraction};
+pub use dcqcn::{Dcqcn, DcqcnModel, DcqcnParams, Fraction};
 pub use dctcp::{Dctcp, DctcpParams, EcnReaction};
 pub use fecn_source::{FecnReaction, FecnSource, FecnSourceStats};
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};

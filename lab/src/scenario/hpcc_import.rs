@@ -212,29 +212,23 @@ impl Importer<'_> {
                 let g = fraction(self.number("EWMA_GAIN")?).ok_or_else(|| {
                     self.refuse("EWMA_GAIN", "not a fraction with a power of two below it, such as 1/256")
                 })?;
-                if self.flag("CLAMP_TARGET_RATE")? {
-                    self.notes.push("CLAMP_TARGET_RATE 1: every cut sets the target rate, as here".into());
-                } else {
-                    self.notes.push(
-                        "CLAMP_TARGET_RATE 0: ns-3 keeps the target rate on a cut before the first increase; here every cut sets it (Zhu et al.)".into(),
-                    );
-                }
                 Ok(format!(
                     "frame_len = {}  # PACKET_PAYLOAD_SIZE {payload} and RoCEv2's headers\n\
-                     rocev2 = {{ cnp_interval = \"{}\" }}  # RATE_DECREASE_INTERVAL: a cut at most once per interval\n\
-                     dcqcn = {{ g = \"{}/{}\", alpha_update_period = \"{}\", rate_increase_period = \"{}\", fast_recovery_threshold = {}, \
-                     additive_increase = \"{}\", hyper_increase = \"{}\", min_rate = \"{}\", byte_counter = {} }}\n",
+                     rocev2 = {{ cnp_interval = \"0ns\" }}  # a CNP per marked segment, as ns-3's ACKs carry the mark\n\
+                     dcqcn = {{ model = \"hpcc\", g = \"{}/{}\", alpha_update_period = \"{}\", rate_decrease_period = \"{}\", \
+                     clamp_target_rate = {}, rate_increase_period = \"{}\", fast_recovery_threshold = {}, \
+                     additive_increase = \"{}\", hyper_increase = \"{}\", min_rate = \"{}\" }}\n",
                     payload as usize + Framing::Rocev2.overhead(),
-                    self.micros("RATE_DECREASE_INTERVAL")?,
                     g.0,
                     g.1,
                     self.micros("ALPHA_RESUME_INTERVAL")?,
+                    self.micros("RATE_DECREASE_INTERVAL")?,
+                    self.flag("CLAMP_TARGET_RATE")?,
                     self.micros("RP_TIMER")?,
                     self.count("FAST_RECOVERY_TIMES")?,
                     format_rate(self.rate("RATE_AI")?),
                     format_rate(self.rate("RATE_HAI")?),
                     format_rate(self.rate("MIN_RATE")?),
-                    i64::MAX,
                 ))
             }
             8 => {
@@ -468,16 +462,25 @@ mod tests {
         let transport = &scenario["transport"];
         assert_eq!(transport["window"].as_integer(), Some(i64::from(u32::MAX)), "HAS_WIN 0");
         assert_eq!(transport["ack_every"].as_integer(), Some(1));
-        assert_eq!(transport["rocev2"]["cnp_interval"].as_str(), Some("4000ns"));
+        assert_eq!(transport["rocev2"]["cnp_interval"].as_str(), Some("0ns"));
         let dcqcn = &transport["dcqcn"];
-        let got: Vec<&str> =
-            ["g", "alpha_update_period", "rate_increase_period", "additive_increase", "hyper_increase", "min_rate"]
-                .iter()
-                .map(|k| dcqcn[k].as_str().unwrap())
-                .collect();
-        assert_eq!(got, ["1/256", "1000ns", "300000ns", "20Mbps", "200Mbps", "1Gbps"]);
+        let got: Vec<&str> = [
+            "model",
+            "g",
+            "alpha_update_period",
+            "rate_decrease_period",
+            "rate_increase_period",
+            "additive_increase",
+            "hyper_increase",
+            "min_rate",
+        ]
+        .iter()
+        .map(|k| dcqcn[k].as_str().unwrap())
+        .collect();
+        assert_eq!(got, ["hpcc", "1/256", "1000ns", "4000ns", "300000ns", "20Mbps", "200Mbps", "1Gbps"]);
         assert_eq!(dcqcn["fast_recovery_threshold"].as_integer(), Some(1));
-        assert!(notes.iter().any(|n| n.starts_with("CLAMP_TARGET_RATE 0")), "{notes:?}");
+        assert_eq!(dcqcn["clamp_target_rate"].as_bool(), Some(false));
+        assert!(notes.iter().any(|n| n.starts_with("ACK_HIGH_PRIO")), "{notes:?}");
 
         // ECN by link rate; α 1/8 at the NICs' rate and 1/2 at 400 Gbit/s; the pool is 32 MiB
         // less what a ToR keeps (16 host ports and 4 up-links, 3 × rate × delay each).
