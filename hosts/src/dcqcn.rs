@@ -272,6 +272,13 @@ impl Dcqcn {
         self.cnps
     }
 
+    /// Whether it lives only as long as its queue pair has data: HPCC's ns-3 cancels the NIC
+    /// model's timers when the queue pair completes (`QpComplete`), and starts a queue pair's
+    /// with its first packet. Zhu et al.'s keeps its α decaying between messages.
+    pub fn lives_with_its_messages(&self) -> bool {
+        matches!(self.model, Model::Hpcc(_))
+    }
+
     pub fn phase(&self) -> RpPhase {
         match &self.model {
             Model::Zhu(zhu) => zhu.increase.phase(),

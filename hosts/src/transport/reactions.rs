@@ -37,6 +37,12 @@ impl Reaction {
             Reaction::Dcqcn(rp) => rp.poll_timeout(),
         }
     }
+
+    /// Whether it has nothing to do before its connection's first message or after the last
+    /// is acknowledged ([`Dcqcn::lives_with_its_messages`]).
+    pub(super) fn lives_with_its_messages(&self) -> bool {
+        matches!(self, Reaction::Dcqcn(rp) if rp.lives_with_its_messages())
+    }
 }
 
 /// A connection's reaction point and the rate limiter it sets.

@@ -19,10 +19,12 @@ pub(super) struct Roster {
 }
 
 impl Roster {
-    /// Takes connection `index`. With QCN its reaction point runs on its own timers, so it
-    /// stays live from the start to the end.
+    /// Takes connection `index`. With QCN or Zhu et al.'s DCQCN its reaction point runs on
+    /// its own timers, so it stays live from the start to the end; HPCC's model of DCQCN
+    /// lives with the messages.
     pub fn add(&mut self, index: usize, connection: &Connection) {
-        match connection.first_start().filter(|_| connection.reaction.is_none()) {
+        let own_timers = connection.reaction.as_ref().is_some_and(|r| !r.rp.lives_with_its_messages());
+        match connection.first_start().filter(|_| !own_timers) {
             Some(start) => {
                 self.waiting.insert((start, index));
             }

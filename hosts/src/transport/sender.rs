@@ -89,9 +89,11 @@ impl Connection {
     }
 
     /// Every message acknowledged (so no long-lived one), no retransmission timer and no
-    /// reaction point: nothing left to send, time or react to.
+    /// reaction point that outlives the messages: nothing left to send, time or react to.
     pub(super) fn is_retired(&self) -> bool {
-        self.first_unacked == self.messages.len() && self.rto_deadline.is_none() && self.reaction.is_none()
+        self.first_unacked == self.messages.len()
+            && self.rto_deadline.is_none()
+            && self.reaction.as_ref().is_none_or(|r| r.rp.lives_with_its_messages())
     }
 
     /// The first sequence number not yet acknowledged.

@@ -2,7 +2,7 @@
 //! error NAK on a gap, CNPs for CE marks and DCQCN's reaction to them.
 
 use super::{message, run_with};
-use crate::{DcqcnParams, Transport, TransportConfig};
+use crate::{DcqcnModel, DcqcnParams, Transport, TransportConfig};
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{AethSyndrome, FrameView, Framing, NakCode, Opcode, ROCEV2_UDP_PORT, mark_ecn_ce};
 use std::time::Duration;
@@ -108,6 +108,35 @@ fn ce_marks_draw_one_cnp_per_interval_and_dcqcn_slows_the_sender() {
     let fct = |t: &Transport| t.messages().next().unwrap().fct().unwrap();
     assert!(fct(&a) > fct(&unmarked) + Duration::from_micros(500), "{:?} vs {:?}", fct(&a), fct(&unmarked));
     assert_eq!(unmarked.sender_stats().next().unwrap().1.cnps, 0);
+}
+
+/// HPCC's ns-3 cancels its NIC model's timers when the queue pair completes: the transport
+/// retires the connection with its message, α not yet decayed to 0, and has no timer left.
+#[test]
+fn hpccs_nic_model_stops_with_its_queue_pair() {
+    let with_hpcc = |config: &mut TransportConfig| {
+        rocev2(config);
+        config.cnp_interval = Duration::ZERO;
+        let params = DcqcnParams {
+            model: DcqcnModel::Hpcc,
+            alpha_update_period: Duration::from_micros(1),
+            ..DcqcnParams::default()
+        };
+        config.dcqcn = Some(params);
+    };
+    let (a, _) = run_with(with_hpcc, vec![message(0, 200_000)], |_, frame| {
+        // Every segment marked, so that CNPs come until the end.
+        if opcode_psn_syndrome(frame).0.is_send() {
+            mark_ecn_ce(frame);
+        }
+        false
+    });
+    let (_, dcqcn, _) = a.dcqcn_points().next().expect("DCQCN is on");
+    assert!(dcqcn.cnps() > 10, "a CNP per marked segment: {}", dcqcn.cnps());
+    assert!(dcqcn.rate().bps() < 1_000_000_000, "the marks cut the rate");
+    assert!(a.messages().next().unwrap().fct().is_some());
+    // Left running, the α timer would decay α by 255/256 a µs until it is exactly 0.
+    assert!(dcqcn.alpha() > 0.0, "α {} when the timers stopped, with the message", dcqcn.alpha());
 }
 
 #[test]
