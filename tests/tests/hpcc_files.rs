@@ -244,7 +244,8 @@ fn a_config_txt_imports_as_a_scenario_that_runs_dcqcn_on_hpccs_switches() {
     let flows = "5\n2 1 3 200 2000000 2\n3 1 3 200 2000000 2\n4 1 3 200 2000000 2\n2 4 3 100 10000 2.0001\n3 4 3 100 20000 2.0002\n";
     std::fs::write(mix.join("flow.txt"), flows).unwrap();
     let config = stdout(&["hpcc", "preset", "dcqcn", "--bw", "100", "--topo", "topology"])
-        .replace("SIMULATOR_STOP_TIME 4.00", "SIMULATOR_STOP_TIME 2.01");
+        .replace("SIMULATOR_STOP_TIME 4.00", "SIMULATOR_STOP_TIME 2.01")
+        .replace("QLEN_MON_END 3000000000", "QLEN_MON_END 2000005000");
     std::fs::write(mix.join("config.txt"), config).unwrap();
     let import = Command::new(binary("pfcswitch"))
         .args(["hpcc", "import", "mix/config.txt", "-o", "imported"])
@@ -280,6 +281,14 @@ fn a_config_txt_imports_as_a_scenario_that_runs_dcqcn_on_hpccs_switches() {
         .fold(f64::MAX, f64::min);
     assert!(slowest < 100_000.0, "a sender was cut below the line rate: {slowest} Mbit/s");
     assert_eq!(results["summary"]["lossless_drops"].as_u64(), Some(0));
+    // QLEN_MON_END: sampled every 100 ns from 2 s to 5 µs later, 51 samples, then no more.
+    let qlen = std::fs::read_to_string(out.join("qlen.txt")).unwrap();
+    let last = qlen.split("time: ").last().unwrap();
+    assert!(last.starts_with("2000005000\n"), "{last:.200}");
+    for line in last.lines().skip(1) {
+        let samples: u64 = line.split(' ').skip(2).map(|n| n.parse::<u64>().unwrap()).sum();
+        assert_eq!(samples, 51, "{line:.100}");
+    }
 }
 
 /// HPCC's fat-tree (100 Gbit/s hosts, 400 Gbit/s between switches) with 50 µs of

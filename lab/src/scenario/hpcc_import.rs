@@ -61,6 +61,8 @@ fn default(key: &str) -> Option<Value> {
         "ERROR_RATE_PER_LINK" => Value::Number(0.0),
         "BUFFER_SIZE" => Value::Count(16),
         "LINK_DOWN" => Value::LinkDown(None),
+        "QLEN_MON_START" => Value::Count(2_000_000_000),
+        "QLEN_MON_END" => Value::Count(2_100_000_000),
         _ => return None,
     })
 }
@@ -189,7 +191,17 @@ impl Importer<'_> {
         writeln!(scenario, "duration = \"{duration_ns}ns\"  # SIMULATOR_STOP_TIME {stop_s} less the 2 s")?;
         writeln!(scenario, "drain = \"0s\"  # ns-3 stops at SIMULATOR_STOP_TIME")?;
         if self.config.get("QLEN_MON_FILE").is_some() {
+            let base_ns = (BASE_S * 1e9) as u64;
+            let (start, end) = (self.count("QLEN_MON_START")?, self.count("QLEN_MON_END")?);
+            if start < base_ns {
+                return Err(self.refuse(
+                    "QLEN_MON_START",
+                    format!("{start} ns is before the flows' 2 s, where a run here starts"),
+                ));
+            }
             writeln!(scenario, "qlen_interval = \"100ns\"  # QLEN_MON_FILE: third.cc samples every 100 ns")?;
+            writeln!(scenario, "qlen_start = \"{}ns\"  # QLEN_MON_START {start}", start - base_ns)?;
+            writeln!(scenario, "qlen_end = \"{}ns\"  # QLEN_MON_END {end}", end.saturating_sub(base_ns))?;
         }
         writeln!(scenario, "\n[fabric]\nkind = \"hpcc\"\nfile = {}", quoted(&topology_file.to_string_lossy()))?;
         writeln!(scenario, "switch = \"switch.toml\"")?;
@@ -332,9 +344,6 @@ impl Importer<'_> {
                 "outputs go to the run's directory (fct.txt, pfc.txt, qlen.txt); packet traces are --capture".into(),
             );
         }
-        if set("QLEN_MON_START") || set("QLEN_MON_END") {
-            self.notes.push("QLEN_MON_START/END: queues are sampled over the whole run".into());
-        }
     }
 
     /// The switches' config: HPCC's MMU as buffer pools, its ECN maps, PFC on `pg`.
@@ -462,6 +471,8 @@ mod tests {
         let transport = &scenario["transport"];
         assert_eq!(transport["window"].as_integer(), Some(i64::from(u32::MAX)), "HAS_WIN 0");
         assert_eq!(transport["ack_every"].as_integer(), Some(1));
+        let window = (scenario["qlen_start"].as_str(), scenario["qlen_end"].as_str());
+        assert_eq!(window, (Some("0ns"), Some("1000000000ns")), "run.py's QLEN_MON_START/END, 2 s and 3 s");
         assert_eq!(transport["rocev2"]["cnp_interval"].as_str(), Some("0ns"));
         let dcqcn = &transport["dcqcn"];
         let got: Vec<&str> = [

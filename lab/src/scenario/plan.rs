@@ -69,6 +69,13 @@ pub struct Scenario {
     /// off by default ([HPCC's ns-3 files](docs/hpcc.md)).
     #[serde(default, with = "crate::workload::spans::optional_duration")]
     pub qlen_interval: Option<Duration>,
+    /// With `qlen_interval`: the first sample this long after the workload's start (HPCC's
+    /// `QLEN_MON_START` less its 2 s; default 0), and no sample after the first one at or
+    /// past `qlen_end` (its `QLEN_MON_END`; default: the run's end).
+    #[serde(default, with = "crate::workload::spans::optional_duration")]
+    pub qlen_start: Option<Duration>,
+    #[serde(default, with = "crate::workload::spans::optional_duration")]
+    pub qlen_end: Option<Duration>,
     /// One-way delay of every cable in the simulator (default 1 µs); namespaces have veths.
     #[serde(with = "duration", default = "default_cable")]
     pub cable: Duration,

@@ -26,7 +26,9 @@ const DUMP_NS: u64 = 100_000_000;
 /// Samples a simulated network's queues while it runs.
 pub(super) struct QlenMonitor {
     interval: Duration,
-    next: Instant,
+    /// None once a sample at or past the window's end was taken.
+    next: Option<Instant>,
+    end: Option<Instant>,
     epoch: Instant,
     /// Per switch, per port: samples per KB of egress bytes.
     counts: Vec<Vec<Vec<u64>>>,
@@ -35,20 +37,36 @@ pub(super) struct QlenMonitor {
 }
 
 impl QlenMonitor {
-    /// Sampling `net`'s switches every `interval` from `epoch` (the workload's start).
-    pub(super) fn new(net: &Network, interval: Duration, epoch: Instant) -> QlenMonitor {
+    /// Sampling `net`'s switches every `interval` from `start` after `epoch` (the workload's
+    /// start) to the first sample at or past `end` after it, as HPCC's `monitor_buffer`
+    /// reschedules itself while the time is before `QLEN_MON_END`.
+    pub(super) fn new(
+        net: &Network,
+        interval: Duration,
+        epoch: Instant,
+        start: Duration,
+        end: Option<Duration>,
+    ) -> QlenMonitor {
         let counts = net.switches.iter().map(|s| vec![Vec::new(); s.port_count()]).collect();
-        QlenMonitor { interval, next: epoch, epoch, counts, last_sample: None, dumped: String::new() }
+        QlenMonitor {
+            interval,
+            next: Some(epoch + start),
+            end: end.map(|end| epoch + end),
+            epoch,
+            counts,
+            last_sample: None,
+            dumped: String::new(),
+        }
     }
 
-    /// Runs `net` until `end`, sampling at every period on the way.
-    pub(super) fn run_until(&mut self, net: &mut Network, end: Instant, nodes: &HpccNodes) {
-        while self.next <= end {
-            net.run_until(self.next);
+    /// Runs `net` until `until`, sampling at every period on the way.
+    pub(super) fn run_until(&mut self, net: &mut Network, until: Instant, nodes: &HpccNodes) {
+        while let Some(at) = self.next.filter(|&at| at <= until) {
+            net.run_until(at);
             self.sample(net, nodes);
-            self.next += self.interval;
+            self.next = self.end.is_none_or(|end| at < end).then(|| at + self.interval);
         }
-        net.run_until(end);
+        net.run_until(until);
     }
 
     fn sample(&mut self, net: &Network, nodes: &HpccNodes) {
@@ -62,9 +80,10 @@ impl QlenMonitor {
                 histogram[kb] += 1;
             }
         }
-        self.last_sample = Some(self.next);
-        if self.hpcc_time(self.next).is_multiple_of(DUMP_NS) {
-            self.dump(self.next, nodes);
+        let at = self.next.expect("sampled at a due time");
+        self.last_sample = Some(at);
+        if self.hpcc_time(at).is_multiple_of(DUMP_NS) {
+            self.dump(at, nodes);
         }
     }
 

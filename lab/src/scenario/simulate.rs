@@ -194,7 +194,9 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let wall = std::time::Instant::now();
     let mut pending = faults.iter().peekable();
     let mut applied = Vec::new();
-    let mut qlen = scenario.qlen_interval.map(|interval| QlenMonitor::new(&net, interval, EPOCH));
+    let mut qlen = scenario.qlen_interval.map(|interval| {
+        QlenMonitor::new(&net, interval, EPOCH, scenario.qlen_start.unwrap_or_default(), scenario.qlen_end)
+    });
     let mut run_until = |net: &mut Network, at: Instant| match &mut qlen {
         Some(monitor) => monitor.run_until(net, at, &hpcc_nodes),
         None => net.run_until(at),
