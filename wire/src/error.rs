@@ -18,6 +18,8 @@ pub enum Layer {
     Fecn,
     /// RoCEv2: the InfiniBand transport headers (BTH, AETH) and ICRC in UDP port 4791.
     Roce,
+    /// In-band telemetry over UDP (P4.org INT v2.1): the shim, the INT-MD header, the hops.
+    Int,
 }
 
 /// What was wrong with the bytes.
@@ -56,7 +58,7 @@ impl Error {
 }
 
 impl Layer {
-    pub const ALL: [Layer; 11] = [
+    pub const ALL: [Layer; 12] = [
         Layer::Ethernet,
         Layer::Vlan,
         Layer::MacControl,
@@ -68,6 +70,7 @@ impl Layer {
         Layer::Ofc,
         Layer::Fecn,
         Layer::Roce,
+        Layer::Int,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -83,6 +86,7 @@ impl Layer {
             Layer::Ofc => "ofc",
             Layer::Fecn => "fecn",
             Layer::Roce => "roce",
+            Layer::Int => "int",
         }
     }
 }

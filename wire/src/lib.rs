@@ -22,6 +22,7 @@ pub mod ethertype;
 mod fecn;
 mod field;
 mod frame;
+mod int;
 mod ipv4;
 mod mac_control;
 mod ofc;
@@ -38,6 +39,10 @@ pub use fecn::{FECN_PROBE_LEN, FecnProbe, FecnProbeRepr, FecnSubtype};
 pub use frame::{
     DataFrameSpec, FrameView, L2Repr, RoceFrame, build_announcement_frame, build_cnm_frame, build_data_frame,
     build_fecn_probe_frame, build_mac_control_frame, build_ofc_frame, build_roce_frame, mark_ecn_ce, mark_fecn_probe,
+};
+pub use int::{
+    INT_DOMAIN_ID, INT_HEADER_LEN, INT_MAX_QUEUE_BYTES, INT_SHIM_LEN, INT_UDP_PORT, IntEgress, IntHeader, IntHop,
+    IntInstructions, IntKind, IntRepr, apply_int, insert_int, int_of, remove_int,
 };
 pub use ipv4::{Ipv4Addr, Ipv4Packet, Ipv4Repr};
 pub use mac_control::{
