@@ -100,6 +100,9 @@ impl std::fmt::Debug for Tap {
 
 /// Frame bytes by handle, with buffers reused once freed, and where each frame on a wire
 /// is going (so that the event of its arrival needs to carry only its handle).
+/// The longest INT record: HopML is 5 bits of 4-byte words.
+const MAX_INT_HOP_LEN: usize = 31 * 4;
+
 #[derive(Debug, Default)]
 struct FrameStore {
     frames: Vec<Vec<u8>>,
@@ -127,6 +130,21 @@ impl FrameStore {
         copy.extend_from_slice(&self.frames[handle as usize]);
         self.frames[index] = copy;
         index as u64
+    }
+
+    /// Writes an INT record (or flag) into frame `handle`: a record makes it longer.
+    fn stamp_int(&mut self, handle: u64, int: &pfcswitch_wire::IntEgress) {
+        let frame = &mut self.frames[handle as usize];
+        let room = match int {
+            pfcswitch_wire::IntEgress::Push(_) => MAX_INT_HOP_LEN,
+            _ => 0,
+        };
+        let len = frame.len();
+        frame.splice(0..0, std::iter::repeat_n(0, room));
+        match pfcswitch_wire::apply_int(frame, room, len, int) {
+            Ok((start, _)) => drop(frame.drain(..start)),
+            Err(_) => drop(frame.drain(..room)),
+        }
     }
 
     fn get(&self, handle: u64) -> &[u8] {
@@ -442,13 +460,16 @@ impl Network {
         for port in 0..self.switches[s].port_count() {
             while let Some(tx) = self.switches[s].poll_tx(now, port) {
                 let handle = match tx {
-                    Tx::Data { handle, last, mark, ce, .. } => {
+                    Tx::Data { handle, last, mark, ce, int, .. } => {
                         let sent = if last { handle } else { self.store.duplicate(handle) };
                         if let Some(mark) = mark {
                             pfcswitch_wire::mark_fecn_probe(self.store.get_mut(sent), mark.rate_kbps, mark.port);
                         }
                         if ce {
                             pfcswitch_wire::mark_ecn_ce(self.store.get_mut(sent));
+                        }
+                        if let Some(int) = int {
+                            self.store.stamp_int(sent, &int);
                         }
                         sent
                     }

@@ -98,6 +98,23 @@ pub struct PortCounters {
     pub short_mac_control: u64,
     /// Frames that failed to parse, indexed by [`pfcswitch_wire::Error::index`].
     pub malformed: [u64; pfcswitch_wire::Error::COUNT],
+    /// INT-MD frames this port sent, stamped or not and why (`[int]`).
+    pub int: IntCounters,
+}
+
+/// What an egress port did with the INT-MD frames it sent (`crate::int`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IntCounters {
+    /// A hop record pushed.
+    pub stamped: u64,
+    /// No hop remained: E set, nothing pushed.
+    pub hop_limit: u64,
+    /// The record would have taken the packet past the port's MTU: M set, nothing pushed.
+    pub mtu: u64,
+    /// Flooded to several ports: not stamped.
+    pub flooded: u64,
+    /// INT that did not parse: forwarded as it was.
+    pub malformed: u64,
 }
 
 impl Default for PortCounters {
@@ -107,6 +124,7 @@ impl Default for PortCounters {
             pause_rx: 0,
             short_mac_control: 0,
             malformed: [0; pfcswitch_wire::Error::COUNT],
+            int: IntCounters::default(),
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod ecn;
 pub mod explain;
 pub mod fdb;
 pub mod fecn;
+pub mod int;
 pub mod ledger;
 pub mod pfcwd;
 pub mod policy;

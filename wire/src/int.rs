@@ -11,7 +11,7 @@
 //! | bytes | field                                                                    |
 //! |-------|--------------------------------------------------------------------------|
 //! | 0     | type (4 bits: 1 INT-MD, 2 echo) · NPT (2 bits, 1) · reserved (2)         |
-//! | 1     | length: shim, MD header and hop stack, in 4-byte words                   |
+//! | 1     | length: MD header and hop stack in 4-byte words (v2.1: not the shim)     |
 //! | 2–3   | original UDP destination port                                            |
 //! | 4     | version (4 bits, 2) · D · E (hop limit exceeded) · M (MTU exceeded) · R   |
 //! | 5     | reserved                                                                 |
@@ -72,6 +72,8 @@ impl IntInstructions {
     pub const EGRESS_TIMESTAMP: u16 = 0x0400;
     /// Standard fields of 8 bytes: ingress and egress timestamps, L2 interface ids.
     const WIDE: u16 = 0x0800 | 0x0400 | 0x0200;
+    /// The checksum complement (bit 15), which v2.1 places after the domain-specific fields.
+    const CHECKSUM_COMPLEMENT: u16 = 0x0001;
     /// Domain-specific: the egress port's transmitted data bytes, modulo 2^32.
     pub const TX_BYTES: u16 = 0x8000;
     /// Domain-specific: the egress link's speed in Mbit/s.
@@ -119,7 +121,7 @@ impl IntHop {
             out[at..at + bytes.len()].copy_from_slice(bytes);
             at += bytes.len();
         };
-        for bit in 0..16 {
+        for bit in 0..15 {
             let mask = 0x8000u16 >> bit;
             if instructions.standard & mask == 0 {
                 continue;
@@ -144,6 +146,9 @@ impl IntHop {
                 _ => put(&[0xFF; 4]),
             }
         }
+        if instructions.standard & IntInstructions::CHECKSUM_COMPLEMENT != 0 {
+            put(&[0xFF; 4]);
+        }
     }
 
     /// Reads a record `instructions` describe from `bytes` (at least their `hop_len`).
@@ -157,7 +162,7 @@ impl IntHop {
         };
         let word_of =
             |field: &[u8]| Some(u32::from_be_bytes(field.try_into().expect("4 bytes"))).filter(|&w| w != u32::MAX);
-        for bit in 0..16 {
+        for bit in 0..15 {
             let mask = 0x8000u16 >> bit;
             if instructions.standard & mask == 0 {
                 continue;
@@ -243,9 +248,9 @@ impl<T: AsRef<[u8]>> IntHeader<T> {
         if self.data()[0] >> 4 == 2 { IntKind::Echo } else { IntKind::Md }
     }
 
-    /// Bytes of INT: shim, MD header and hop stack.
+    /// Bytes of INT: shim, MD header and hop stack (the shim's length counts the last two).
     pub fn int_len(&self) -> usize {
-        usize::from(self.data()[1]) * 4
+        INT_SHIM_LEN + usize::from(self.data()[1]) * 4
     }
 
     pub fn original_port(&self) -> u16 {
@@ -314,7 +319,7 @@ impl IntRepr {
     /// Writes the shim and the MD header of an empty stack into `out` (16 bytes).
     pub fn emit(&self, out: &mut [u8]) {
         out[0] = (self.kind as u8) << 4 | NPT_UDP_PORT << 2;
-        out[1] = (INT_HEADER_LEN / 4) as u8;
+        out[1] = ((INT_HEADER_LEN - INT_SHIM_LEN) / 4) as u8;
         write_u16(out, 2, self.original_port);
         out[4] = VERSION << 4;
         out[5] = 0;
@@ -396,7 +401,7 @@ fn resize(frame: &mut [u8], at: &Layout, delta: isize) {
 pub fn insert_int(frame: &mut [u8], len: usize, header: &IntRepr, metadata: &[u8]) -> Result<usize> {
     let at = layout(&frame[..len])?;
     let n = if header.kind == IntKind::Echo { INT_SHIM_LEN + metadata.len() } else { INT_HEADER_LEN };
-    if !n.is_multiple_of(4) || n / 4 > usize::from(u8::MAX) {
+    if !n.is_multiple_of(4) || (n - INT_SHIM_LEN) / 4 > usize::from(u8::MAX) {
         return Err(Error::new(Layer::Int, ErrorKind::BadLength));
     }
     check_len(Layer::Int, frame.len(), (at.ip_end + n).max(MIN_FRAME_LEN))?;
@@ -404,7 +409,7 @@ pub fn insert_int(frame: &mut [u8], len: usize, header: &IntRepr, metadata: &[u8
     frame.copy_within(payload..at.ip_end, payload + n);
     let mut shim = [0u8; INT_HEADER_LEN];
     header.emit(&mut shim);
-    shim[1] = (n / 4) as u8;
+    shim[1] = ((n - INT_SHIM_LEN) / 4) as u8;
     shim[2..4].copy_from_slice(&frame[at.udp + 2..at.udp + 4]);
     match header.kind {
         IntKind::Md => frame[payload..payload + n].copy_from_slice(&shim),

@@ -17,7 +17,7 @@ use pfcswitch_switch::report::{
     CableReport, ControlRequest, ControlResponse, DatapathReport, QueueDepths, Snapshot, XdpPortReport,
 };
 use pfcswitch_switch::{RxVerdict, Switch, Tx};
-use pfcswitch_wire::{EthernetAddress, Pcp, mark_ecn_ce, mark_fecn_probe};
+use pfcswitch_wire::{EthernetAddress, IntEgress, Pcp, apply_int, mark_ecn_ce, mark_fecn_probe};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::Receiver;
@@ -570,18 +570,22 @@ fn next_tx(
     port: usize,
 ) -> Option<XdpDesc> {
     let desc = match switch.poll_tx(now, port)? {
-        Tx::Data { handle, len, last, mark, ce } => {
+        Tx::Data { handle, len, last, mark, ce, int } => {
             if let Some(mark) = mark {
                 mark_fecn_probe(area.bytes_mut(handle, len as usize), mark.rate_kbps, mark.port);
             }
             if ce {
                 mark_ecn_ce(area.bytes_mut(handle, len as usize));
             }
+            let (addr, len) = match int {
+                Some(int) => stamp_int(area, handle, len, &int),
+                None => (handle, len),
+            };
             pool.submitted(handle, port);
             if last {
                 pool.unhold(handle);
             }
-            tx_desc(handle, len)
+            tx_desc(addr, len)
         }
         Tx::Control(control) => {
             let addr = pool.alloc().expect("checked free_count");
@@ -591,6 +595,20 @@ fn next_tx(
         }
     };
     Some(desc)
+}
+
+/// Writes an INT record (or flag) into the frame at `handle`, in place: a record goes in
+/// after the INT-MD header, the headers before it moving into the chunk's XDP headroom, so
+/// the frame starts earlier in its chunk. Returns its address and length. The core planned
+/// it on this frame's bytes at reception; a frame that no longer parses goes unchanged.
+fn stamp_int(area: &mut UmemArea, handle: u64, len: u32, int: &IntEgress) -> (u64, u32) {
+    let base = chunk_base(handle);
+    let offset = (handle - base) as usize;
+    let chunk = area.bytes_mut(base, offset + len as usize);
+    match apply_int(chunk, offset, len as usize, int) {
+        Ok((start, len)) => (base + start as u64, len as u32),
+        Err(_) => (handle, len),
+    }
 }
 
 /// Each port's cable from `--cable`; a spec for no port of the configuration, or a second one

@@ -51,6 +51,8 @@ pub struct Descriptor {
     pub ecn_capable: bool,
     /// Its egress marked it CE.
     pub ce: bool,
+    /// What its egress does to its INT.
+    pub int: crate::int::IntPlan,
 }
 
 /// Fixed pool of descriptors with a free list.

@@ -12,6 +12,7 @@ use super::ports::{PortConfig, Trust, default_mtu};
 use super::scheduler::SchedulerConfig;
 use crate::ecn::EcnConfig;
 use crate::fecn::FecnConfig;
+use crate::int::IntConfig;
 use crate::qcn::QcnConfig;
 use pfcswitch_link::units::{self, BitRate};
 use serde::{Deserialize, Serialize};
@@ -47,6 +48,9 @@ pub struct SwitchConfig {
     /// ECN marking at egress (a RED-style profile).
     #[serde(default)]
     pub ecn: EcnConfig,
+    /// In-band telemetry at egress (`crate::int`).
+    #[serde(default)]
+    pub int: IntConfig,
 }
 
 /// `[switch]`: identity and the daemon's endpoints (the core only reads `name`).
@@ -109,6 +113,7 @@ impl SwitchConfig {
             qcn: QcnConfig::default(),
             fecn: FecnConfig::default(),
             ecn: EcnConfig::default(),
+            int: IntConfig::default(),
         }
     }
 }

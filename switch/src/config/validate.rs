@@ -50,6 +50,7 @@ impl SwitchConfig {
         self.qcn.validate()?;
         self.fecn.validate()?;
         self.ecn.validate()?;
+        self.int.validate(&self.ports)?;
         Ok(warnings)
     }
 

@@ -82,6 +82,16 @@ pub struct Snapshot {
     /// Pools, priority groups and queues with their thresholds and watermarks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer: Option<BufferReport>,
+    /// INT at egress, when `[int]` stamps a priority; each port's counts are its `int`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub int: Option<IntReport>,
+}
+
+/// `[int]` in force and the node ID this switch's records carry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IntReport {
+    pub node_id: u32,
+    pub settings: crate::int::IntConfig,
 }
 
 /// CaPFC (§II): per input and lossless priority the decision D = I ∨ ⋁E and the egress
@@ -181,6 +191,9 @@ pub struct PortReport {
     /// they were padded and obeyed or dropped as runts, counted in `malformed` then).
     #[serde(default)]
     pub short_mac_control: u64,
+    /// INT-MD frames sent, stamped or not and why (all zero without `[int]`).
+    #[serde(default)]
+    pub int: crate::counters::IntCounters,
     /// The port's link: `up`, `down`, or, on the datapath, `absent` (its interface is gone).
     #[serde(default = "link_up")]
     pub link: String,
@@ -405,6 +418,7 @@ impl Snapshot {
                     ),
                     pause_rx: counters.pause_rx,
                     short_mac_control: counters.short_mac_control,
+                    int: counters.int,
                     link: if switch.link_is_up(index) { "up" } else { "down" }.to_string(),
                     link_transitions: 0,
                     malformed,
@@ -451,6 +465,7 @@ impl Snapshot {
             qcn: QcnReport::of(switch, config),
             fecn: FecnReport::of(switch, config),
             buffer: Some(BufferReport::of(switch.buffers(), config)),
+            int: switch.int_node_id().map(|node_id| IntReport { node_id, settings: config.int.clone() }),
         }
     }
 

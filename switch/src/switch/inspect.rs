@@ -81,6 +81,11 @@ impl Switch {
         self.fecn.as_ref()
     }
 
+    /// This switch's INT node ID, when `[int]` stamps a priority.
+    pub fn int_node_id(&self) -> Option<u32> {
+        self.int.as_ref().map(crate::int::IntStamper::node_id)
+    }
+
     /// The queue the CP of (port, priority) watches: the egress queue at the output, the
     /// ingress share at the input (0 without QCN).
     pub fn qcn_queue_bytes(&self, port: usize, priority: Pcp) -> u64 {

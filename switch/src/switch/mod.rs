@@ -39,6 +39,7 @@ use crate::counters::PortCounters;
 use crate::ecn::EcnMarker;
 use crate::fdb::{DEFAULT_FDB_CAPACITY, Fdb};
 use crate::fecn::{Fecn, ProbeMark};
+use crate::int::IntStamper;
 use crate::pfcwd::{PfcwdEvent, Watchdog};
 use crate::policy::{OfcFrame, PolicyEngine, XoffTransmitter};
 use crate::qcn::{CnmFrame, Qcn};
@@ -47,7 +48,7 @@ use pfcswitch_link::pause::PeerPause;
 use pfcswitch_link::shaper::Shaper;
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
-use pfcswitch_wire::{EthernetAddress, MacControlRepr, Pcp};
+use pfcswitch_wire::{EthernetAddress, IntEgress, MacControlRepr, Pcp};
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -67,7 +68,9 @@ pub enum Tx {
     /// a FECN probe, whose rate the caller lowers in the frame before sending it
     /// ([`pfcswitch_wire::mark_fecn_probe`]). `ce`: the egress marked congestion, which the caller
     /// writes into the frame's IP header before sending it ([`pfcswitch_wire::mark_ecn_ce`]).
-    Data { handle: u64, len: u32, last: bool, mark: Option<ProbeMark>, ce: bool },
+    /// `int`: what the caller writes into the frame's INT ([`pfcswitch_wire::apply_int`]),
+    /// which a pushed record makes longer than `len`.
+    Data { handle: u64, len: u32, last: bool, mark: Option<ProbeMark>, ce: bool, int: Option<IntEgress> },
     /// A frame the switch generated (PFC, OFC, CNM); [`Switch::emit_control`] writes it.
     Control(ControlFrame),
 }
@@ -162,6 +165,8 @@ pub struct Switch {
     fecn: Option<Fecn>,
     /// ECN marking at egress, when `[ecn]` names a priority.
     ecn: Option<EcnMarker>,
+    /// INT records at egress, when `[int]` names a priority.
+    int: Option<IntStamper>,
 }
 
 /// A locally administered MAC for port `index` of the switch named `name`.
@@ -233,6 +238,7 @@ impl Switch {
             qcn: Qcn::new(&config.qcn, ports.len(), frames),
             fecn: Fecn::new(&config.fecn, &speeds),
             ecn: EcnMarker::new(&config.ecn, &speeds),
+            int: IntStamper::new(&config.int, &config.switch.name, &config.ports),
             ports,
         };
         Ok((switch, warnings))

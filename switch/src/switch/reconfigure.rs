@@ -2,10 +2,11 @@
 //! freshly built OFC engine must learn from the frames already queued.
 
 use super::Switch;
-use crate::config::{ConfigWarning, PolicyKind, SwitchConfig};
+use crate::config::{ConfigWarning, PolicyKind, PortConfig, SwitchConfig};
 use crate::config_error::ConfigError;
 use crate::ecn::EcnMarker;
 use crate::fecn::Fecn;
+use crate::int::IntStamper;
 use crate::policy::{EgressEvent, PolicyActions, PolicyEngine, ofc_frame_lens, ofc_thresholds};
 use crate::qcn::Qcn;
 use crate::sched::Scheduler;
@@ -116,6 +117,11 @@ impl Switch {
         }
         if new.ecn != old.ecn || new.ports.iter().zip(&old.ports).any(|(new, old)| new.speed != old.speed) {
             self.ecn = EcnMarker::new(&new.ecn, &speeds);
+        }
+        let ports_changed = |a: &PortConfig, b: &PortConfig| a.speed != b.speed || a.mtu != b.mtu;
+        if new.int != old.int || new.ports.iter().zip(&old.ports).any(|(a, b)| ports_changed(a, b)) {
+            let stamper = IntStamper::new(&new.int, &new.switch.name, &new.ports);
+            self.int = stamper.map(|stamper| stamper.continuing(self.int.as_ref()));
         }
         if new.fecn != old.fecn {
             let speeds: Vec<BitRate> = self.ports.iter().map(|p| p.shaper.speed()).collect();

@@ -5,7 +5,7 @@ use super::{ControlFrame, PauseFrame, Switch, Tx};
 use crate::buffer::Descriptor;
 use crate::policy::{EgressEvent, PolicyActions, PolicyEngine};
 use pfcswitch_link::time::Instant;
-use pfcswitch_wire::{MacControlRepr, Pcp, build_mac_control_frame, build_ofc_frame};
+use pfcswitch_wire::{IntEgress, MacControlRepr, Pcp, build_mac_control_frame, build_ofc_frame};
 
 impl Switch {
     /// The next transmission on `port` at `now`, if its wire is free and something may go:
@@ -42,9 +42,14 @@ impl Switch {
         let (frame, last) = self.take_head(now, port, p);
         self.settle(port, p);
         self.pfcwd.sent(port, p);
+        let int = self.int_egress(now, port, &frame);
+        let wire_len = match int {
+            Some(IntEgress::Push(_)) => frame.len + u32::from(frame.int.push_len()),
+            _ => frame.len,
+        };
         let state = &mut self.ports[port];
         state.scheduler.sent(p, frame.len, self.buffers.queue_len(port, p) == 0);
-        state.shaper.send(now, frame.len as usize);
+        state.shaper.send(now, wire_len as usize);
         let counters = &mut self.counters[port].priority[p];
         counters.tx_frames += 1;
         counters.tx_bytes += u64::from(frame.len);
@@ -56,7 +61,19 @@ impl Switch {
             .probe
             .zip(self.fecn.as_mut())
             .map(|(rate, fecn)| fecn.mark(port, Pcp::from_low_bits(p as u8), mac, rate));
-        Some(Tx::Data { handle: frame.handle, len: frame.len, last, mark, ce: frame.ce })
+        Some(Tx::Data { handle: frame.handle, len: frame.len, last, mark, ce: frame.ce, int })
+    }
+
+    /// The INT record (or flag) `frame` takes as it leaves `port`, if INT is on.
+    fn int_egress(&mut self, now: Instant, port: usize, frame: &Descriptor) -> Option<IntEgress> {
+        let int = self.int.as_mut()?;
+        let queue_bytes = if int.reports_port() {
+            (0..8).map(|p| self.buffers.egress(port, p).bytes).sum()
+        } else {
+            self.buffers.egress(port, usize::from(frame.priority)).bytes
+        };
+        let (ports, counters) = ((usize::from(frame.ingress), port), &mut self.counters[port].int);
+        int.egress(now, ports, frame.priority, frame.len, frame.int, queue_bytes, counters)
     }
 
     /// Whether the switch has a frame of its own to send on `port`: a PFC or OFC frame, or

@@ -89,6 +89,7 @@ fn source_transit_and_sink_leave_the_roce_packet_as_it_was_sent() {
     assert_eq!(ip_total(frame), ip_total(&original) + 16);
     let (shim, header) = int_of(frame).unwrap();
     assert_eq!(shim, UDP_AT + 8);
+    assert_eq!(frame[shim + 1], 3, "v2.1's length: the MD header's 12 bytes, not the shim");
     assert_eq!(
         (header.kind(), header.original_port(), header.hop_count(), header.remaining_hops()),
         (IntKind::Md, 4791, 0, 5)
@@ -173,7 +174,8 @@ fn inconsistent_headers_are_refused_by_reason() {
     assert_eq!(refused(|b| b[0] = 0x10), ErrorKind::BadValue, "NPT 0: DSCP-signalled, not ours");
     assert_eq!(refused(|b| b[4] = 0x10), ErrorKind::BadVersion);
     assert_eq!(refused(|b| b[6] = 5), ErrorKind::BadLength, "HopML not what the bitmaps ask");
-    assert_eq!(refused(|b| b[1] = 10), ErrorKind::BadLength, "a stack of 24 bytes of 24-byte hops past the end");
+    assert_eq!(refused(|b| b[1] = 9), ErrorKind::BadLength, "a stack of 24 bytes past the end");
+    assert_eq!(refused(|b| b[1] = 4), ErrorKind::BadLength, "a stack of 4 bytes of 24-byte hops");
     assert_eq!(IntHeader::new_checked(&good[..15]).unwrap_err().kind, ErrorKind::Truncated);
 }
 
