@@ -1,7 +1,7 @@
 //! pfcswitch's hosts as sans-IO engines: the transports (go-back-N messages with FCTs) and
-//! congestion control (DCTCP, QCN reaction points, FECN sources), pacing, and the NIC that
-//! obeys PAUSE and PFC. The simulator's hosts and the AF_XDP traffic endpoints run the same
-//! code; time comes in as a parameter. It holds no switch logic and no sockets.
+//! congestion control (DCTCP, DCQCN, HPCC's control law, QCN reaction points, FECN sources),
+//! pacing, and the NIC that obeys PAUSE and PFC. The simulator's hosts and the AF_XDP traffic
+//! endpoints run the same code; time comes in as a parameter. It holds no switch logic and no sockets.
 //!
 //! [`HostNic`] (in `nic`) is an endpoint's NIC as a lossless fabric sees it: a line rate, and
 //! obedience to PFC and 802.3x PAUSE per priority, and optionally to OFC PAUSE per flow. The
@@ -13,6 +13,7 @@ mod dcqcn;
 mod dctcp;
 mod fecn_source;
 mod flow;
+mod hpcc;
 mod nic;
 mod pacer;
 mod rate_increase;
@@ -24,6 +25,7 @@ pub use dcqcn::{Dcqcn, DcqcnModel, DcqcnParams, Fraction};
 pub use dctcp::{Dctcp, DctcpParams, EcnReaction};
 pub use fecn_source::{FecnReaction, FecnSource, FecnSourceStats};
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};
+pub use hpcc::{HopRecord, Hpcc, HpccParams};
 pub use nic::HostNic;
 pub use pacer::{Arrivals, Pacer};
 pub use rate_trace::{RateLimiter, RateTrace};
