@@ -1,7 +1,8 @@
 //! pfcswitch's hosts as sans-IO engines: the transports (go-back-N messages with FCTs) and
-//! congestion control (DCTCP, QCN reaction points, FECN sources), pacing, and the NIC that
-//! obeys PAUSE and PFC. The simulator's hosts and the AF_XDP traffic endpoints run the same
-//! code; time comes in as a parameter. It holds no switch logic and no sockets.
+//! congestion control (DCTCP, DCQCN, TIMELY's sender law, QCN reaction points, FECN
+//! sources), pacing, and the NIC that obeys PAUSE and PFC. The simulator's hosts and the AF_XDP
+//! traffic endpoints run the same code; time comes in as a parameter. It holds no switch logic
+//! and no sockets.
 //!
 //! [`HostNic`] (in `nic`) is an endpoint's NIC as a lossless fabric sees it: a line rate, and
 //! obedience to PFC and 802.3x PAUSE per priority, and optionally to OFC PAUSE per flow. The
@@ -18,6 +19,7 @@ mod pacer;
 mod rate_increase;
 mod rate_trace;
 mod reaction_point;
+mod timely;
 mod transport;
 
 pub use dcqcn::{Dcqcn, DcqcnModel, DcqcnParams, Fraction};
@@ -28,6 +30,7 @@ pub use nic::HostNic;
 pub use pacer::{Arrivals, Pacer};
 pub use rate_trace::{RateLimiter, RateTrace};
 pub use reaction_point::{ReactionPoint, RpParams, RpPhase};
+pub use timely::{Timely, TimelyModel, TimelyParams};
 pub use transport::{
     ConnectionSpec, MessageRecord, MessageSpec, QcnReaction, ReceiverStats, SenderStats, Transport, TransportConfig,
 };
