@@ -1,5 +1,5 @@
 //! pfcswitch's hosts as sans-IO engines: the transports (go-back-N messages with FCTs) and
-//! congestion control (DCTCP, DCQCN, TIMELY's sender law, QCN reaction points, FECN
+//! congestion control (DCTCP, DCQCN, TIMELY and Swift's sender laws, QCN reaction points, FECN
 //! sources), pacing, and the NIC that obeys PAUSE and PFC. The simulator's hosts and the AF_XDP
 //! traffic endpoints run the same code; time comes in as a parameter. It holds no switch logic
 //! and no sockets.
@@ -19,6 +19,7 @@ mod pacer;
 mod rate_increase;
 mod rate_trace;
 mod reaction_point;
+mod swift;
 mod timely;
 mod transport;
 
@@ -30,6 +31,7 @@ pub use nic::HostNic;
 pub use pacer::{Arrivals, Pacer};
 pub use rate_trace::{RateLimiter, RateTrace};
 pub use reaction_point::{ReactionPoint, RpParams, RpPhase};
+pub use swift::{Swift, SwiftParams};
 pub use timely::{Timely, TimelyModel, TimelyParams};
 pub use transport::{
     ConnectionSpec, MessageRecord, MessageSpec, QcnReaction, ReceiverStats, SenderStats, Transport, TransportConfig,
