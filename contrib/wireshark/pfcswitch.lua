@@ -15,6 +15,9 @@
 --           DESIGN.md and docs/frames.md.
 --   FECN    the project's local experimental EtherType 0x88B5: version 1 is a FECN rate
 --           discovery probe (wire/src/fecn.rs); version 0 a host's announcement.
+--   INT     in-band telemetry over UDP port 4792 (docs/frames.md, "INT over UDP"): shim,
+--           INT-MD header and hop stack, then the original UDP payload handed to Wireshark's
+--           dissector for the original port (4791: InfiniBand's RoCEv2).
 
 local pfcswitch = Proto("pfcswitch", "pfcswitch frames")
 
@@ -251,3 +254,350 @@ function fecn.dissector(tvb, pinfo, tree)
 end
 
 ethertypes:add(0x88B5, fecn)
+
+-------------------------------------------------------------------------------
+-- INT over UDP (UDP destination port 4792): P4.org INT v2.1 INT-MD, shim NPT 1
+-------------------------------------------------------------------------------
+-- docs/frames.md, "INT over UDP (in-band telemetry)": shim (4 bytes), INT-MD header
+-- (12 bytes), hop stack (newest hop first), then the original UDP payload, which goes to
+-- the dissector Wireshark has for the original port the shim carries (4791: InfiniBand).
+local INT_UDP_PORT = 4792
+local INT_SHIM_LEN = 4
+local INT_MD_LEN = 12
+local INT_DOMAIN_PFCSWITCH = 0x5046
+
+local int_types = { [1] = "INT-MD", [2] = "INT-Destination (pfcswitch: echo in an ACK)", [3] = "INT-MX" }
+local int_npts = { [0] = "DSCP marks INT", [1] = "original UDP payload follows (UDP port)",
+  [2] = "original L4 header follows (IP protocol)" }
+
+-- Instruction bits, bit 0 = 0x8000: name, bytes, whether pfcswitch fills it. A hop holds the
+-- baseline metadata (bits 0-14) in bit order, then the domain-specific ones, then bit 15's
+-- checksum complement.
+local int_bits = {
+  [0] = { name = "Node ID", len = 4, supported = true },
+  [1] = { name = "Level 1 ingress + egress interface ID", len = 4, supported = true },
+  [2] = { name = "Hop latency", len = 4 },
+  [3] = { name = "Queue ID + queue occupancy", len = 4, supported = true },
+  [4] = { name = "Ingress timestamp", len = 8 },
+  [5] = { name = "Egress timestamp", len = 8, supported = true },
+  [6] = { name = "Level 2 ingress + egress interface ID", len = 8 },
+  [7] = { name = "Egress interface Tx utilization", len = 4 },
+  [8] = { name = "Buffer ID + buffer occupancy", len = 4 },
+  [15] = { name = "Checksum complement", len = 4 },
+}
+for b = 9, 14 do int_bits[b] = { name = string.format("Reserved (bit %d)", b), len = 4 } end
+local int_ds_bits = {
+  [0] = { name = "Tx bytes", len = 4, supported = true },
+  [1] = { name = "Link speed", len = 4, supported = true },
+}
+
+local intp = Proto("pfcswitch_int", "In-band Network Telemetry (INT over UDP)")
+intp.prefs.length_counts_shim = Pref.bool("Shim Length counts the shim", true,
+  "pfcswitch's layout (docs/frames.md): the shim's Length counts shim + MD header + hop stack. "
+    .. "Untick for INT v2.0+'s definition, which leaves the shim's own word out.")
+
+local i = {
+  shim = ProtoField.none("pfcswitch.int.shim", "INT shim"),
+  type = ProtoField.uint8("pfcswitch.int.type", "Type", base.DEC, int_types, 0xF0),
+  npt = ProtoField.uint8("pfcswitch.int.npt", "NPT (next protocol type)", base.DEC, int_npts, 0x0C),
+  shim_reserved = ProtoField.uint8("pfcswitch.int.shim_reserved", "Reserved", base.HEX, nil, 0x03),
+  length = ProtoField.uint8("pfcswitch.int.length", "Length (4-byte words)"),
+  port = ProtoField.uint16("pfcswitch.int.port", "Original UDP destination port"),
+  md = ProtoField.none("pfcswitch.int.md", "INT-MD metadata header"),
+  version = ProtoField.uint8("pfcswitch.int.version", "Version", base.DEC, nil, 0xF0),
+  d = ProtoField.bool("pfcswitch.int.d", "D (discard)", 8, nil, 0x08),
+  e = ProtoField.bool("pfcswitch.int.e", "E (max hop count exceeded)", 8, nil, 0x04),
+  m = ProtoField.bool("pfcswitch.int.m", "M (MTU exceeded)", 8, nil, 0x02),
+  hop_ml = ProtoField.uint8("pfcswitch.int.hop_ml", "HopML (per-hop metadata, 4-byte words)", base.DEC, nil, 0x1F),
+  remaining = ProtoField.uint8("pfcswitch.int.remaining_hops", "Remaining hop count"),
+  instructions = ProtoField.uint16("pfcswitch.int.instructions", "Instruction bitmap", base.HEX),
+  ds_id = ProtoField.uint16("pfcswitch.int.ds_id", "Domain specific ID", base.HEX,
+    { [INT_DOMAIN_PFCSWITCH] = "pfcswitch (\"PF\")", [0] = "default" }),
+  ds_instructions = ProtoField.uint16("pfcswitch.int.ds_instructions", "DS instruction", base.HEX),
+  ds_flags = ProtoField.uint16("pfcswitch.int.ds_flags", "DS flags", base.HEX),
+  hops = ProtoField.uint8("pfcswitch.int.hops", "Hops in the stack"),
+  hop = ProtoField.none("pfcswitch.int.hop", "Hop"),
+  hop_index = ProtoField.uint8("pfcswitch.int.hop.index", "Index (1 = newest)"),
+  node_id = ProtoField.uint32("pfcswitch.int.hop.node_id", "Node ID"),
+  ingress_port = ProtoField.uint16("pfcswitch.int.hop.ingress_port", "Ingress port"),
+  egress_port = ProtoField.uint16("pfcswitch.int.hop.egress_port", "Egress port"),
+  hop_latency = ProtoField.uint32("pfcswitch.int.hop.hop_latency", "Hop latency"),
+  queue_id = ProtoField.uint8("pfcswitch.int.hop.queue_id", "Queue ID"),
+  queue_occupancy = ProtoField.uint24("pfcswitch.int.hop.queue_occupancy", "Queue occupancy (bytes)"),
+  ingress_ts = ProtoField.uint64("pfcswitch.int.hop.ingress_ts", "Ingress timestamp"),
+  egress_ts = ProtoField.uint64("pfcswitch.int.hop.egress_ts", "Egress timestamp (ns)"),
+  l2_ingress = ProtoField.uint32("pfcswitch.int.hop.l2_ingress", "Level 2 ingress interface ID"),
+  l2_egress = ProtoField.uint32("pfcswitch.int.hop.l2_egress", "Level 2 egress interface ID"),
+  tx_utilization = ProtoField.uint32("pfcswitch.int.hop.tx_utilization", "Egress interface Tx utilization"),
+  buffer_id = ProtoField.uint8("pfcswitch.int.hop.buffer_id", "Buffer ID"),
+  buffer_occupancy = ProtoField.uint24("pfcswitch.int.hop.buffer_occupancy", "Buffer occupancy"),
+  reserved_md = ProtoField.uint32("pfcswitch.int.hop.reserved", "Reserved instruction's metadata", base.HEX),
+  checksum_complement = ProtoField.uint32("pfcswitch.int.hop.checksum_complement", "Checksum complement", base.HEX),
+  tx_bytes = ProtoField.uint32("pfcswitch.int.hop.tx_bytes", "Tx bytes (mod 2^32)"),
+  link_speed = ProtoField.uint32("pfcswitch.int.hop.link_speed", "Link speed (Mbit/s)"),
+  ds_metadata = ProtoField.bytes("pfcswitch.int.hop.ds_metadata", "Domain specific metadata"),
+  raw = ProtoField.bytes("pfcswitch.int.hop.raw", "Metadata (not decoded: HopML disagrees with the bitmaps)"),
+}
+local int_bit_fields, int_ds_bit_fields = {}, {}
+for b = 0, 15 do
+  int_bit_fields[b] = ProtoField.bool(string.format("pfcswitch.int.instructions.bit%d", b),
+    string.format("bit %d: %s%s", b, int_bits[b].name, int_bits[b].supported and "" or " (pfcswitch: all ones)"), 16,
+    nil, bit.rshift(0x8000, b))
+end
+for b = 0, 1 do
+  int_ds_bit_fields[b] = ProtoField.bool(string.format("pfcswitch.int.ds_instructions.bit%d", b),
+    string.format("DS bit %d: %s", b, int_ds_bits[b].name), 16, nil, bit.rshift(0x8000, b))
+end
+do
+  local list = {}
+  for _, field in pairs(i) do list[#list + 1] = field end
+  for b = 0, 15 do list[#list + 1] = int_bit_fields[b] end
+  for b = 0, 1 do list[#list + 1] = int_ds_bit_fields[b] end
+  intp.fields = list
+end
+
+local int_malformed = ProtoExpert.new("pfcswitch.int.malformed", "Malformed INT", expert.group.MALFORMED,
+  expert.severity.ERROR)
+local int_unknown = ProtoExpert.new("pfcswitch.int.unknown", "INT field with an unexpected value",
+  expert.group.PROTOCOL, expert.severity.WARN)
+intp.experts = { int_malformed, int_unknown }
+
+local udp_ports = DissectorTable.get("udp.port")
+local data_dissector = Dissector.get("data")
+
+-- The words a hop takes for the bitmaps (DS bits count only in pfcswitch's domain).
+local function int_hop_words(instructions, ds_id, ds)
+  local words = 0
+  for b = 0, 15 do
+    if bit.band(instructions, bit.rshift(0x8000, b)) ~= 0 then words = words + int_bits[b].len / 4 end
+  end
+  if ds_id == INT_DOMAIN_PFCSWITCH then
+    for b = 0, 1 do
+      if bit.band(ds, bit.rshift(0x8000, b)) ~= 0 then words = words + 1 end
+    end
+  end
+  return words
+end
+
+local function all_ones(range)
+  for k = 0, range:len() - 1 do
+    if range(k, 1):uint() ~= 0xFF then return false end
+  end
+  return true
+end
+
+-- Adds one field; an all-ones value is "not supported", as pfcswitch fills what it cannot give.
+local function int_add(tree, field, range, label)
+  local item = tree:add(field, range)
+  if all_ones(range) then item:set_text(label .. ": not supported (all ones)") end
+  return item
+end
+
+-- One hop's fields at `at`, in bitmap order. Returns a one-line summary.
+local function dissect_int_hop(tvb, at, tree, instructions, ds_id, ds, hop_bytes)
+  local summary = {}
+  local start = at
+  for b = 0, 14 do
+    if bit.band(instructions, bit.rshift(0x8000, b)) ~= 0 then
+      local len = int_bits[b].len
+      local r = tvb(at, len)
+      local unsupported = all_ones(r)
+      if b == 0 then
+        int_add(tree, i.node_id, r, "Node ID")
+        if not unsupported then summary[#summary + 1] = string.format("node %d", r:uint()) end
+      elseif b == 1 then
+        int_add(tree, i.ingress_port, r(0, 2), "Ingress port")
+        int_add(tree, i.egress_port, r(2, 2), "Egress port")
+        if not unsupported then summary[#summary + 1] = string.format("port %d>%d", r(0, 2):uint(), r(2, 2):uint()) end
+      elseif b == 2 then
+        int_add(tree, i.hop_latency, r, "Hop latency")
+      elseif b == 3 then
+        int_add(tree, i.queue_id, r(0, 1), "Queue ID")
+        int_add(tree, i.queue_occupancy, r(1, 3), "Queue occupancy")
+        if not unsupported then
+          summary[#summary + 1] = string.format("queue %d %d B", r(0, 1):uint(), r(1, 3):uint())
+        end
+      elseif b == 4 then
+        int_add(tree, i.ingress_ts, r, "Ingress timestamp")
+      elseif b == 5 then
+        int_add(tree, i.egress_ts, r, "Egress timestamp")
+        if not unsupported then summary[#summary + 1] = string.format("egress %s ns", tostring(r:uint64())) end
+      elseif b == 6 then
+        int_add(tree, i.l2_ingress, r(0, 4), "Level 2 ingress interface ID")
+        int_add(tree, i.l2_egress, r(4, 4), "Level 2 egress interface ID")
+      elseif b == 7 then
+        int_add(tree, i.tx_utilization, r, "Egress interface Tx utilization")
+      elseif b == 8 then
+        int_add(tree, i.buffer_id, r(0, 1), "Buffer ID")
+        int_add(tree, i.buffer_occupancy, r(1, 3), "Buffer occupancy")
+      else
+        int_add(tree, i.reserved_md, r, int_bits[b].name)
+      end
+      at = at + len
+    end
+  end
+  if ds_id == INT_DOMAIN_PFCSWITCH then
+    if bit.band(ds, 0x8000) ~= 0 then
+      local r = tvb(at, 4)
+      local item = tree:add(i.tx_bytes, r)
+      if all_ones(r) then
+        item:set_text("Tx bytes: not supported (all ones)")
+      else
+        summary[#summary + 1] = string.format("tx %d B", r:uint())
+      end
+      at = at + 4
+    end
+    if bit.band(ds, 0x4000) ~= 0 then
+      local r = tvb(at, 4)
+      local item = tree:add(i.link_speed, r)
+      if all_ones(r) then
+        item:set_text("Link speed: not supported (all ones)")
+      else
+        summary[#summary + 1] = string.format("%d Mbit/s", r:uint())
+      end
+      at = at + 4
+    end
+  end
+  -- The checksum complement comes last, after the domain-specific metadata (v2.1).
+  local cc = bit.band(instructions, 0x0001) ~= 0 and 4 or 0
+  local finish = start + hop_bytes - cc
+  if at < finish then tree:add(i.ds_metadata, tvb(at, finish - at)) end
+  if cc > 0 then int_add(tree, i.checksum_complement, tvb(finish, 4), "Checksum complement") end
+  return table.concat(summary, ", ")
+end
+
+function intp.dissector(tvb, pinfo, tree)
+  local total = tvb:len()
+  local item = tree:add(intp, tvb())
+  if total < INT_SHIM_LEN then
+    item:add_proto_expert_info(int_malformed, string.format("truncated: %d bytes, no room for the shim", total))
+    return total
+  end
+  -- Shim.
+  local first = tvb(0, 1):uint()
+  local kind = bit.rshift(first, 4)
+  local npt = bit.band(bit.rshift(first, 2), 3)
+  local length = tvb(1, 1):uint()
+  local port = tvb(2, 2):uint()
+  local shim = item:add(i.shim, tvb(0, INT_SHIM_LEN))
+  local type_item = shim:add(i.type, tvb(0, 1))
+  if kind ~= 1 and kind ~= 2 then
+    type_item:add_proto_expert_info(int_unknown, "Type is neither 1 (INT-MD) nor 2 (echo)")
+  end
+  local npt_item = shim:add(i.npt, tvb(0, 1))
+  if npt ~= 1 then npt_item:add_proto_expert_info(int_unknown, "NPT is not 1 (original UDP port in the shim)") end
+  shim:add(i.shim_reserved, tvb(0, 1))
+  shim:add(i.length, tvb(1, 1))
+  shim:add(i.port, tvb(2, 2))
+  local echo = kind == 2
+  pinfo.cols.protocol = "INT"
+  shim:append_text(string.format(": %s, Length %d, original port %d", int_types[kind] or "?", length, port))
+  -- Bytes of INT (shim + MD header + stack) and of the stack, from the shim's Length.
+  local int_bytes = length * 4
+  if not intp.prefs.length_counts_shim then int_bytes = int_bytes + INT_SHIM_LEN end
+  if total < INT_SHIM_LEN + INT_MD_LEN then
+    item:add_proto_expert_info(int_malformed, string.format("truncated: %d bytes, no room for the MD header", total))
+    return total
+  end
+  -- MD header.
+  local at = INT_SHIM_LEN
+  local md = item:add(i.md, tvb(at, INT_MD_LEN))
+  local flags = tvb(at, 1):uint()
+  local version = bit.rshift(flags, 4)
+  local version_item = md:add(i.version, tvb(at, 1))
+  if version ~= 2 then version_item:add_proto_expert_info(int_unknown, string.format("version %d, not 2", version)) end
+  md:add(i.d, tvb(at, 1))
+  md:add(i.e, tvb(at, 1))
+  md:add(i.m, tvb(at, 1))
+  local hop_ml = bit.band(tvb(at + 2, 1):uint(), 0x1F)
+  md:add(i.hop_ml, tvb(at + 2, 1))
+  md:add(i.remaining, tvb(at + 3, 1))
+  local instructions = tvb(at + 4, 2):uint()
+  local bitmap = md:add(i.instructions, tvb(at + 4, 2))
+  for b = 0, 15 do bitmap:add(int_bit_fields[b], tvb(at + 4, 2)) end
+  local ds_id = tvb(at + 6, 2):uint()
+  md:add(i.ds_id, tvb(at + 6, 2))
+  local ds = tvb(at + 8, 2):uint()
+  local ds_item = md:add(i.ds_instructions, tvb(at + 8, 2))
+  if ds_id == INT_DOMAIN_PFCSWITCH then
+    for b = 0, 1 do ds_item:add(int_ds_bit_fields[b], tvb(at + 8, 2)) end
+  end
+  md:add(i.ds_flags, tvb(at + 10, 2))
+  local e_set = bit.band(flags, 0x04) ~= 0
+  local m_set = bit.band(flags, 0x02) ~= 0
+  md:append_text(string.format(": version %d, HopML %d, remaining %d%s%s", version, hop_ml, tvb(at + 3, 1):uint(),
+    e_set and ", E" or "", m_set and ", M" or ""))
+  at = at + INT_MD_LEN
+  -- Hop stack.
+  local stack = int_bytes - INT_SHIM_LEN - INT_MD_LEN
+  if stack < 0 then
+    item:add_proto_expert_info(int_malformed, string.format("Length %d words is shorter than shim + MD header", length))
+    return total
+  end
+  if int_bytes > total then
+    item:add_proto_expert_info(int_malformed, string.format("truncated: Length says %d bytes of INT, %d present",
+      int_bytes, total))
+    return total
+  end
+  local expected = int_hop_words(instructions, ds_id, ds)
+  local decodable = true
+  if ds_id == INT_DOMAIN_PFCSWITCH and bit.band(ds, 0x3FFF) ~= 0 then
+    ds_item:add_proto_expert_info(int_unknown, "DS instruction bits pfcswitch's domain does not define")
+    decodable = false
+  elseif ds_id == INT_DOMAIN_PFCSWITCH and hop_ml ~= expected then
+    md:add_proto_expert_info(int_malformed, string.format("HopML %d, but the bitmaps ask for %d words", hop_ml,
+      expected))
+    decodable = false
+  elseif ds_id ~= INT_DOMAIN_PFCSWITCH and hop_ml < expected then
+    md:add_proto_expert_info(int_malformed, string.format("HopML %d, fewer than the %d words the bitmap asks for",
+      hop_ml, expected))
+    decodable = false
+  end
+  local hop_bytes = hop_ml * 4
+  local hops = 0
+  if stack > 0 and (hop_bytes == 0 or stack % hop_bytes ~= 0) then
+    -- Said once: a wrong HopML already explains a stack that is no whole number of hops.
+    if decodable then
+      item:add_proto_expert_info(int_malformed, string.format("Length %d words: a stack of %d bytes is not a whole "
+        .. "number of %d-byte hops (HopML %d)", length, stack, hop_bytes, hop_ml))
+    end
+    decodable = false
+  elseif hop_bytes > 0 then
+    hops = stack / hop_bytes
+  end
+  local hops_item = item:add(i.hops, hops)
+  hops_item:set_generated()
+  if decodable then
+    for index = 1, hops do
+      local hop = item:add(i.hop, tvb(at, hop_bytes))
+      hop:add(i.hop_index, index):set_generated()
+      local summary = dissect_int_hop(tvb, at, hop, instructions, ds_id, ds, hop_bytes)
+      local place = ""
+      if index == 1 then place = " (newest)" end
+      if index == hops and hops > 1 then place = " (oldest)" end
+      hop:set_text(string.format("Hop %d%s: %s", index, place, summary))
+      at = at + hop_bytes
+    end
+  elseif stack > 0 then
+    item:add(i.raw, tvb(at, stack))
+  end
+  at = INT_SHIM_LEN + INT_MD_LEN + stack
+  local what = echo and "INT echo" or "INT"
+  item:append_text(string.format(", %s, %d hop%s, original port %d", echo and "echo (Type 2)" or "INT-MD (Type 1)",
+    hops, hops == 1 and "" or "s", port))
+  -- The original UDP payload, to Wireshark's dissector for the original port.
+  if at < total then
+    local rest = tvb(at):tvb()
+    local handle = udp_ports:get_dissector(port)
+    if handle ~= nil then
+      handle:call(rest, pinfo, tree)
+    else
+      data_dissector:call(rest, pinfo, tree)
+    end
+  end
+  pinfo.cols.info:append(string.format(" [%s %d hop%s%s%s]", what, hops, hops == 1 and "" or "s",
+    e_set and ", E" or "", m_set and ", M" or ""))
+  return total
+end
+
+udp_ports:add(INT_UDP_PORT, intp)
