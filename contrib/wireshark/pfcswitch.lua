@@ -292,16 +292,13 @@ local int_ds_bits = {
 }
 
 local intp = Proto("pfcswitch_int", "In-band Network Telemetry (INT over UDP)")
-intp.prefs.length_counts_shim = Pref.bool("Shim Length counts the shim", true,
-  "pfcswitch's layout (docs/frames.md): the shim's Length counts shim + MD header + hop stack. "
-    .. "Untick for INT v2.0+'s definition, which leaves the shim's own word out.")
 
 local i = {
   shim = ProtoField.none("pfcswitch.int.shim", "INT shim"),
   type = ProtoField.uint8("pfcswitch.int.type", "Type", base.DEC, int_types, 0xF0),
   npt = ProtoField.uint8("pfcswitch.int.npt", "NPT (next protocol type)", base.DEC, int_npts, 0x0C),
   shim_reserved = ProtoField.uint8("pfcswitch.int.shim_reserved", "Reserved", base.HEX, nil, 0x03),
-  length = ProtoField.uint8("pfcswitch.int.length", "Length (4-byte words)"),
+  length = ProtoField.uint8("pfcswitch.int.length", "Length (4-byte words after the shim)"),
   port = ProtoField.uint16("pfcswitch.int.port", "Original UDP destination port"),
   md = ProtoField.none("pfcswitch.int.md", "INT-MD metadata header"),
   version = ProtoField.uint8("pfcswitch.int.version", "Version", base.DEC, nil, 0xF0),
@@ -492,9 +489,9 @@ function intp.dissector(tvb, pinfo, tree)
   local echo = kind == 2
   pinfo.cols.protocol = "INT"
   shim:append_text(string.format(": %s, Length %d, original port %d", int_types[kind] or "?", length, port))
-  -- Bytes of INT (shim + MD header + stack) and of the stack, from the shim's Length.
-  local int_bytes = length * 4
-  if not intp.prefs.length_counts_shim then int_bytes = int_bytes + INT_SHIM_LEN end
+  -- Bytes of INT (shim + MD header + stack) from the shim's Length, which counts the words
+  -- after the shim (MD header + stack), not the shim's own (v2.1).
+  local int_bytes = INT_SHIM_LEN + length * 4
   if total < INT_SHIM_LEN + INT_MD_LEN then
     item:add_proto_expert_info(int_malformed, string.format("truncated: %d bytes, no room for the MD header", total))
     return total
@@ -531,7 +528,7 @@ function intp.dissector(tvb, pinfo, tree)
   -- Hop stack.
   local stack = int_bytes - INT_SHIM_LEN - INT_MD_LEN
   if stack < 0 then
-    item:add_proto_expert_info(int_malformed, string.format("Length %d words is shorter than shim + MD header", length))
+    item:add_proto_expert_info(int_malformed, string.format("Length %d words is shorter than the MD header (3 words)", length))
     return total
   end
   if int_bytes > total then

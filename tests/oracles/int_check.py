@@ -14,8 +14,9 @@ for RoCEv2 (original port 4791): the ICRC recomputed over the packet with INT st
 and `errors`, the rules the frame breaks:
 
 - shim Type 1 or 2, NPT 1; MD version 2;
-- the INT bytes (shim Length x 4, shim included) within the UDP payload;
-- Length x 4 = 4 + 12 + hops x HopML x 4 for a whole number of hops;
+- the INT bytes, 4 + shim Length x 4 (v2.1: Length counts the MD header and the hop stack,
+  not the shim), within the UDP payload;
+- Length x 4 = 12 + hops x HopML x 4 for a whole number of hops;
 - HopML = the words the instruction and DS bitmaps ask for (pfcswitch's domain 0x5046);
 - IPv4 total length = IPv4 header + UDP length, and the frame holds it (INT is covered);
 - egress timestamps non-decreasing along the path: each hop's (index i) at least the one of
@@ -164,7 +165,7 @@ def check(number, frame):
         errors.append(f"NPT {npt}, not 1")
     if version != 2:
         errors.append(f"MD version {version}, not 2")
-    int_bytes = length * 4
+    int_bytes = SHIM_LEN + length * 4
     stack = int_bytes - SHIM_LEN - MD_LEN
     expected = hop_words(instructions, ds_id, ds)
     if ds_id == DOMAIN_ID and hop_ml != expected:
@@ -172,7 +173,7 @@ def check(number, frame):
     elif ds_id != DOMAIN_ID and hop_ml < expected:
         errors.append(f"HopML {hop_ml}, fewer than the {expected} words the bitmap asks for")
     if int_bytes > len(payload):
-        out["errors"] = errors + [f"truncated: Length {length} words = {int_bytes} bytes of INT, "
+        out["errors"] = errors + [f"truncated: Length {length} words, {int_bytes} bytes of INT with the shim, "
                                   f"{len(payload)} bytes of UDP payload"]
         return out
     if stack < 0 or (stack and (hop_ml == 0 or stack % (hop_ml * 4))):

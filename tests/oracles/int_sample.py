@@ -12,7 +12,9 @@ Good frames (the default), tagged PCP 3, 10.0.0.1 -> 10.0.0.2:
   3. a SEND ONLY that crossed 5 switches and then a sixth, which set E;
   4. a SEND ONLY that no switch touched yet (0 hops, as the source sends it);
   5. like 1, but asking for every baseline instruction (bits 0-8, HopML 14): the switch
-     fills the ones it does not support (2, 4, 6, 7, 8) with all ones.
+     fills the ones it does not support (2, 4, 6, 7, 8) with all ones;
+  6. like 1, with the checksum complement (bit 15, HopML 7) asked too: all ones, the last
+     word of each hop, after the domain-specific tx bytes and link speed.
 Each RoCEv2 ICRC is the one of the packet without INT, as the source computed it.
 
 --broken writes one frame per malformation instead, and prints, one JSON object a line, the
@@ -28,6 +30,7 @@ import zlib
 INT_UDP_PORT = 4792
 ROCE_PORT = 4791
 DOMAIN_ID = 0x5046
+SHIM_LEN = 4
 # Instruction bits 0, 3, 5 (node id, queue id + occupancy, egress timestamp); DS bits 0, 1
 # (tx bytes, link speed): HPCC's request, 6 words a hop.
 INSTRUCTIONS = 0x8000 | 0x1000 | 0x0400
@@ -84,8 +87,8 @@ def words(instructions, ds):
 
 
 def hop(k, instructions=INSTRUCTIONS, ds=DS_INSTRUCTIONS, base_ts=1_000_000):
-    """The k-th switch's record (k = 1 first on the path), for the bits asked; all ones where
-    pfcswitch supports no value."""
+    """The k-th switch's record (k = 1 first on the path), for the bits asked: baseline bits
+    0-14, then DS bits, then bit 15; all ones where pfcswitch supports no value."""
     node_id, ingress, egress, queue = 100 + k, 1, 2 + k % 3, 3
     qlen = 1500 * k + 82 * (k % 2)
     egress_ts, tx_bytes, speed = base_ts + 1200 * k, 0xFFFFF000 + 4100 * k, 100_000 if k % 2 else 25_000
@@ -96,13 +99,16 @@ def hop(k, instructions=INSTRUCTIONS, ds=DS_INSTRUCTIONS, base_ts=1_000_000):
         5: struct.pack("!Q", egress_ts),
     }
     out = b""
-    for bit in range(16):
+    for bit in range(15):
         if instructions & (0x8000 >> bit):
             out += fields.get(bit, b"\xff" * (8 if bit in (4, 5, 6) else 4))
     if ds & 0x8000:
         out += struct.pack("!I", tx_bytes & 0xFFFFFFFF)
     if ds & 0x4000:
         out += struct.pack("!I", speed)
+    # The checksum complement (bit 15) comes last, after the domain-specific metadata (v2.1).
+    if instructions & 0x0001:
+        out += b"\xff" * 4
     return out
 
 
@@ -120,8 +126,9 @@ def md_header(hops, version=2, e=False, m=False, hop_ml=HOP_ML, instructions=INS
 
 
 def shim(kind, int_len, port=ROCE_PORT, length=None):
-    """Type, NPT 1, Length in words (shim included), original UDP destination port."""
-    words = int_len // 4 if length is None else length
+    """Type, NPT 1, Length, original UDP destination port. `int_len` is the INT bytes, shim
+    included; Length counts the words after the shim (MD header + hop stack), as v2.1 says."""
+    words = (int_len - SHIM_LEN) // 4 if length is None else length
     return struct.pack("!BBH", (kind << 4) | (1 << 2), words, port)
 
 
@@ -183,20 +190,23 @@ def main():
     args = parser.parse_args()
     if not args.broken:
         every = {"instructions": ALL_BASELINE, "hop_ml": words(ALL_BASELINE, DS_INSTRUCTIONS)}
+        complement = {"instructions": INSTRUCTIONS | 0x0001, "hop_ml": words(INSTRUCTIONS | 0x0001, DS_INSTRUCTIONS)}
         frames = [data_frame(args.hops), ack_frame(args.hops), data_frame(MAX_HOPS, e=True), data_frame(0),
-                  data_frame(args.hops, md=every)]
+                  data_frame(args.hops, md=every), data_frame(args.hops, md=complement)]
         write_pcap(args.pcap, frames)
         return
     # Timestamps going backwards: the newest hop older than the one before it.
     _, _, good = send(2)
     swapped = good[24:] + good[:24]
     broken = [
-        ("length", data_frame(2, length=4 + 3 + 2 * HOP_ML + 1)),
+        # v2.1's Length for 2 hops is 3 + 2 x HopML = 15 words; one word more.
+        ("length", data_frame(2, length=3 + 2 * HOP_ML + 1)),
         ("hop_ml", data_frame(2, md={"hop_ml": 5})),
         ("version", data_frame(2, md={"version": 3})),
         ("truncated", data_frame(2, stack_cut=8)),
         ("timestamps", data_frame(2, stack=swapped)),
-        ("ip_length", data_frame(2, ip_extra=-4 * (4 + 2 * HOP_ML))),
+        # The IPv4 total length short by the INT bytes, 4 + Length x 4 = 64.
+        ("ip_length", data_frame(2, ip_extra=-(SHIM_LEN + 4 * (3 + 2 * HOP_ML)))),
     ]
     write_pcap(args.pcap, [f for _, f in broken])
     for number, (kind, _) in enumerate(broken, 1):
