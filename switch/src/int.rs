@@ -22,7 +22,7 @@ use crate::config::PortConfig;
 use crate::config_error::ConfigError;
 use crate::counters::{IntCounters, PortCounters};
 use pfcswitch_link::time::Instant;
-use pfcswitch_wire::{FrameView, IntEgress, IntHop, IntKind, Pcp, int_of};
+use pfcswitch_wire::{ErrorKind, FrameView, IntEgress, IntHop, IntKind, Layer, Pcp, int_of};
 use serde::{Deserialize, Serialize};
 
 /// `[int]`.
@@ -155,7 +155,8 @@ impl IntStamper {
         let header = match int_of(frame) {
             Ok((_, header)) if header.kind() == IntKind::Md => header,
             Ok(_) => return IntPlan::None,
-            Err(error) if error.layer == pfcswitch_wire::Layer::Int => {
+            // Another UDP port is `WrongEtherType` at layer INT: no INT, nothing to count.
+            Err(error) if error.layer == Layer::Int && error.kind != ErrorKind::WrongEtherType => {
                 counters[out].int.malformed += 1;
                 return IntPlan::None;
             }

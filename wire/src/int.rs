@@ -370,7 +370,9 @@ fn layout(frame: &[u8]) -> Result<Layout> {
     Ok(Layout { ip, udp: ip + header_len, ip_end: ip + total })
 }
 
-/// The offset of the INT shim in an IPv4/UDP `frame` to [`INT_UDP_PORT`], and its view.
+/// The offset of the INT shim in an IPv4/UDP `frame` to [`INT_UDP_PORT`], and its view. A
+/// datagram to another port is `WrongEtherType` at layer INT (no INT, as
+/// [`crate::FrameView::roce`] answers for other ports), a bad INT header any other error there.
 pub fn int_of(frame: &[u8]) -> Result<(usize, IntHeader<&[u8]>)> {
     let at = layout(frame)?;
     if read_u16(frame, at.udp + 2) != INT_UDP_PORT {

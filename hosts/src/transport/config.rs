@@ -1,15 +1,16 @@
 //! A transport's configuration: addresses, line rate, framing, segment size, window, timers,
 //! goodput bins, and which congestion control (QCN, FECN, DCTCP) its connections react with.
 
-use crate::{DcqcnParams, DctcpParams, FecnReaction, RpParams};
+use crate::{DcqcnParams, DctcpParams, FecnReaction, HpccParams, RpParams};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{
-    CN_TAG_HEADER_LEN, DataFrameSpec, EthernetAddress, Framing, Ipv4Addr, Pcp, TRAFFIC_UDP_PORT, TrafficKind, VlanRepr,
+    CN_TAG_HEADER_LEN, DataFrameSpec, EthernetAddress, Framing, INT_HEADER_LEN, IntInstructions, Ipv4Addr, Pcp,
+    TRAFFIC_UDP_PORT, TrafficKind, VlanRepr,
 };
 use std::time::Duration;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TransportConfig {
     pub mac: EthernetAddress,
     pub ip: Ipv4Addr,
@@ -48,6 +49,28 @@ pub struct TransportConfig {
     /// DCQCN reaction points (RoCEv2 framing): data goes out ECT(0), and the CNPs receivers
     /// send for CE marks drive each connection's rate limiter. QCN, if set, takes precedence.
     pub dcqcn: Option<DcqcnParams>,
+    /// HPCC: data carries INT-MD asking every switch for HPCC's record, receivers echo the
+    /// records in their acknowledgements, and HPCC's law sets each connection's rate and
+    /// window from them.
+    pub hpcc: Option<HpccTransport>,
+}
+
+/// HPCC's senders: the law's settings, the base RTT T its window is sized for, and the
+/// records a data frame has room for.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+pub struct HpccTransport {
+    pub params: HpccParams,
+    pub base_rtt: Duration,
+    /// HPCC's simulator's 5.
+    pub max_hops: u8,
+}
+
+impl HpccTransport {
+    /// What a data frame keeps free for INT: the header and `max_hops` records, so that a
+    /// fully stamped frame still fits the MTU.
+    pub fn int_reserve(&self) -> usize {
+        INT_HEADER_LEN + usize::from(self.max_hops) * IntInstructions::HPCC.hop_len()
+    }
 }
 
 /// The reaction points of a host's connections.
@@ -81,6 +104,7 @@ impl TransportConfig {
             fecn: None,
             dctcp: None,
             dcqcn: None,
+            hpcc: None,
         }
     }
 
@@ -90,8 +114,15 @@ impl TransportConfig {
         self.frame_len - self.segment_overhead()
     }
 
-    /// Bytes of a full segment's frame that are not message payload.
+    /// Bytes of a full segment's frame that are not message payload, the room kept for INT
+    /// records included.
     pub fn segment_overhead(&self) -> usize {
+        self.header_len() + self.hpcc.map_or(0, |h| h.int_reserve())
+    }
+
+    /// Bytes of a segment's frame, as the transport builds it, that are not payload: the
+    /// headers (and CN-TAG), before any INT.
+    pub fn header_len(&self) -> usize {
         let cn_tag = if self.qcn.is_some() { CN_TAG_HEADER_LEN } else { 0 };
         self.framing.overhead() + cn_tag
     }

@@ -38,15 +38,16 @@ mod sender;
 #[cfg(test)]
 mod tests;
 
-pub use config::{QcnReaction, TransportConfig};
+pub use config::{HpccTransport, QcnReaction, TransportConfig};
 pub use records::{ConnectionSpec, MessageRecord, MessageSpec, ReceiverStats, SenderStats};
 
-use crate::{Arrivals, Dcqcn, FecnSource, HostNic, Pacer, RateTrace, ReactionPoint};
+use crate::{Arrivals, Dcqcn, FecnSource, HopRecord, HostNic, Pacer, RateTrace, ReactionPoint};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
+use pfcswitch_link::units::BitRate as Rate;
 use pfcswitch_wire::{
-    EthernetAddress, FecnProbeRepr, FecnSubtype, FrameView, Framing, Ipv4Addr, Layer, Pcp, TrafficKind, TrafficRepr,
-    VlanRepr,
+    ErrorKind, EthernetAddress, FecnProbeRepr, FecnSubtype, FrameView, Framing, IntHeader, IntKind, Ipv4Addr, Layer,
+    Pcp, TrafficKind, TrafficRepr, VlanRepr, int_of, remove_int,
 };
 use reactions::{MAX_REFLECTIONS, Reaction, ReactionLimiter, Reflection, probe_frame};
 use receiver::Inbound;
@@ -79,6 +80,45 @@ pub struct Transport {
     reflections_dropped: u64,
     /// Datagrams to our port that did not parse, by (layer, reason).
     malformed: BTreeMap<(&'static str, &'static str), u64>,
+    /// A received frame with its INT removed (the sink), reused.
+    stripped: Vec<u8>,
+    /// The INT of the frame being handled: a segment's metadata to echo, or the records an
+    /// acknowledgement echoes, in path order.
+    int: ReceivedInt,
+}
+
+/// What the frame being handled carried of INT.
+#[derive(Clone, Debug, Default)]
+struct ReceivedInt {
+    kind: Option<IntKind>,
+    metadata: Vec<u8>,
+    records: Vec<HopRecord>,
+}
+
+impl ReceivedInt {
+    fn take(&mut self, header: &IntHeader<&[u8]>) {
+        self.kind = Some(header.kind());
+        self.metadata.clear();
+        self.records.clear();
+        match header.kind() {
+            IntKind::Md => self.metadata.extend_from_slice(header.metadata()),
+            IntKind::Echo => {
+                let records = (0..header.hop_count()).rev().map(|i| {
+                    let hop = header.hop(i);
+                    Some(HopRecord {
+                        timestamp_ns: hop.egress_ns?,
+                        tx_bytes: hop.tx_bytes?,
+                        queue_bytes: hop.queue?.1,
+                        link: Rate::mbps(u64::from(hop.link_mbps?)),
+                    })
+                });
+                // A record without HPCC's fields makes the whole echo useless to it.
+                if let Some(records) = records.collect::<Option<Vec<_>>>() {
+                    self.records = records;
+                }
+            }
+        }
+    }
 }
 
 impl Transport {
@@ -96,6 +136,8 @@ impl Transport {
             reflections: VecDeque::with_capacity(MAX_REFLECTIONS),
             reflections_dropped: 0,
             malformed: BTreeMap::new(),
+            stripped: Vec::new(),
+            int: ReceivedInt::default(),
         }
     }
 
@@ -194,6 +236,35 @@ impl Transport {
     /// Returns whether it was ours: a malformed datagram to our port is, and is counted by
     /// reason ([`Transport::malformed`]); foreign frames are for the caller to count.
     pub fn handle_rx(&mut self, now: Instant, frame: &[u8]) -> bool {
+        self.int.kind = None;
+        match int_of(frame) {
+            Ok((_, header)) => {
+                // The INT sink: the records kept, the frame read as its source sent it.
+                self.int.take(&header);
+                let mut stripped = std::mem::take(&mut self.stripped);
+                stripped.clear();
+                stripped.extend_from_slice(frame);
+                let ours = match remove_int(&mut stripped, frame.len()) {
+                    Ok(len) => self.handle_plain(now, &stripped[..len]),
+                    Err(_) => false,
+                };
+                self.stripped = stripped;
+                ours
+            }
+            // Another UDP port is `WrongEtherType` at layer INT: not INT.
+            Err(error) if error.layer == Layer::Int && error.kind != ErrorKind::WrongEtherType => {
+                let ours = FrameView::parse(frame).is_ok_and(|view| view.l2.dst == self.config.mac);
+                if ours {
+                    *self.malformed.entry((error.layer.name(), error.kind.name())).or_default() += 1;
+                }
+                ours
+            }
+            Err(_) => self.handle_plain(now, frame),
+        }
+    }
+
+    /// [`Transport::handle_rx`] for a frame without INT (or with it removed).
+    fn handle_plain(&mut self, now: Instant, frame: &[u8]) -> bool {
         let Ok(view) = FrameView::parse(frame) else { return false };
         if view.l2.dst != self.config.mac {
             return false;
@@ -252,6 +323,9 @@ impl Transport {
             self.inbound.resize(id + 1, None);
         }
         let inbound = self.inbound[id].get_or_insert_with(|| Inbound::new(view.l2.src, src_ip, view.l2.vlan));
+        if self.int.kind == Some(IntKind::Md) {
+            inbound.keep_int(&self.int.metadata);
+        }
         if inbound.receive(now, frame_len, ecn, traffic, &self.config) {
             self.control.push_back(traffic.flow_id);
         }
@@ -278,8 +352,12 @@ impl Transport {
     fn receive_acknowledgement(&mut self, now: Instant, traffic: &TrafficRepr) {
         let payload = self.config.payload_len();
         let rto = self.config.rto;
-        let Some(connection) = self.connection_mut(traffic.flow_id) else { return };
-        connection.on_acknowledgement(now, traffic, payload, rto);
+        let hops = match self.int.kind {
+            Some(IntKind::Echo) => &self.int.records[..],
+            _ => &[],
+        };
+        let Some(&index) = self.by_id.get(&traffic.flow_id) else { return };
+        self.connections[index].on_acknowledgement(now, traffic, hops, payload, rto);
     }
 
     /// A CNM for the connection its CN-TAG names feeds that connection's reaction point.

@@ -4,16 +4,18 @@
 //! the crate's `Dctcp` and `FecnSource`, held by the sender as they are.
 
 use super::config::TransportConfig;
-use crate::{Dcqcn, RateLimiter, ReactionPoint, RpPhase};
+use crate::{Dcqcn, HopRecord, Hpcc, RateLimiter, ReactionPoint, RpPhase};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{EthernetAddress, FecnProbeRepr, L2Repr, Pcp, VlanRepr, build_fecn_probe_frame, ethertype};
 
-/// The reaction point that sets a connection's rate: QCN's (CNMs) or DCQCN's (CNPs).
+/// The control that sets a connection's rate: QCN's reaction point (CNMs), DCQCN's (CNPs)
+/// or HPCC's law (the INT records its acknowledgements echo).
 #[derive(Clone, Debug)]
 pub(super) enum Reaction {
     Qcn(ReactionPoint),
     Dcqcn(Dcqcn),
+    Hpcc(Hpcc),
 }
 
 impl Reaction {
@@ -21,13 +23,17 @@ impl Reaction {
         match self {
             Reaction::Qcn(rp) => rp.rate(),
             Reaction::Dcqcn(rp) => rp.rate(),
+            Reaction::Hpcc(law) => law.rate(),
         }
     }
 
-    pub(super) fn phase(&self) -> RpPhase {
+    /// Whether the rate limiter holds the flow back: not while a reaction point is released
+    /// at line rate; HPCC's NIC always paces a queue pair at its rate.
+    fn limits(&self) -> bool {
         match self {
-            Reaction::Qcn(rp) => rp.phase(),
-            Reaction::Dcqcn(rp) => rp.phase(),
+            Reaction::Qcn(rp) => rp.phase() != RpPhase::Idle,
+            Reaction::Dcqcn(rp) => rp.phase() != RpPhase::Idle,
+            Reaction::Hpcc(_) => true,
         }
     }
 
@@ -35,6 +41,15 @@ impl Reaction {
         match self {
             Reaction::Qcn(rp) => rp.poll_timeout(),
             Reaction::Dcqcn(rp) => rp.poll_timeout(),
+            Reaction::Hpcc(_) => None,
+        }
+    }
+
+    /// HPCC's window in bytes, if this is HPCC.
+    pub(super) fn window_bytes(&self) -> Option<u64> {
+        match self {
+            Reaction::Hpcc(law) => Some(law.window_bytes()),
+            _ => None,
         }
     }
 
@@ -53,19 +68,22 @@ pub(super) struct ReactionLimiter {
 }
 
 impl ReactionLimiter {
-    /// QCN's reaction point if the config has one, else DCQCN's if it has that.
+    /// QCN's reaction point if the config has one, else DCQCN's if it has that, else HPCC's.
     pub(super) fn new(config: &TransportConfig) -> Option<ReactionLimiter> {
-        let (rp, line_rate) = match (config.qcn, config.dcqcn) {
-            (Some(qcn), _) => (Reaction::Qcn(ReactionPoint::new(qcn.params, qcn.line_rate)), qcn.line_rate),
-            (None, Some(params)) => (Reaction::Dcqcn(Dcqcn::new(params, config.line_rate)), config.line_rate),
-            (None, None) => return None,
+        let (rp, line_rate) = match (config.qcn, config.dcqcn, config.hpcc) {
+            (Some(qcn), ..) => (Reaction::Qcn(ReactionPoint::new(qcn.params, qcn.line_rate)), qcn.line_rate),
+            (None, Some(params), _) => (Reaction::Dcqcn(Dcqcn::new(params, config.line_rate)), config.line_rate),
+            (None, None, Some(hpcc)) => {
+                (Reaction::Hpcc(Hpcc::new(hpcc.params, config.line_rate, hpcc.base_rtt)), config.line_rate)
+            }
+            (None, None, None) => return None,
         };
         Some(ReactionLimiter { rp, limiter: RateLimiter::new(line_rate, config.epoch, config.bin) })
     }
 
     /// Whether the limiter holds the flow back (not while released at line rate).
     pub(super) fn limits(&self) -> bool {
-        self.rp.phase() != RpPhase::Idle
+        self.rp.limits()
     }
 
     /// The flow sent a frame of `len` bytes.
@@ -76,6 +94,7 @@ impl ReactionLimiter {
         match &mut self.rp {
             Reaction::Qcn(rp) => rp.on_sent(len as u64),
             Reaction::Dcqcn(rp) => rp.on_sent(len as u64),
+            Reaction::Hpcc(_) => {}
         }
         self.follow_rate(now);
     }
@@ -85,8 +104,18 @@ impl ReactionLimiter {
         match &mut self.rp {
             Reaction::Qcn(rp) => rp.handle_timeout(now),
             Reaction::Dcqcn(rp) => rp.handle_timeout(now),
+            Reaction::Hpcc(_) => return,
         }
         self.follow_rate(now);
+    }
+
+    /// An acknowledgement of segments up to `acked` (`next`: the next to send) echoing
+    /// `hops`' records: HPCC's law reacts.
+    pub(super) fn acknowledged(&mut self, now: Instant, acked: u32, next: u32, hops: &[HopRecord]) {
+        if let Reaction::Hpcc(law) = &mut self.rp {
+            law.on_ack(u64::from(acked), u64::from(next), hops);
+            self.follow_rate(now);
+        }
     }
 
     /// A congestion notification for the flow (a CNM's feedback, or a CNP): whether this

@@ -9,7 +9,8 @@ use super::config::TransportConfig;
 use super::records::ReceiverStats;
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{
-    DataFrameSpec, EthernetAddress, Framing, Ipv4Addr, Pcp, TrafficKind, TrafficRepr, VlanRepr, build_data_frame,
+    DataFrameSpec, EthernetAddress, Framing, IntInstructions, IntKind, IntRepr, Ipv4Addr, Pcp, TrafficKind,
+    TrafficRepr, VlanRepr, build_data_frame, insert_int,
 };
 
 /// What this host knows of a connection that sends to it.
@@ -27,6 +28,9 @@ pub(super) struct Inbound {
     pending: Option<TrafficKind>,
     /// When the last CNP was queued.
     cnp_at: Option<Instant>,
+    /// The INT-MD header and hop stack of the last segment that carried INT, which the next
+    /// acknowledgement echoes (HPCC's receiver).
+    echo: Vec<u8>,
     pub(super) stats: ReceiverStats,
 }
 
@@ -44,6 +48,7 @@ impl Inbound {
             marked_since_ack: 0,
             pending: None,
             cnp_at: None,
+            echo: Vec::new(),
             stats: ReceiverStats::default(),
         }
     }
@@ -115,6 +120,13 @@ impl Inbound {
         wanted
     }
 
+    /// Keeps a segment's INT metadata (its MD header and hop stack) for the next
+    /// acknowledgement to echo.
+    pub(super) fn keep_int(&mut self, metadata: &[u8]) {
+        self.echo.clear();
+        self.echo.extend_from_slice(metadata);
+    }
+
     /// The next in-order sequence number it waits for.
     pub(super) fn expected(&self) -> u32 {
         self.expected
@@ -152,7 +164,12 @@ impl Inbound {
             offset: marked,
             timestamp_ns: now.as_nanos(),
         };
-        build_data_frame(buffer, &spec)
+        let len = build_data_frame(buffer, &spec);
+        if self.echo.is_empty() {
+            return len;
+        }
+        let echo = IntRepr { kind: IntKind::Echo, ..IntRepr::source(0, IntInstructions::default(), 0) };
+        insert_int(buffer, len, &echo, &self.echo).expect("an acknowledgement has room for its echo")
     }
 
     /// The priority of the connection's CNPs.

@@ -6,10 +6,11 @@
 use super::config::TransportConfig;
 use super::reactions::ReactionLimiter;
 use super::records::{ConnectionSpec, MessageRecord, MessageSpec, SenderStats};
-use crate::{Dctcp, FecnSource, Pacer};
+use crate::{Dctcp, FecnSource, HopRecord, Pacer};
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{
-    CnTagRepr, DataFrameSpec, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame,
+    CnTagRepr, DataFrameSpec, IntInstructions, IntRepr, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr,
+    build_data_frame, insert_int,
 };
 use std::time::Duration;
 
@@ -150,6 +151,9 @@ impl Connection {
     /// `until` (the end of the workload).
     pub(super) fn send_at(&self, payload: usize, window: u32, until: Instant, not_before: Instant) -> Option<Instant> {
         let window = self.dctcp.as_ref().map_or(window, |dctcp| dctcp.window().min(window));
+        // HPCC's window in bytes of payload, as its simulator counts it, at least a segment.
+        let hpcc = self.reaction.as_ref().and_then(|r| r.rp.window_bytes());
+        let window = hpcc.map_or(window, |bytes| (bytes.div_ceil(payload as u64).max(1) as u32).min(window));
         if self.next - self.base >= window {
             return None;
         }
@@ -192,7 +196,19 @@ impl Connection {
     }
     /// An ACK or NAK for this connection: a NAK below `next` sends it back to the sequence
     /// number it names.
-    pub(super) fn on_acknowledgement(&mut self, now: Instant, traffic: &TrafficRepr, payload: usize, rto: Duration) {
+    /// `hops`: the INT records it echoes, for HPCC.
+    pub(super) fn on_acknowledgement(
+        &mut self,
+        now: Instant,
+        traffic: &TrafficRepr,
+        hops: &[HopRecord],
+        payload: usize,
+        rto: Duration,
+    ) {
+        let acked = traffic.sequence.min(self.sent_through);
+        if let Some(reaction) = self.reaction.as_mut().filter(|_| !hops.is_empty()) {
+            reaction.acknowledged(now, acked, self.next.max(acked), hops);
+        }
         self.acknowledge(now, traffic.sequence, traffic.offset, payload, rto);
         if traffic.kind == TrafficKind::Nak && traffic.sequence < self.next {
             self.stats.naks += 1;
@@ -240,10 +256,16 @@ impl Connection {
                 offset,
                 timestamp_ns: now.as_nanos(),
             },
-            frame_len: config.segment_overhead() + segment_payload,
+            frame_len: config.header_len() + segment_payload,
             framing: config.framing,
         };
-        let len = build_data_frame(buffer, &spec);
+        let mut len = build_data_frame(buffer, &spec);
+        if let Some(hpcc) = config.hpcc {
+            // HPCC's INT source (room for `max_hops` records is in `segment_overhead`); the
+            // frame's own UDP destination port goes into the shim.
+            let source = IntRepr::source(spec.dst_port, IntInstructions::HPCC, hpcc.max_hops);
+            len = insert_int(buffer, len, &source, &[]).expect("an IPv4/UDP segment with room for INT");
+        }
         self.stats.segments += 1;
         self.stats.retransmitted += u64::from(seq < self.sent_through);
         self.next += 1;
