@@ -46,6 +46,8 @@ fn per_frame(c: &mut Criterion) {
     group.bench_function("rx_to_tx_burst64_pfc_ecn", |b| b.iter(|| workload.burst()));
     let mut workload = Workload::with_pools(PolicyKind::Pfc);
     group.bench_function("rx_to_tx_burst64_pfc_pools", |b| b.iter(|| workload.burst()));
+    let mut workload = Workload::with_int(PolicyKind::Pfc);
+    group.bench_function("rx_to_tx_burst64_pfc_int", |b| b.iter(|| workload.burst()));
     group.finish();
 }
 

@@ -67,12 +67,14 @@ fn the_per_frame_path_does_not_allocate() {
         (PolicyKind::Pfc, None, "fecn"),
         (PolicyKind::Pfc, None, "ecn"),
         (PolicyKind::Pfc, None, "pools"),
+        (PolicyKind::Pfc, None, "int"),
     ]);
     for (policy, qcn, scheme) in setups {
         let mut workload = match scheme {
             "fecn" => Workload::with_fecn(policy),
             "ecn" => Workload::with_ecn(policy),
             "pools" => Workload::with_pools(policy),
+            "int" => Workload::with_int(policy),
             _ => Workload::with_qcn(policy, qcn),
         };
         for _ in 0..100 {
@@ -111,6 +113,10 @@ fn the_per_frame_path_does_not_allocate() {
             let marked: u64 = (0..8).map(|p| fecn.point(p, Pcp::new(3).unwrap()).probes_marked).sum();
             let intervals = fecn.point(0, Pcp::new(3).unwrap()).intervals;
             assert!(marked > 0 && intervals > 100, "FECN measured ({intervals} intervals) and marked ({marked})");
+        }
+        if scheme == "int" {
+            let stamped: u64 = (0..8).map(|p| workload.switch.counters(p).int.stamped).sum();
+            assert!(stamped > 10_000, "INT records pushed: {stamped}");
         }
         assert_eq!(allocations, 0, "{policy:?} {qcn:?} {scheme}: {allocations} allocations for {frames} frames");
     }

@@ -9,7 +9,10 @@
 //! elephant's first frame is a FECN probe (60 B): with FECN on priority 3 it is marked as it
 //! leaves, and each 1 ms interval (50 bursts of 20 µs) the rate points measure. Time advances
 //! 20 µs per burst and the switch's timers run when due. In buffer mode "pools" the same
-//! bursts cross the lossless PGs' dynamic threshold instead.
+//! bursts cross the lossless PGs' dynamic threshold instead. With INT on priority 3, every
+//! priority-3 frame carries INT-MD with HPCC's request and gets a record as it leaves,
+//! pushed into the headroom in front of it as the datapath does (9000-byte MTUs, so that
+//! the 1500-byte elephants have room for it).
 
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, ByteSize};
@@ -17,19 +20,29 @@ use pfcswitch_switch::config::{PolicyKind, SwitchConfig};
 use pfcswitch_switch::qcn::{Placement, Sampling};
 use pfcswitch_switch::{Switch, Tx};
 use pfcswitch_wire::{
-    DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FlowKey, Framing, Ipv4Addr, L2Repr, OfcHeader, OfcOp,
-    Pcp, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr, build_data_frame, build_fecn_probe_frame,
-    build_ofc_frame, mark_ecn_ce, mark_fecn_probe,
+    DataFrameSpec, EthernetAddress, FecnProbeRepr, FecnSubtype, FlowKey, FrameView, Framing, INT_HEADER_LEN,
+    IntInstructions, IntRepr, Ipv4Addr, L2Repr, OfcHeader, OfcOp, Pcp, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr,
+    VlanRepr, apply_int, build_data_frame, build_fecn_probe_frame, build_ofc_frame, insert_int, mark_ecn_ce,
+    mark_fecn_probe,
 };
 use std::time::Duration;
 
 pub const PORTS: usize = 8;
+/// Room in front of a frame for a pushed INT record (the datapath has 256 bytes).
+const INT_HEADROOM: usize = 128;
+/// Where a tagged IPv4/UDP frame's INT-MD header ends: what a push moves.
+const INT_HEADERS_END: usize = 18 + 20 + 8 + INT_HEADER_LEN;
 pub const BURST: usize = 64;
 
 pub struct Workload {
     pub switch: Switch,
-    /// (ingress port, frame bytes), cycled through.
+    /// (ingress port, frame bytes), cycled through; with INT, `INT_HEADROOM` bytes come
+    /// first.
     frames: Vec<(usize, Vec<u8>)>,
+    /// With INT: each frame's bytes as built, which a stamped frame's headers are restored
+    /// from for its next turn.
+    pristine: Vec<Vec<u8>>,
+    headroom: usize,
     next: usize,
     now: Instant,
     control: [u8; 2048],
@@ -125,6 +138,32 @@ impl Workload {
         })
     }
 
+    /// With INT on priority 3: every priority-3 frame carries INT-MD asking for HPCC's record.
+    pub fn with_int(policy: PolicyKind) -> Workload {
+        let mut workload = Workload::new(policy, |config| {
+            config.int.priorities = vec![3];
+            for port in &mut config.ports {
+                port.mtu = 9000;
+            }
+        });
+        let source = IntRepr::source(TRAFFIC_UDP_PORT, IntInstructions::HPCC, 5);
+        for (_, bytes) in &mut workload.frames {
+            let len = bytes.len();
+            let mut with_int = vec![0u8; INT_HEADROOM + len + INT_HEADER_LEN];
+            with_int[INT_HEADROOM..INT_HEADROOM + len].copy_from_slice(bytes);
+            let is_3 = FrameView::parse(bytes).is_ok_and(|view| view.pcp() == Pcp::new(3));
+            let new_len = match is_3 {
+                true => insert_int(&mut with_int[INT_HEADROOM..], len, &source, &[]).unwrap_or(len),
+                false => len,
+            };
+            with_int.truncate(INT_HEADROOM + new_len);
+            *bytes = with_int;
+        }
+        workload.pristine = workload.frames.iter().map(|(_, bytes)| bytes.clone()).collect();
+        workload.headroom = INT_HEADROOM;
+        workload
+    }
+
     /// `edit` comes last: it may undo a default of the other workloads.
     fn new(policy: PolicyKind, edit: impl FnOnce(&mut SwitchConfig)) -> Workload {
         let mut config = SwitchConfig::with_ports("bench", PORTS, BitRate::gbps(100));
@@ -184,6 +223,8 @@ impl Workload {
         let mut workload = Workload {
             switch,
             frames,
+            pristine: Vec::new(),
+            headroom: 0,
             next: 0,
             now: Instant::ZERO,
             control: [0; 2048],
@@ -208,7 +249,7 @@ impl Workload {
         }
         for _ in 0..BURST {
             let (port, bytes) = &self.frames[self.next];
-            self.switch.handle_rx(self.now, *port, self.next as u64, bytes);
+            self.switch.handle_rx(self.now, *port, self.next as u64, &bytes[self.headroom..]);
             self.next = (self.next + 1) % self.frames.len();
         }
         if let Some((port, _, resume)) = ofc {
@@ -231,6 +272,14 @@ impl Workload {
                     }
                     // The datapath rewrites probes and CE marks in its buffer; ours are reused,
                     // so a copy. (The frames that taught the switch its addresses have no index.)
+                    Tx::Data { handle, len, int: Some(int), .. } => {
+                        // In place, into the headroom; then the headers back for the next turn.
+                        if let Some((_, bytes)) = self.frames.get_mut(handle as usize) {
+                            let _ = apply_int(bytes, self.headroom, len as usize, &int);
+                            let restore = self.headroom + INT_HEADERS_END;
+                            bytes[..restore].copy_from_slice(&self.pristine[handle as usize][..restore]);
+                        }
+                    }
                     Tx::Data { handle, len, mark, ce, .. } => {
                         if let Some((_, bytes)) = self.frames.get(handle as usize).filter(|_| mark.is_some() || ce) {
                             let frame = &mut self.scratch[..len as usize];
