@@ -165,6 +165,23 @@ pub fn tshark_expert_messages(pcap: &Path) -> Vec<String> {
     tshark_fields(pcap, &["_ws.expert.message"], &[]).into_iter().map(|row| row.join(" ")).collect()
 }
 
+/// The expert messages tshark raises per frame with the project's Lua dissector loaded.
+pub fn tshark_expert_messages_with_dissector(pcap: &Path) -> Vec<String> {
+    let fields = tshark_fields_with_dissector(pcap, &["_ws.expert.message"]);
+    fields.into_iter().map(|row| row.join(" ")).collect()
+}
+
+/// The INT decoder (`oracles/int_check.py`, plain Python from docs/frames.md, not
+/// pfcswitch_wire) over `pcap`: one JSON value per frame with INT, with the rules it breaks
+/// in `errors`.
+pub fn int_check(pcap: &Path) -> Vec<serde_json::Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracles/int_check.py");
+    run(&python(), &[script.to_str().unwrap(), pcap.to_str().unwrap()], "the INT decoder")
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("int_check.py printed `{line}`: {e}")))
+        .collect()
+}
+
 /// The interpreter with scapy: Debian's python3 (python3-scapy), or `$PFCSWITCH_PYTHON`.
 fn python() -> String {
     std::env::var("PFCSWITCH_PYTHON").unwrap_or_else(|_| "/usr/bin/python3".into())

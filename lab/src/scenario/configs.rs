@@ -119,6 +119,9 @@ impl Modes {
         if self.dcqcn == Some(DcqcnMode::On) && !scenario.overrides.contains_key("ecn") {
             sections.push(("ecn", dcqcn_marking(scenario)));
         }
+        if scenario.transport.hpcc.is_some() && !scenario.overrides.contains_key("int") {
+            sections.push(("int", int_stamping(scenario)));
+        }
         sections
     }
 }
@@ -179,6 +182,12 @@ impl InForce {
             }),
         }
     }
+}
+
+/// INT records on the classes' priorities at every egress: what HPCC's senders read.
+fn int_stamping(scenario: &Scenario) -> toml::Table {
+    let priorities = scenario.priorities().into_iter().map(|p| toml::Value::Integer(p.into())).collect();
+    toml::Table::from_iter([("priorities".to_string(), toml::Value::Array(priorities))])
 }
 
 /// DCQCN's congestion point as its paper sets it (Zhu et al. 2015, §5: Kmin = 5 KB, Kmax =

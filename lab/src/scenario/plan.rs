@@ -8,7 +8,7 @@ use super::schemes::{FecnSpec, QcnSpec};
 use super::sets::{Applied, apply, blame, struct_fields};
 use crate::workload::{ClassSpec, StormSpec};
 use anyhow::{Context, Result, bail};
-use pfcswitch_hosts::{DcqcnParams, DctcpParams, TransportConfig};
+use pfcswitch_hosts::{DcqcnParams, DctcpParams, HpccParams, HpccTransport, TransportConfig};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, duration};
 use pfcswitch_wire::{EthernetAddress, Framing, Ipv4Addr, Pcp};
@@ -164,6 +164,65 @@ pub struct TransportSpec {
     /// The switches mark with `[ecn]` (in `overrides`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dcqcn: Option<DcqcnParams>,
+    /// HPCC's senders (`hpcc = { base_rtt = "8us" }`, docs/congestion-control.md), with
+    /// `rocev2`: data carries INT-MD, every switch stamps the classes' priorities (`[int]`),
+    /// receivers echo the records and senders set rate and window from them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpcc: Option<HpccSpec>,
+}
+
+/// `[transport.hpcc]`: HPCC's law (its keys, `HpccParams`), the base RTT T its window and its
+/// utilization are measured against (HPCC §3.2; the simulator's largest base RTT of the
+/// fabric, `GLOBAL_T 1`), and the INT records a data frame has room for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HpccSpec {
+    pub base_rtt: Duration,
+    pub max_hops: u8,
+    pub params: HpccParams,
+}
+
+/// HPCC's simulator's `IntHeader::maxHop`.
+const HPCC_MAX_HOPS: u8 = 5;
+
+impl<'de> Deserialize<'de> for HpccSpec {
+    /// `base_rtt` (required) and `max_hops` beside the law's own keys, which `HpccParams`
+    /// reads and checks for unknown ones.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<HpccSpec, D::Error> {
+        use serde::de::Error;
+        let mut table = toml::Table::deserialize(deserializer)?;
+        let base_rtt = match table.remove("base_rtt") {
+            Some(toml::Value::String(text)) => pfcswitch_link::units::parse_duration(&text).map_err(D::Error::custom)?,
+            Some(other) => return Err(D::Error::custom(format!("base_rtt: {other} is not a duration like \"8us\""))),
+            None => {
+                return Err(D::Error::custom(
+                    "base_rtt is required: the fabric's largest base RTT, which sizes HPCC's window (T in HPCC §3.2)",
+                ));
+            }
+        };
+        let max_hops = match table.remove("max_hops") {
+            Some(toml::Value::Integer(n)) => u8::try_from(n).map_err(|_| D::Error::custom(format!("max_hops: {n} is not 0-255")))?,
+            Some(other) => return Err(D::Error::custom(format!("max_hops: {other} is not a number"))),
+            None => HPCC_MAX_HOPS,
+        };
+        let params = HpccParams::deserialize(toml::Value::Table(table)).map_err(D::Error::custom)?;
+        Ok(HpccSpec { base_rtt, max_hops, params })
+    }
+}
+
+impl Serialize for HpccSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error;
+        let mut table = toml::Table::try_from(self.params).map_err(S::Error::custom)?;
+        table.insert("base_rtt".into(), toml::Value::String(pfcswitch_link::units::format_duration(self.base_rtt)));
+        table.insert("max_hops".into(), toml::Value::Integer(self.max_hops.into()));
+        table.serialize(serializer)
+    }
+}
+
+impl HpccSpec {
+    fn transport(&self) -> HpccTransport {
+        HpccTransport { params: self.params, base_rtt: self.base_rtt, max_hops: self.max_hops }
+    }
 }
 
 /// `[transport.rocev2]`: what a RoCE NIC's queue pairs are set up with.
@@ -229,6 +288,7 @@ impl Default for TransportSpec {
             dctcp: None,
             rocev2: None,
             dcqcn: None,
+            hpcc: None,
         }
     }
 }
@@ -243,8 +303,21 @@ impl TransportSpec {
                 bail!("transport.dcqcn needs transport.rocev2: DCQCN reacts to RoCEv2's CNPs");
             }
         }
+        if let Some(hpcc) = &self.hpcc {
+            hpcc.params.validate_for(speed).map_err(|e| anyhow::anyhow!("transport.hpcc: {e}"))?;
+            if self.rocev2.is_none() {
+                bail!("transport.hpcc needs transport.rocev2: HPCC runs on RDMA NICs' queue pairs");
+            }
+            if self.dcqcn.is_some() {
+                bail!("transport: hpcc and dcqcn exclude each other: one law sets a queue pair's rate");
+            }
+            if hpcc.base_rtt.is_zero() {
+                bail!("transport.hpcc.base_rtt: must be above 0: it sizes the window and weighs U");
+            }
+        }
         let Some(rocev2) = &self.rocev2 else { return Ok(()) };
-        let frame = rocev2.pmtu(mtu)? + ROCEV2_IP_OVERHEAD + pfcswitch_switch::config::L2_HEADER_MAX as u32;
+        let reserve = self.int_reserve();
+        let frame = rocev2.pmtu(mtu - reserve)? + ROCEV2_IP_OVERHEAD + reserve + pfcswitch_switch::config::L2_HEADER_MAX as u32;
         if datapath && frame > DATAPATH_MAX_FRAME {
             bail!(
                 "transport.rocev2: a path MTU of {} makes {frame}-byte frames; the AF_XDP datapath carries at most \
@@ -274,10 +347,13 @@ impl TransportSpec {
         end: Instant,
     ) -> TransportConfig {
         let tagged = |ip: u32| ip as usize + pfcswitch_switch::config::L2_HEADER_MAX as usize;
-        let rocev2_pmtu = self.rocev2.map(|r| r.pmtu(mtu).expect("validated"));
+        // Room for HPCC's INT records comes out of the MTU, as a NIC sizes its path MTU.
+        let reserve = self.int_reserve();
+        let rocev2_pmtu = self.rocev2.map(|r| r.pmtu(mtu - reserve).expect("validated"));
         let defaults = TransportConfig::new(mac, ip, speed);
+        let full = |pmtu: u32| pmtu + ROCEV2_IP_OVERHEAD + reserve;
         TransportConfig {
-            frame_len: self.frame_len.unwrap_or_else(|| tagged(rocev2_pmtu.map_or(mtu, |p| p + ROCEV2_IP_OVERHEAD))),
+            frame_len: self.frame_len.unwrap_or_else(|| tagged(rocev2_pmtu.map_or(mtu, full))),
             framing: if self.rocev2.is_some() { Framing::Rocev2 } else { Framing::Traffic },
             cnp_interval: self.rocev2.map_or(defaults.cnp_interval, |r| r.cnp_interval),
             cnp_priority: self.rocev2.and_then(|r| r.cnp_priority).and_then(Pcp::new),
@@ -289,8 +365,14 @@ impl TransportSpec {
             long_lived_until: end,
             dctcp: self.dctcp,
             dcqcn: self.dcqcn,
+            hpcc: self.hpcc.map(|h| h.transport()),
             ..defaults
         }
+    }
+
+    /// Bytes a data frame keeps free for INT records (HPCC), out of the MTU.
+    fn int_reserve(&self) -> u32 {
+        self.hpcc.map_or(0, |h| h.transport().int_reserve() as u32)
     }
 }
 
