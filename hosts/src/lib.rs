@@ -36,6 +36,6 @@ pub use reaction_point::{ReactionPoint, RpParams, RpPhase};
 pub use swift::{Swift, SwiftParams};
 pub use timely::{Timely, TimelyModel, TimelyParams};
 pub use transport::{
-    ConnectionSpec, HpccTransport, MessageRecord, MessageSpec, QcnReaction, ReceiverStats, SenderStats, Transport,
-    TransportConfig,
+    ConnectionSpec, HpccTransport, MessageRecord, MessageSpec, QcnReaction, ReceiverStats, SenderStats, SwiftTransport,
+    TimelyTransport, Transport, TransportConfig,
 };

@@ -1,7 +1,8 @@
 //! A transport's configuration: addresses, line rate, framing, segment size, window, timers,
-//! goodput bins, and which congestion control (QCN, FECN, DCTCP) its connections react with.
+//! goodput bins, and which congestion control (QCN, FECN, DCTCP, DCQCN, HPCC, TIMELY, Swift)
+//! its connections react with.
 
-use crate::{DcqcnParams, DctcpParams, FecnReaction, HpccParams, RpParams};
+use crate::{DcqcnParams, DctcpParams, FecnReaction, HpccParams, RpParams, SwiftParams, TimelyParams};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{
@@ -53,6 +54,39 @@ pub struct TransportConfig {
     /// records in their acknowledgements, and HPCC's law sets each connection's rate and
     /// window from them.
     pub hpcc: Option<HpccTransport>,
+    /// TIMELY: the RTT sample of each ACK that covers new data (one completion event)
+    /// drives TIMELY's law, whose rate the connection's rate limiter paces at (a TIMELY NIC
+    /// paces every queue pair). QCN, DCQCN and HPCC, if set, take precedence.
+    pub timely: Option<TimelyTransport>,
+    /// Swift: the RTT sample of each ACK that covers new data drives Swift's congestion
+    /// window (within `window`); below one segment the connection sends one segment per
+    /// RTT/cwnd. NAKs are its fast recovery, retransmission timeouts its timeouts.
+    pub swift: Option<SwiftTransport>,
+}
+
+/// TIMELY's senders: the law's settings and, for TIMELY+w (HPCC's simulator's `HAS_WIN 1`,
+/// `VAR_WIN 1`), the base RTT of a window of BDP × rate / line rate.
+///
+/// The rate is computed once per completion event, and a completion event here is an ACK
+/// that acknowledges new data, its RTT sample the newest acknowledged segment's: so
+/// `ack_every` segments are the paper's "segment" (16–64 KB there, §4.1; e.g. `ack_every`
+/// 16 at 1422-byte segments is 22 KB). With `ack_every` 1 every segment is one, as HPCC's
+/// simulator samples every ACK; its once-per-RTT rule is the law's `hpcc` model.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+pub struct TimelyTransport {
+    pub params: TimelyParams,
+    /// TIMELY+w: with a base RTT T, the window is line rate × T × rate / line rate bytes of
+    /// payload (at least one segment); `None`: TIMELY's rate alone.
+    pub window: Option<std::time::Duration>,
+}
+
+/// Swift's senders: the law's settings and the hops its target delay scales with.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+pub struct SwiftTransport {
+    pub params: SwiftParams,
+    /// The hop count of the target delay when the ACK echoes no INT; with HPCC's INT on, the
+    /// echo's hop count (the switches it crossed) is used instead.
+    pub hops: u32,
 }
 
 /// HPCC's senders: the law's settings, the base RTT T its window is sized for, and the
@@ -105,6 +139,8 @@ impl TransportConfig {
             dctcp: None,
             dcqcn: None,
             hpcc: None,
+            timely: None,
+            swift: None,
         }
     }
 

@@ -26,7 +26,8 @@
 //!
 //! The transport (this file) owns the connections and chooses what goes out next; a
 //! connection's sending side is in `sender`, its receiving side in `receiver`, QCN's and
-//! FECN's per-host state in `reactions`.
+//! FECN's per-host state, and the rate-based and Swift's window laws, in `reactions`; the
+//! RTT samples (TIMELY's and Swift's, taken at the sender) in `rtt`.
 
 mod config;
 mod psn;
@@ -34,14 +35,15 @@ mod reactions;
 mod receiver;
 mod records;
 mod roster;
+mod rtt;
 mod sender;
 #[cfg(test)]
 mod tests;
 
-pub use config::{HpccTransport, QcnReaction, TransportConfig};
+pub use config::{HpccTransport, QcnReaction, SwiftTransport, TimelyTransport, TransportConfig};
 pub use records::{ConnectionSpec, MessageRecord, MessageSpec, ReceiverStats, SenderStats};
 
-use crate::{Arrivals, Dcqcn, FecnSource, HopRecord, HostNic, Pacer, RateTrace, ReactionPoint};
+use crate::{Arrivals, Dcqcn, FecnSource, HopRecord, HostNic, Pacer, RateTrace, ReactionPoint, Swift, Timely};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_link::units::BitRate as Rate;
@@ -230,6 +232,21 @@ impl Transport {
             ReactionLimiter { rp: Reaction::Dcqcn(rp), limiter } => Some((c.spec.id, rp, limiter.trace())),
             _ => None,
         })
+    }
+
+    /// Each connection's TIMELY law and its rate over time, if TIMELY is on.
+    pub fn timely_points(&self) -> impl Iterator<Item = (u32, &Timely, &RateTrace)> + '_ {
+        self.connections.iter().filter_map(|c| match c.reaction.as_ref()? {
+            ReactionLimiter { rp: Reaction::Timely(timely), limiter } => {
+                Some((c.spec.id, &timely.law, limiter.trace()))
+            }
+            _ => None,
+        })
+    }
+
+    /// Each connection's Swift window, if Swift is on.
+    pub fn swift_windows(&self) -> impl Iterator<Item = (u32, &Swift)> + '_ {
+        self.connections.iter().filter_map(|c| c.swift.as_ref().map(|s| (c.spec.id, &s.law)))
     }
 
     /// Consumes a received data, ACK, NAK or CNP frame (the NIC takes PAUSE/PFC first).

@@ -1,21 +1,43 @@
 //! Congestion-control state a transport keeps beside its windows: a connection's rate-based
-//! reaction (QCN's reaction point or DCQCN's) with the rate limiter it sets, and the FECN
+//! reaction (QCN's reaction point, DCQCN's, HPCC's or TIMELY's law) with the rate limiter it
+//! sets, Swift's window and its pacing below one segment, and the FECN
 //! probes of other hosts' flows that this host reflects back to their sources. DCTCP's window and a connection's FECN source are
 //! the crate's `Dctcp` and `FecnSource`, held by the sender as they are.
 
+use super::config::SwiftTransport;
 use super::config::TransportConfig;
-use crate::{Dcqcn, HopRecord, Hpcc, RateLimiter, ReactionPoint, RpPhase};
+use crate::{Dcqcn, HopRecord, Hpcc, RateLimiter, ReactionPoint, RpPhase, Swift, Timely};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{EthernetAddress, FecnProbeRepr, L2Repr, Pcp, VlanRepr, build_fecn_probe_frame, ethertype};
+use std::time::Duration;
 
 /// The control that sets a connection's rate: QCN's reaction point (CNMs), DCQCN's (CNPs)
-/// or HPCC's law (the INT records its acknowledgements echo).
+/// HPCC's law (the INT records its acknowledgements echo) or TIMELY's (their RTT samples).
 #[derive(Clone, Debug)]
 pub(super) enum Reaction {
     Qcn(ReactionPoint),
     Dcqcn(Dcqcn),
     Hpcc(Hpcc),
+    Timely(TimelyRate),
+}
+
+/// TIMELY's law, and TIMELY+w's window at line rate (the BDP) if it has one.
+#[derive(Clone, Debug)]
+pub(super) struct TimelyRate {
+    pub(super) law: Timely,
+    line_rate: BitRate,
+    /// Bytes of payload in flight at line rate: line rate × base RTT.
+    bdp: Option<u64>,
+}
+
+impl TimelyRate {
+    /// TIMELY+w's window: the BDP × rate / line rate, rounded down but at least one byte.
+    fn window_bytes(&self) -> Option<u64> {
+        let bdp = u128::from(self.bdp?);
+        let window = bdp * u128::from(self.law.rate().bps()) / u128::from(self.line_rate.bps());
+        Some(u64::try_from(window).unwrap_or(u64::MAX).max(1))
+    }
 }
 
 impl Reaction {
@@ -24,16 +46,17 @@ impl Reaction {
             Reaction::Qcn(rp) => rp.rate(),
             Reaction::Dcqcn(rp) => rp.rate(),
             Reaction::Hpcc(law) => law.rate(),
+            Reaction::Timely(timely) => timely.law.rate(),
         }
     }
 
     /// Whether the rate limiter holds the flow back: not while a reaction point is released
-    /// at line rate; HPCC's NIC always paces a queue pair at its rate.
+    /// at line rate; HPCC's and TIMELY's NICs always pace a queue pair at its rate.
     fn limits(&self) -> bool {
         match self {
             Reaction::Qcn(rp) => rp.phase() != RpPhase::Idle,
             Reaction::Dcqcn(rp) => rp.phase() != RpPhase::Idle,
-            Reaction::Hpcc(_) => true,
+            Reaction::Hpcc(_) | Reaction::Timely(_) => true,
         }
     }
 
@@ -41,14 +64,15 @@ impl Reaction {
         match self {
             Reaction::Qcn(rp) => rp.poll_timeout(),
             Reaction::Dcqcn(rp) => rp.poll_timeout(),
-            Reaction::Hpcc(_) => None,
+            Reaction::Hpcc(_) | Reaction::Timely(_) => None,
         }
     }
 
-    /// HPCC's window in bytes, if this is HPCC.
+    /// HPCC's window in bytes of payload, if this is HPCC, or TIMELY+w's.
     pub(super) fn window_bytes(&self) -> Option<u64> {
         match self {
             Reaction::Hpcc(law) => Some(law.window_bytes()),
+            Reaction::Timely(timely) => timely.window_bytes(),
             _ => None,
         }
     }
@@ -68,15 +92,22 @@ pub(super) struct ReactionLimiter {
 }
 
 impl ReactionLimiter {
-    /// QCN's reaction point if the config has one, else DCQCN's if it has that, else HPCC's.
+    /// QCN's reaction point if the config has one, else DCQCN's if it has that, else HPCC's,
+    /// else TIMELY's.
     pub(super) fn new(config: &TransportConfig) -> Option<ReactionLimiter> {
-        let (rp, line_rate) = match (config.qcn, config.dcqcn, config.hpcc) {
+        let line = config.line_rate;
+        let (rp, line_rate) = match (config.qcn, config.dcqcn, config.hpcc, config.timely) {
             (Some(qcn), ..) => (Reaction::Qcn(ReactionPoint::new(qcn.params, qcn.line_rate)), qcn.line_rate),
-            (None, Some(params), _) => (Reaction::Dcqcn(Dcqcn::new(params, config.line_rate)), config.line_rate),
-            (None, None, Some(hpcc)) => {
-                (Reaction::Hpcc(Hpcc::new(hpcc.params, config.line_rate, hpcc.base_rtt)), config.line_rate)
+            (None, Some(params), ..) => (Reaction::Dcqcn(Dcqcn::new(params, line)), line),
+            (None, None, Some(hpcc), _) => (Reaction::Hpcc(Hpcc::new(hpcc.params, line, hpcc.base_rtt)), line),
+            (None, None, None, Some(timely)) => {
+                let bdp = timely.window.map(|base_rtt| {
+                    let bits = u128::from(line.bps()) * base_rtt.as_nanos() / 1_000_000_000;
+                    u64::try_from(bits / 8).unwrap_or(u64::MAX)
+                });
+                (Reaction::Timely(TimelyRate { law: Timely::new(timely.params, line), line_rate: line, bdp }), line)
             }
-            (None, None, None) => return None,
+            (None, None, None, None) => return None,
         };
         Some(ReactionLimiter { rp, limiter: RateLimiter::new(line_rate, config.epoch, config.bin) })
     }
@@ -94,7 +125,7 @@ impl ReactionLimiter {
         match &mut self.rp {
             Reaction::Qcn(rp) => rp.on_sent(len as u64),
             Reaction::Dcqcn(rp) => rp.on_sent(len as u64),
-            Reaction::Hpcc(_) => {}
+            Reaction::Hpcc(_) | Reaction::Timely(_) => {}
         }
         self.follow_rate(now);
     }
@@ -104,18 +135,28 @@ impl ReactionLimiter {
         match &mut self.rp {
             Reaction::Qcn(rp) => rp.handle_timeout(now),
             Reaction::Dcqcn(rp) => rp.handle_timeout(now),
-            Reaction::Hpcc(_) => return,
+            Reaction::Hpcc(_) | Reaction::Timely(_) => return,
         }
         self.follow_rate(now);
     }
 
     /// An acknowledgement of segments up to `acked` (`next`: the next to send) echoing
-    /// `hops`' records: HPCC's law reacts.
-    pub(super) fn acknowledged(&mut self, now: Instant, acked: u32, next: u32, hops: &[HopRecord]) {
-        if let Reaction::Hpcc(law) = &mut self.rp {
-            law.on_ack(u64::from(acked), u64::from(next), hops);
-            self.follow_rate(now);
+    /// `hops`' records, with its RTT sample if it has one: HPCC's law reacts to the records
+    /// (if any), TIMELY's to the sample.
+    pub(super) fn acknowledged(
+        &mut self,
+        now: Instant,
+        acked: u32,
+        next: u32,
+        hops: &[HopRecord],
+        rtt: Option<Duration>,
+    ) {
+        match (&mut self.rp, rtt) {
+            (Reaction::Hpcc(law), _) if !hops.is_empty() => law.on_ack(u64::from(acked), u64::from(next), hops),
+            (Reaction::Timely(timely), Some(rtt)) => timely.law.on_rtt(now, rtt),
+            _ => return,
         }
+        self.follow_rate(now);
     }
 
     /// A congestion notification for the flow (a CNM's feedback, or a CNP): whether this
@@ -134,6 +175,51 @@ impl ReactionLimiter {
     /// Sets the limit to the reaction point's rate.
     fn follow_rate(&mut self, now: Instant) {
         self.limiter.set_rate(now, self.rp.rate());
+    }
+}
+
+/// Swift's window on a connection: the law, the hop count of its target when the ACK echoes
+/// no INT, and below one segment the pacing of one segment per RTT/cwnd.
+#[derive(Clone, Debug)]
+pub(super) struct SwiftWindow {
+    pub(super) law: Swift,
+    hops: u32,
+    /// The latest RTT sample: the RTT of the pacing interval.
+    rtt: Option<Duration>,
+    /// Below one segment, when the next segment may go.
+    paced_until: Instant,
+}
+
+impl SwiftWindow {
+    pub(super) fn new(config: SwiftTransport) -> SwiftWindow {
+        SwiftWindow { law: Swift::new(config.params), hops: config.hops, rtt: None, paced_until: Instant::ZERO }
+    }
+
+    /// Segments that may be unacknowledged: floor(cwnd), at least one (below one segment
+    /// the pacing holds the rate to cwnd segments per RTT).
+    pub(super) fn window(&self) -> u32 {
+        (self.law.cwnd().floor() as u32).max(1)
+    }
+
+    /// When the next segment may go as far as the pacing is concerned.
+    pub(super) fn ready_at(&self) -> Instant {
+        self.paced_until
+    }
+
+    /// A segment went out at `now`: below one segment, the next waits RTT/cwnd (until an
+    /// RTT sample exists, the window of one alone holds the connection back).
+    pub(super) fn sent(&mut self, now: Instant) {
+        if let Some(interval) = self.rtt.and_then(|rtt| self.law.pacing_interval(rtt)) {
+            self.paced_until = now + interval;
+        }
+    }
+
+    /// An ACK of `acked_segments` new segments with RTT sample `rtt`, echoing `int_hops`
+    /// INT records (0: none).
+    pub(super) fn acknowledged(&mut self, now: Instant, rtt: Duration, int_hops: usize, acked_segments: u32) {
+        let hops = if int_hops > 0 { u32::try_from(int_hops).unwrap_or(u32::MAX) } else { self.hops };
+        self.rtt = Some(rtt);
+        self.law.on_ack(now, rtt, hops, acked_segments);
     }
 }
 

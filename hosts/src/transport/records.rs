@@ -59,6 +59,12 @@ pub struct SenderStats {
     pub bytes_acked: u64,
     /// RoCEv2: CNPs received for this connection.
     pub cnps: u64,
+    /// RTT samples taken: ACKs that covered new data whose newest segment was sent once.
+    pub rtt_samples: u64,
+    /// The samples' sum (their mean is `rtt_total / rtt_samples`).
+    pub rtt_total: Duration,
+    /// The latest sample.
+    pub last_rtt: Option<Duration>,
 }
 
 /// A connection's receiver-side counters and goodput over time.

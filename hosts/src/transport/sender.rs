@@ -1,11 +1,13 @@
 //! The sending side of a connection: its messages and their sequence numbers, the go-back-N
-//! window (DCTCP's when on), pacing and the QCN/FECN rate limits, data segment frames, and
-//! what ACKs, NAKs and the retransmission timer do to it. Which connection sends next is
+//! window (DCTCP's, HPCC's, TIMELY+w's or Swift's when on), pacing and the rate limits, data
+//! segment frames, the RTT samples of its ACKs (`rtt`), and what ACKs, NAKs and the
+//! retransmission timer do to it. Which connection sends next is
 //! the transport's choice (`mod.rs`).
 
 use super::config::TransportConfig;
-use super::reactions::ReactionLimiter;
+use super::reactions::{ReactionLimiter, SwiftWindow};
 use super::records::{ConnectionSpec, MessageRecord, MessageSpec, SenderStats};
+use super::rtt::SendTimes;
 use crate::{Dctcp, FecnSource, HopRecord, Pacer};
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{
@@ -56,6 +58,10 @@ pub(super) struct Connection {
     pub(super) fecn: Option<FecnSource>,
     /// DCTCP: the congestion window.
     dctcp: Option<Dctcp>,
+    /// Swift: the congestion window and its pacing.
+    pub(super) swift: Option<SwiftWindow>,
+    /// When each in-flight segment left: the RTT samples.
+    send_times: SendTimes,
 }
 
 impl Connection {
@@ -81,6 +87,8 @@ impl Connection {
             reaction: ReactionLimiter::new(config),
             fecn: config.fecn.map(|f| FecnSource::new(f, config.epoch, config.bin)),
             dctcp: config.dctcp.map(|params| Dctcp::new(params, config.window)),
+            swift: config.swift.map(SwiftWindow::new),
+            send_times: SendTimes::default(),
         }
     }
 
@@ -154,10 +162,12 @@ impl Connection {
         // HPCC's window in bytes of payload, as its simulator counts it, at least a segment.
         let hpcc = self.reaction.as_ref().and_then(|r| r.rp.window_bytes());
         let window = hpcc.map_or(window, |bytes| (bytes.div_ceil(payload as u64).max(1) as u32).min(window));
+        let window = self.swift.as_ref().map_or(window, |swift| swift.window().min(window));
         if self.next - self.base >= window {
             return None;
         }
-        let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Pacer::ready_at).max(self.limited_until());
+        let swift = self.swift.as_ref().map_or(Instant::ZERO, SwiftWindow::ready_at);
+        let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Pacer::ready_at).max(self.limited_until()).max(swift);
         let at = if self.next < self.end_of_assigned(payload) {
             pacer
         } else {
@@ -196,7 +206,7 @@ impl Connection {
     }
     /// An ACK or NAK for this connection: a NAK below `next` sends it back to the sequence
     /// number it names.
-    /// `hops`: the INT records it echoes, for HPCC.
+    /// `hops`: the INT records it echoes, for HPCC (and Swift's hop count).
     pub(super) fn on_acknowledgement(
         &mut self,
         now: Instant,
@@ -206,8 +216,17 @@ impl Connection {
         rto: Duration,
     ) {
         let acked = traffic.sequence.min(self.sent_through);
-        if let Some(reaction) = self.reaction.as_mut().filter(|_| !hops.is_empty()) {
-            reaction.acknowledged(now, acked, self.next.max(acked), hops);
+        let rtt = self.rtt_sample(now, traffic.kind, acked);
+        if let Some(rtt) = rtt {
+            self.stats.rtt_samples += 1;
+            self.stats.rtt_total += rtt;
+            self.stats.last_rtt = Some(rtt);
+        }
+        if let Some(reaction) = &mut self.reaction {
+            reaction.acknowledged(now, acked, self.next.max(acked), hops, rtt);
+        }
+        if let (Some(swift), Some(rtt)) = (&mut self.swift, rtt) {
+            swift.acknowledged(now, rtt, hops.len(), acked - self.base);
         }
         self.acknowledge(now, traffic.sequence, traffic.offset, payload, rto);
         if traffic.kind == TrafficKind::Nak && traffic.sequence < self.next {
@@ -216,7 +235,19 @@ impl Connection {
             if let Some(dctcp) = &mut self.dctcp {
                 dctcp.on_nak();
             }
+            if let Some(swift) = &mut self.swift {
+                swift.law.on_fast_recovery(now);
+            }
         }
+    }
+
+    /// The RTT sample of an acknowledgement of kind `kind` up to `acked` (at most
+    /// `sent_through`) at `now`: an ACK that covers new data measures the newest segment it
+    /// acknowledges, from its send to now, unless that segment was sent more than once
+    /// (Karn's rule). A NAK gives none: the out-of-order segment that drew it is not the
+    /// newest it acknowledges.
+    fn rtt_sample(&self, now: Instant, kind: TrafficKind, acked: u32) -> Option<Duration> {
+        (kind == TrafficKind::Ack && acked > self.base).then(|| self.send_times.sample(now, acked - 1)).flatten()
     }
 
     /// Writes the segment at `next` into `buffer`, as the transport chose this connection to
@@ -268,6 +299,7 @@ impl Connection {
         }
         self.stats.segments += 1;
         self.stats.retransmitted += u64::from(seq < self.sent_through);
+        self.send_times.sent(seq, now, seq < self.sent_through, config.window);
         self.next += 1;
         self.sent_through = self.sent_through.max(self.next);
         self.rto_deadline.get_or_insert(now + config.rto);
@@ -279,6 +311,9 @@ impl Connection {
         }
         if let Some(source) = &mut self.fecn {
             source.sent(now, len);
+        }
+        if let Some(swift) = &mut self.swift {
+            swift.sent(now);
         }
         len
     }
@@ -296,6 +331,9 @@ impl Connection {
                 self.next = self.base;
                 if let Some(dctcp) = &mut self.dctcp {
                     dctcp.on_timeout();
+                }
+                if let Some(swift) = &mut self.swift {
+                    swift.law.on_retransmit_timeout(now);
                 }
             }
         }

@@ -1,7 +1,9 @@
 //! The transport end to end between two hosts back to back: go-back-N recovery from lost
 //! segments and acknowledgements, per-priority ACKs under PFC, long-lived flows, QCN's
-//! CN-TAG, FECN probe reflection; the same in RoCEv2 framing in `rocev2`.
+//! CN-TAG, FECN probe reflection; the same in RoCEv2 framing in `rocev2`; RTT samples and
+//! the delay-based controls (TIMELY, Swift) over a cable with a delay in `delay`.
 
+mod delay;
 mod rocev2;
 
 use super::reactions::MAX_REFLECTIONS;
