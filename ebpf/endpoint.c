@@ -9,8 +9,9 @@
  *   - CNM (0x22E7, 802.1Qau congestion notification),
  *   - minimal test frames (0x88B6, hosts/src/flow.rs),
  *   - the project's local experimental frames (0x88B5: FECN probes, wire/src/fecn.rs),
- *   - unfragmented IPv4 UDP to the traffic port (TRAFFIC_UDP_PORT, wire/src/traffic.rs) or
- *     to RoCEv2's port 4791 (the endpoints' RoCEv2 framing, wire/src/roce/).
+ *   - unfragmented IPv4 UDP to the traffic port (TRAFFIC_UDP_PORT, wire/src/traffic.rs), to
+ *     RoCEv2's port 4791 (the endpoints' RoCEv2 framing, wire/src/roce/), or to INT's port
+ *     4792 (either framing with in-band telemetry in front, wire/src/int.rs).
  * Everything else, malformed or truncated headers included, goes to the kernel stack
  * (XDP_PASS) so ARP, ping, neighbour discovery and iperf3 keep working on the interface. A
  * queue without a registered socket passes too (bpf_redirect_map's XDP_PASS fallback).
@@ -32,6 +33,7 @@
 #define ETH_P_LOCAL_EXPERIMENTAL_BE bpf_htons(0x88B5)
 #define TRAFFIC_UDP_PORT_BE bpf_htons(39000)
 #define ROCEV2_UDP_PORT_BE bpf_htons(4791)
+#define INT_UDP_PORT_BE bpf_htons(4792)
 #define IP_MF_OFFSET_BE bpf_htons(0x3FFF) /* more-fragments flag and fragment offset */
 
 /* RX queues with an XSKMAP slot (key = rx queue index); host_port.rs registers queue 0. */
@@ -54,7 +56,7 @@ struct cn_tag {
 	__be16 encapsulated_proto;
 };
 
-/* Whether an IPv4 packet at l3 is a whole UDP datagram to the traffic or the RoCEv2 port. */
+/* Whether an IPv4 packet at l3 is a whole UDP datagram to the traffic, RoCEv2 or INT port. */
 static __always_inline int is_traffic_udp(void *l3, void *data_end)
 {
 	struct iphdr *ip = l3;
@@ -71,7 +73,7 @@ static __always_inline int is_traffic_udp(void *l3, void *data_end)
 	udp = l3 + header_len;
 	if ((void *)(udp + 1) > data_end)
 		return 0;
-	return udp->dest == TRAFFIC_UDP_PORT_BE || udp->dest == ROCEV2_UDP_PORT_BE;
+	return udp->dest == TRAFFIC_UDP_PORT_BE || udp->dest == ROCEV2_UDP_PORT_BE || udp->dest == INT_UDP_PORT_BE;
 }
 
 SEC("xdp")

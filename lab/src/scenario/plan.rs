@@ -191,7 +191,9 @@ impl<'de> Deserialize<'de> for HpccSpec {
         use serde::de::Error;
         let mut table = toml::Table::deserialize(deserializer)?;
         let base_rtt = match table.remove("base_rtt") {
-            Some(toml::Value::String(text)) => pfcswitch_link::units::parse_duration(&text).map_err(D::Error::custom)?,
+            Some(toml::Value::String(text)) => {
+                pfcswitch_link::units::parse_duration(&text).map_err(D::Error::custom)?
+            }
             Some(other) => return Err(D::Error::custom(format!("base_rtt: {other} is not a duration like \"8us\""))),
             None => {
                 return Err(D::Error::custom(
@@ -200,7 +202,9 @@ impl<'de> Deserialize<'de> for HpccSpec {
             }
         };
         let max_hops = match table.remove("max_hops") {
-            Some(toml::Value::Integer(n)) => u8::try_from(n).map_err(|_| D::Error::custom(format!("max_hops: {n} is not 0-255")))?,
+            Some(toml::Value::Integer(n)) => {
+                u8::try_from(n).map_err(|_| D::Error::custom(format!("max_hops: {n} is not 0-255")))?
+            }
             Some(other) => return Err(D::Error::custom(format!("max_hops: {other} is not a number"))),
             None => HPCC_MAX_HOPS,
         };
@@ -317,7 +321,8 @@ impl TransportSpec {
         }
         let Some(rocev2) = &self.rocev2 else { return Ok(()) };
         let reserve = self.int_reserve();
-        let frame = rocev2.pmtu(mtu - reserve)? + ROCEV2_IP_OVERHEAD + reserve + pfcswitch_switch::config::L2_HEADER_MAX as u32;
+        let frame =
+            rocev2.pmtu(mtu - reserve)? + ROCEV2_IP_OVERHEAD + reserve + pfcswitch_switch::config::L2_HEADER_MAX as u32;
         if datapath && frame > DATAPATH_MAX_FRAME {
             bail!(
                 "transport.rocev2: a path MTU of {} makes {frame}-byte frames; the AF_XDP datapath carries at most \
