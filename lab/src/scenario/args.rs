@@ -1,7 +1,7 @@
 //! The `pfcswitch scenario` commands' options: clap `Args` kept in the lab so that `--help` and the API stay one definition.
 
 use super::policy::RunPolicy;
-use super::schemes::{DcqcnMode, FecnMode, PfcwdMode, QcnMode, parse_fecn, parse_pfcwd, parse_qcn};
+use super::schemes::{CcMode, DcqcnMode, FecnMode, PfcwdMode, QcnMode, parse_fecn, parse_pfcwd, parse_qcn};
 use clap::Args;
 use pfcswitch_link::units::parse_duration;
 use std::path::{Path, PathBuf};
@@ -57,6 +57,9 @@ pub struct CompareArgs {
     /// Comma-separated DCQCN modes (see `run --dcqcn`), each run under every policy.
     #[arg(long, value_delimiter = ',')]
     pub dcqcn: Vec<DcqcnMode>,
+    /// Comma-separated congestion controls (see `run --cc`), each run under every policy.
+    #[arg(long, value_delimiter = ',', conflicts_with = "dcqcn")]
+    pub cc: Vec<CcMode>,
     #[arg(long, default_value_t = 1, conflicts_with = "seeds")]
     pub seed: u64,
     /// Comma-separated seeds, each compared in turn, then summarised together (max FCT per
@@ -122,6 +125,14 @@ pub struct Modes {
     /// (default: the scenario's).
     #[arg(long)]
     pub dcqcn: Option<DcqcnMode>,
+    /// The hosts' congestion control: none, dctcp, dcqcn, hpcc, timely, timely-w or swift,
+    /// with the scenario's `transport.NAME` if it has one, else the law's defaults (hpcc needs
+    /// `transport.hpcc.base_rtt`, timely-w `transport.timely.base_rtt`); the other controls
+    /// are turned off. dcqcn, hpcc and timely run over RoCEv2, dctcp over the traffic header.
+    /// Switches mark ECN for dctcp and dcqcn (the scenario's `[ecn]`, else defaults) and stamp
+    /// INT for hpcc (default: the scenario's).
+    #[arg(long, conflicts_with = "dcqcn")]
+    pub cc: Option<CcMode>,
 }
 
 impl Modes {
@@ -137,6 +148,7 @@ impl Modes {
         labels.extend(self.qcn.map(|m| ("qcn", m.name())));
         labels.extend(self.fecn.map(|m| ("fecn", m.name())));
         labels.extend(self.dcqcn.map(|m| ("dcqcn", m.name().to_string())));
+        labels.extend(self.cc.map(|m| ("cc", m.name().to_string())));
         labels
     }
 }

@@ -21,7 +21,11 @@ use std::path::{Path, PathBuf};
 /// Runs the scenario under every policy and mode of `args`, seed by seed, and compares them.
 pub fn compare(args: &CompareArgs) -> Result<()> {
     let (scenario, _) = load_with(&args.scenario, &args.set)?;
-    let varied = !args.pfcwd.is_empty() || !args.qcn.is_empty() || !args.fecn.is_empty() || !args.dcqcn.is_empty();
+    let varied = !args.pfcwd.is_empty()
+        || !args.qcn.is_empty()
+        || !args.fecn.is_empty()
+        || !args.dcqcn.is_empty()
+        || !args.cc.is_empty();
     let names = match &args.policies {
         Some(names) => names.clone(),
         None if varied => vec![scenario.policy.name().to_string()],
@@ -34,7 +38,9 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         for qcn in each(&args.qcn) {
             for fecn in each(&args.fecn) {
                 for dcqcn in each(&args.dcqcn) {
-                    variants.push(Modes { pfcwd, qcn, fecn, dcqcn });
+                    for cc in each(&args.cc) {
+                        variants.push(Modes { pfcwd, qcn, fecn, dcqcn, cc });
+                    }
                 }
             }
         }
@@ -47,8 +53,8 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         let mut outcomes = Vec::new();
         for (name, policy) in names.iter().zip(&policies) {
             for &modes in &variants {
-                // `NAME+dcqcn` (see `split_transport`) runs the policy with DCQCN.
-                let modes = Modes { dcqcn: split_transport(name).1.or(modes.dcqcn), ..modes };
+                // `NAME+CC` (see `split_transport`) runs the policy with the hosts on CC.
+                let modes = Modes { cc: split_transport(name).1.or(modes.cc), ..modes };
                 let run_args = RunArgs {
                     scenario: args.scenario.clone(),
                     policy: Some(name.clone()),

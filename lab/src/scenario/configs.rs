@@ -6,7 +6,7 @@
 use super::args::Modes;
 use super::plan::Scenario;
 use super::policy::RunPolicy;
-use super::schemes::{DEFAULT_PROBE_INTERVAL, DcqcnMode, FecnMode, PfcwdMode, QcnMode};
+use super::schemes::{CcMode, DEFAULT_PROBE_INTERVAL, DcqcnMode, FecnMode, PfcwdMode, QcnMode};
 use anyhow::{Context, Result};
 use pfcswitch_hosts::{FecnReaction, QcnReaction};
 use pfcswitch_sim::fabric::Fabric;
@@ -116,11 +116,15 @@ impl Modes {
             }
         });
         sections.extend(scheme_keys(scenario, fecn_mode, fecn_spec).map(|keys| ("fecn", keys)));
-        if self.dcqcn == Some(DcqcnMode::On) && !scenario.overrides.contains_key("ecn") {
+        let dcqcn = self.dcqcn == Some(DcqcnMode::On) || self.cc == Some(CcMode::Dcqcn);
+        if dcqcn && !scenario.overrides.contains_key("ecn") {
             sections.push(("ecn", dcqcn_marking(scenario)));
         }
+        if self.cc == Some(CcMode::Dctcp) && !scenario.overrides.contains_key("ecn") {
+            sections.push(("ecn", on_the_classes(scenario)));
+        }
         if scenario.transport.hpcc.is_some() && !scenario.overrides.contains_key("int") {
-            sections.push(("int", int_stamping(scenario)));
+            sections.push(("int", on_the_classes(scenario)));
         }
         sections
     }
@@ -184,8 +188,10 @@ impl InForce {
     }
 }
 
-/// INT records on the classes' priorities at every egress: what HPCC's senders read.
-fn int_stamping(scenario: &Scenario) -> toml::Table {
+/// A section on the classes' priorities with its other keys at their defaults: DCTCP's step
+/// at K = 20 KB for `--cc dctcp` (`[ecn]`'s defaults, the CaPFC paper's Table II), INT
+/// records at every egress for HPCC.
+fn on_the_classes(scenario: &Scenario) -> toml::Table {
     let priorities = scenario.priorities().into_iter().map(|p| toml::Value::Integer(p.into())).collect();
     toml::Table::from_iter([("priorities".to_string(), toml::Value::Array(priorities))])
 }
@@ -194,11 +200,11 @@ fn int_stamping(scenario: &Scenario) -> toml::Table {
 /// 200 KB, Pmax = 1 %), on the classes' priorities: what `--dcqcn on` marks with when the
 /// scenario's `overrides` have no `[ecn]` of their own.
 fn dcqcn_marking(scenario: &Scenario) -> toml::Table {
-    let priorities = scenario.priorities().into_iter().map(|p| toml::Value::Integer(p.into())).collect();
-    toml::Table::from_iter([
-        ("priorities".to_string(), toml::Value::Array(priorities)),
+    let mut section = on_the_classes(scenario);
+    section.extend([
         ("min".to_string(), toml::Value::String("5KB".into())),
         ("max".to_string(), toml::Value::String("200KB".into())),
         ("probability".to_string(), toml::Value::Float(0.01)),
-    ])
+    ]);
+    section
 }

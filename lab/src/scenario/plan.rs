@@ -4,11 +4,14 @@
 
 use super::fabric::FabricSpec;
 use super::policy::RunPolicy;
-use super::schemes::{FecnSpec, QcnSpec};
+use super::schemes::{CcMode, FecnSpec, QcnSpec};
 use super::sets::{Applied, apply, blame, struct_fields};
 use crate::workload::{ClassSpec, StormSpec};
 use anyhow::{Context, Result, bail};
-use pfcswitch_hosts::{DcqcnParams, DctcpParams, HpccParams, HpccTransport, TransportConfig};
+use pfcswitch_hosts::{
+    DcqcnParams, DctcpParams, HpccParams, HpccTransport, SwiftParams, SwiftTransport, TimelyParams, TimelyTransport,
+    TransportConfig,
+};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, duration};
 use pfcswitch_wire::{EthernetAddress, Framing, Ipv4Addr, Pcp};
@@ -169,6 +172,18 @@ pub struct TransportSpec {
     /// receivers echo the records and senders set rate and window from them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hpcc: Option<HpccSpec>,
+    /// Which control's table runs when there are several (`--cc` overrides it): `none`,
+    /// `dctcp`, `dcqcn`, `hpcc`, `timely`, `timely-w`, `swift`. A scenario may keep every
+    /// control's settings and compare them with `--cc`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cc: Option<CcMode>,
+    /// TIMELY's senders (`timely = {}`, docs/congestion-control.md): a rate from the RTT
+    /// gradient each ACK measures at the sender; with `base_rtt`, TIMELY+w.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timely: Option<TimelySpec>,
+    /// Swift's senders (`swift = {}`): a window from the RTT against a target delay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swift: Option<SwiftSpec>,
 }
 
 /// `[transport.hpcc]`: HPCC's law (its keys, `HpccParams`), the base RTT T its window and its
@@ -184,42 +199,128 @@ pub struct HpccSpec {
 /// HPCC's simulator's `IntHeader::maxHop`.
 const HPCC_MAX_HOPS: u8 = 5;
 
+/// `[transport.timely]`: TIMELY's law (`TimelyParams`' keys), and with `base_rtt` TIMELY+w
+/// (HPCC's simulator's `HAS_WIN 1`/`VAR_WIN 1`): a window of the BDP scaled by the rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TimelySpec {
+    pub base_rtt: Option<Duration>,
+    pub params: TimelyParams,
+}
+
+/// `[transport.swift]`: Swift's law (`SwiftParams`' keys) and the hops its target delay
+/// scales with when no INT echo counts them (default 1: one switch, a star).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SwiftSpec {
+    pub hops: u32,
+    pub params: SwiftParams,
+}
+
+impl Default for SwiftSpec {
+    fn default() -> Self {
+        SwiftSpec { hops: 1, params: SwiftParams::default() }
+    }
+}
+
+/// A congestion control's table: the transport's keys `extra` names, taken out, and the
+/// law's own keys, which its params type reads (refusing unknown ones).
+fn split_law<'de, D: serde::Deserializer<'de>, P: serde::de::DeserializeOwned>(
+    deserializer: D,
+    extra: &[&str],
+) -> Result<(toml::Table, P), D::Error> {
+    use serde::de::Error;
+    let mut table = toml::Table::deserialize(deserializer)?;
+    let extras = extra.iter().filter_map(|&key| table.remove(key).map(|value| (key.to_string(), value))).collect();
+    let params = P::deserialize(toml::Value::Table(table)).map_err(D::Error::custom)?;
+    Ok((extras, params))
+}
+
+/// The law's keys with the transport's `extras` beside them, as one table.
+fn join_law<S: serde::Serializer, P: Serialize>(
+    serializer: S,
+    params: &P,
+    extras: toml::Table,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::Error;
+    let mut table = toml::Table::try_from(params).map_err(S::Error::custom)?;
+    table.extend(extras);
+    table.serialize(serializer)
+}
+
+fn duration_key(extras: &toml::Table, key: &str) -> Result<Option<Duration>, String> {
+    match extras.get(key) {
+        None => Ok(None),
+        Some(toml::Value::String(text)) => {
+            pfcswitch_link::units::parse_duration(text).map(Some).map_err(|e| format!("{key}: {e}"))
+        }
+        Some(other) => Err(format!("{key}: {other} is not a duration like \"8us\"")),
+    }
+}
+
+fn integer_key<T: TryFrom<i64>>(extras: &toml::Table, key: &str, range: &str) -> Result<Option<T>, String> {
+    match extras.get(key) {
+        None => Ok(None),
+        Some(toml::Value::Integer(n)) => T::try_from(*n).map(Some).map_err(|_| format!("{key}: {n} is not {range}")),
+        Some(other) => Err(format!("{key}: {other} is not a number")),
+    }
+}
+
+fn duration_value(duration: Duration) -> toml::Value {
+    toml::Value::String(pfcswitch_link::units::format_duration(duration))
+}
+
 impl<'de> Deserialize<'de> for HpccSpec {
-    /// `base_rtt` (required) and `max_hops` beside the law's own keys, which `HpccParams`
-    /// reads and checks for unknown ones.
+    /// `base_rtt` (required) and `max_hops` beside the law's own keys.
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<HpccSpec, D::Error> {
         use serde::de::Error;
-        let mut table = toml::Table::deserialize(deserializer)?;
-        let base_rtt = match table.remove("base_rtt") {
-            Some(toml::Value::String(text)) => {
-                pfcswitch_link::units::parse_duration(&text).map_err(D::Error::custom)?
-            }
-            Some(other) => return Err(D::Error::custom(format!("base_rtt: {other} is not a duration like \"8us\""))),
-            None => {
-                return Err(D::Error::custom(
-                    "base_rtt is required: the fabric's largest base RTT, which sizes HPCC's window (T in HPCC §3.2)",
-                ));
-            }
-        };
-        let max_hops = match table.remove("max_hops") {
-            Some(toml::Value::Integer(n)) => {
-                u8::try_from(n).map_err(|_| D::Error::custom(format!("max_hops: {n} is not 0-255")))?
-            }
-            Some(other) => return Err(D::Error::custom(format!("max_hops: {other} is not a number"))),
-            None => HPCC_MAX_HOPS,
-        };
-        let params = HpccParams::deserialize(toml::Value::Table(table)).map_err(D::Error::custom)?;
+        let (extras, params) = split_law(deserializer, &["base_rtt", "max_hops"])?;
+        let base_rtt = duration_key(&extras, "base_rtt").map_err(D::Error::custom)?.ok_or_else(|| {
+            D::Error::custom(
+                "base_rtt is required: the fabric's largest base RTT, which sizes HPCC's window (T in HPCC §3.2)",
+            )
+        })?;
+        let max_hops = integer_key(&extras, "max_hops", "0-255").map_err(D::Error::custom)?.unwrap_or(HPCC_MAX_HOPS);
         Ok(HpccSpec { base_rtt, max_hops, params })
     }
 }
 
 impl Serialize for HpccSpec {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::Error;
-        let mut table = toml::Table::try_from(self.params).map_err(S::Error::custom)?;
-        table.insert("base_rtt".into(), toml::Value::String(pfcswitch_link::units::format_duration(self.base_rtt)));
-        table.insert("max_hops".into(), toml::Value::Integer(self.max_hops.into()));
-        table.serialize(serializer)
+        let extras = toml::Table::from_iter([
+            ("base_rtt".to_string(), duration_value(self.base_rtt)),
+            ("max_hops".to_string(), toml::Value::Integer(self.max_hops.into())),
+        ]);
+        join_law(serializer, &self.params, extras)
+    }
+}
+
+impl<'de> Deserialize<'de> for TimelySpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<TimelySpec, D::Error> {
+        use serde::de::Error;
+        let (extras, params) = split_law(deserializer, &["base_rtt"])?;
+        Ok(TimelySpec { base_rtt: duration_key(&extras, "base_rtt").map_err(D::Error::custom)?, params })
+    }
+}
+
+impl Serialize for TimelySpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let extras = self.base_rtt.map(|rtt| ("base_rtt".to_string(), duration_value(rtt)));
+        join_law(serializer, &self.params, extras.into_iter().collect())
+    }
+}
+
+impl<'de> Deserialize<'de> for SwiftSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<SwiftSpec, D::Error> {
+        use serde::de::Error;
+        let (extras, params) = split_law(deserializer, &["hops"])?;
+        let hops = integer_key(&extras, "hops", "a hop count").map_err(D::Error::custom)?.unwrap_or(1);
+        Ok(SwiftSpec { hops, params })
+    }
+}
+
+impl Serialize for SwiftSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let extras = toml::Table::from_iter([("hops".to_string(), toml::Value::Integer(self.hops.into()))]);
+        join_law(serializer, &self.params, extras)
     }
 }
 
@@ -293,6 +394,9 @@ impl Default for TransportSpec {
             rocev2: None,
             dcqcn: None,
             hpcc: None,
+            cc: None,
+            timely: None,
+            swift: None,
         }
     }
 }
@@ -301,6 +405,23 @@ impl TransportSpec {
     /// Refuses what cannot run on links of IP MTU `mtu` and NICs of `speed`, on the datapath
     /// if `datapath`.
     pub fn validate(&self, mtu: u32, speed: BitRate, datapath: bool) -> Result<()> {
+        let controls = self.controls();
+        if controls.len() > 1 {
+            bail!(
+                "transport: {} exclude each other: one congestion control at a time (say which runs with \
+                 transport.cc or --cc)",
+                controls.join(" and ")
+            );
+        }
+        if let Some(timely) = &self.timely {
+            timely.params.validate_for(speed).map_err(|e| anyhow::anyhow!("transport.timely: {e}"))?;
+            if timely.base_rtt.is_some_and(|rtt| rtt.is_zero()) {
+                bail!("transport.timely.base_rtt: must be above 0: it sizes TIMELY+w's window");
+            }
+        }
+        if let Some(swift) = &self.swift {
+            swift.params.validate().map_err(|e| anyhow::anyhow!("transport.swift: {e}"))?;
+        }
         if let Some(dcqcn) = &self.dcqcn {
             dcqcn.validate_for(speed).map_err(|e| anyhow::anyhow!("transport.dcqcn: {e}"))?;
             if self.rocev2.is_none() {
@@ -311,9 +432,6 @@ impl TransportSpec {
             hpcc.params.validate_for(speed).map_err(|e| anyhow::anyhow!("transport.hpcc: {e}"))?;
             if self.rocev2.is_none() {
                 bail!("transport.hpcc needs transport.rocev2: HPCC runs on RDMA NICs' queue pairs");
-            }
-            if self.dcqcn.is_some() {
-                bail!("transport: hpcc and dcqcn exclude each other: one law sets a queue pair's rate");
             }
             if hpcc.base_rtt.is_zero() {
                 bail!("transport.hpcc.base_rtt: must be above 0: it sizes the window and weighs U");
@@ -371,8 +489,22 @@ impl TransportSpec {
             dctcp: self.dctcp,
             dcqcn: self.dcqcn,
             hpcc: self.hpcc.map(|h| h.transport()),
+            timely: self.timely.map(|t| TimelyTransport { params: t.params, window: t.base_rtt }),
+            swift: self.swift.map(|s| SwiftTransport { params: s.params, hops: s.hops }),
             ..defaults
         }
+    }
+
+    /// The congestion controls the spec turns on, by key.
+    pub fn controls(&self) -> Vec<&'static str> {
+        let on = [
+            ("dctcp", self.dctcp.is_some()),
+            ("dcqcn", self.dcqcn.is_some()),
+            ("hpcc", self.hpcc.is_some()),
+            ("timely", self.timely.is_some()),
+            ("swift", self.swift.is_some()),
+        ];
+        on.into_iter().filter_map(|(name, on)| on.then_some(name)).collect()
     }
 
     /// Bytes a data frame keeps free for INT records (HPCC), out of the MTU.
@@ -519,5 +651,45 @@ mod tests {
         assert!(bad_g.contains("transport.dcqcn: g 0/256 must be in (0, 1]"), "{bad_g}");
         let dcqcn = config(&TransportSpec { dcqcn: Some(DcqcnParams::default()), ..spec("") }, 1500);
         assert_eq!(dcqcn.dcqcn, Some(DcqcnParams::default()));
+    }
+
+    #[test]
+    fn the_congestion_controls_read_their_laws_keys_beside_the_transports_and_refuse_what_cannot_run() {
+        let parsed = |transport: &str| toml::from_str::<TransportSpec>(transport).map_err(|e| e.to_string());
+        let hpcc = parsed("rocev2 = {}\nhpcc = { base_rtt = \"8us\", target_utilization = 0.9 }").unwrap();
+        let spec = hpcc.hpcc.unwrap();
+        assert_eq!((spec.base_rtt, spec.max_hops), (Duration::from_micros(8), 5));
+        assert_eq!(spec.params.target_utilization, 0.9);
+        hpcc.validate(1500, BitRate::gbps(100), false).unwrap();
+        // Room for five 24-byte records and their header comes out of the MTU: 1024-byte
+        // SENDs still fit 1500.
+        let frame = hpcc.config(
+            EthernetAddress([2, 0, 0, 0, 0, 1]),
+            Ipv4Addr::LOCALHOST,
+            1500,
+            BitRate::gbps(100),
+            Instant::ZERO,
+            Instant::ZERO,
+        );
+        assert_eq!(frame.frame_len, 18 + 1024 + 44 + 136, "tagged Ethernet, the SEND, its headers, the room");
+        let round_trip = toml::to_string(&hpcc).unwrap();
+        assert_eq!(parsed(&round_trip).unwrap().hpcc, Some(spec), "{round_trip}");
+        assert!(parsed("hpcc = {}").unwrap_err().contains("base_rtt is required"));
+        assert!(parsed("hpcc = { base_rtt = \"8us\", eta = 0.9 }").unwrap_err().contains("unknown field `eta`"));
+        assert!(parsed("hpcc = { base_rtt = 8 }").unwrap_err().contains("base_rtt: 8 is not a duration"));
+        let refused = |transport: &str| {
+            parsed(transport).unwrap().validate(1500, BitRate::gbps(100), false).unwrap_err().to_string()
+        };
+        assert!(refused("hpcc = { base_rtt = \"8us\" }").contains("transport.hpcc needs transport.rocev2"));
+        let both = refused("rocev2 = {}\ndcqcn = {}\nhpcc = { base_rtt = \"8us\" }");
+        assert!(both.contains("dcqcn and hpcc exclude each other: one congestion control at a time"), "{both}");
+        let eta = refused("rocev2 = {}\nhpcc = { base_rtt = \"8us\", target_utilization = 1.5 }");
+        assert!(eta.contains("transport.hpcc: target_utilization"), "{eta}");
+
+        let timely = parsed("timely = { base_rtt = \"20us\", beta = 0.8 }").unwrap().timely.unwrap();
+        assert_eq!(timely.base_rtt, Some(Duration::from_micros(20)), "TIMELY+w");
+        assert!(parsed("timely = {}").unwrap().timely.unwrap().base_rtt.is_none(), "TIMELY alone");
+        assert_eq!(parsed("swift = { hops = 3 }").unwrap().swift.unwrap().hops, 3);
+        assert!(refused("swift = { max_mdf = 1.0 }").contains("transport.swift: max_mdf"));
     }
 }

@@ -1,7 +1,7 @@
 //! The flow-control policy a run gives every switch, named as experiments name it, and the
 //! `[policy]` keys it puts in a switch config.
 
-use super::schemes::DcqcnMode;
+use super::schemes::CcMode;
 use anyhow::{Result, bail};
 use pfcswitch_switch::config::{CapfcAlgorithm, PolicyKind};
 use serde::Deserialize;
@@ -44,12 +44,12 @@ impl TryFrom<String> for RunPolicy {
     }
 }
 
-/// A policy as `--policy` and sweeps' `--policies` take it: `NAME`, or `NAME+dcqcn` for the
-/// policy with the hosts running DCQCN (as `--dcqcn on` does), so that one sweep can set
-/// each policy beside its DCQCN variant.
-pub fn split_transport(name: &str) -> (&str, Option<DcqcnMode>) {
-    match name.strip_suffix("+dcqcn") {
-        Some(policy) => (policy, Some(DcqcnMode::On)),
+/// A policy as `--policy` and sweeps' `--policies` take it: `NAME`, or `NAME+CC` for the
+/// policy with the hosts on congestion control CC (as `--cc CC` does: `pfc+dcqcn`,
+/// `pfc+hpcc`), so that one sweep can set each policy beside its variants.
+pub fn split_transport(name: &str) -> (&str, Option<CcMode>) {
+    match name.rsplit_once('+').and_then(|(policy, cc)| Some((policy, CcMode::from_name(cc)?))) {
+        Some((policy, cc)) => (policy, Some(cc)),
         None => (name, None),
     }
 }
@@ -75,7 +75,8 @@ mod tests {
 
     #[test]
     fn a_dcqcn_suffix_names_the_policy_with_dcqcn_in_the_hosts() {
-        assert_eq!(split_transport("capfc-max+dcqcn"), ("capfc-max", Some(DcqcnMode::On)));
+        assert_eq!(split_transport("capfc-max+dcqcn"), ("capfc-max", Some(CcMode::Dcqcn)));
+        assert_eq!(split_transport("pfc+timely-w"), ("pfc", Some(CcMode::TimelyW)));
         assert_eq!(split_transport("ofc"), ("ofc", None));
         assert!(parse_policy("pfc+dcqcn").is_err(), "parse_policy takes the name alone");
         assert_eq!(parse_policy(split_transport("pfc+dcqcn").0).unwrap().name(), "pfc");

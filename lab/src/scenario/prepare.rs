@@ -8,13 +8,12 @@ use super::fabric::FABRIC;
 use super::faults::{Fault, resolve as resolve_faults};
 use super::hpcc_nodes::HpccNodes;
 use super::namespaces::find;
-use super::plan::{Rocev2Spec, Scenario, load_with};
+use super::plan::{Scenario, TimelySpec, TransportSpec, load_with};
 use super::policy::{RunPolicy, parse_policy, split_transport};
-use super::schemes::DcqcnMode;
+use super::schemes::{CcMode, DcqcnMode};
 use crate::repository::workloads_dir;
 use crate::workload::{self, PlanContext, Storm};
 use anyhow::{Context, Result, bail};
-use pfcswitch_hosts::DcqcnParams;
 use pfcswitch_link::time::Instant;
 use pfcswitch_sim::fabric::Fabric;
 use pfcswitch_switch::config::SwitchConfig;
@@ -43,6 +42,51 @@ pub(super) struct Prepared {
     pub hpcc_nodes: HpccNodes,
 }
 
+/// Makes `cc` the hosts' only congestion control: the scenario's settings for it if it has
+/// them, else the law's defaults, and the framing it runs over.
+fn apply_cc(transport: &mut TransportSpec, cc: CcMode) -> Result<()> {
+    let (dctcp, dcqcn, hpcc, timely, swift) = (
+        transport.dctcp.take(),
+        transport.dcqcn.take(),
+        transport.hpcc.take(),
+        transport.timely.take(),
+        transport.swift.take(),
+    );
+    let rocev2 = || Some(transport.rocev2.unwrap_or_default());
+    match cc {
+        CcMode::None => {}
+        CcMode::Dctcp => {
+            // DCTCP's echo rides the traffic header's acknowledgements, not RC's.
+            transport.dctcp = Some(dctcp.unwrap_or_default());
+            transport.rocev2 = None;
+        }
+        CcMode::Dcqcn => {
+            transport.rocev2 = rocev2();
+            transport.dcqcn = Some(dcqcn.unwrap_or_default());
+        }
+        CcMode::Hpcc => {
+            transport.rocev2 = rocev2();
+            transport.hpcc = Some(hpcc.context(
+                "HPCC needs the fabric's base RTT: add transport.hpcc = { base_rtt = \"...\" } to the scenario \
+                 or --set transport.hpcc.base_rtt=8us",
+            )?);
+        }
+        CcMode::Timely | CcMode::TimelyW => {
+            transport.rocev2 = rocev2();
+            let timely = timely.unwrap_or_default();
+            let base_rtt = match cc {
+                CcMode::TimelyW => Some(timely.base_rtt.context(
+                    "TIMELY+w needs the base RTT its window is sized for: --set transport.timely.base_rtt=8us",
+                )?),
+                _ => None,
+            };
+            transport.timely = Some(TimelySpec { base_rtt, ..timely });
+        }
+        CcMode::Swift => transport.swift = Some(swift.unwrap_or_default()),
+    }
+    Ok(())
+}
+
 /// Creates `dirs` under the run's directory `out`.
 pub(super) fn create_dirs(out: &Path, dirs: &[&str]) -> Result<()> {
     for dir in dirs {
@@ -58,21 +102,18 @@ pub(super) const SIMULATED: &str = "-sim";
 /// `suffix` tells a simulated run's directory from a real one's.
 pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     let (mut scenario, file) = load_with(&args.scenario, &args.set)?;
-    let (policy_name, with_dcqcn) = args.policy.as_deref().map_or((None, None), |name| {
-        let (policy, dcqcn) = split_transport(name);
-        (Some(policy), dcqcn)
+    let (policy_name, with_cc) = args.policy.as_deref().map_or((None, None), |name| {
+        let (policy, cc) = split_transport(name);
+        (Some(policy), cc)
     });
-    let modes = Modes { dcqcn: args.modes.dcqcn.or(with_dcqcn), ..args.modes };
+    let modes = Modes { cc: args.modes.cc.or(with_cc), ..args.modes };
     match modes.dcqcn {
         Some(DcqcnMode::Off) => scenario.transport.dcqcn = None,
-        Some(DcqcnMode::On) => {
-            // The hosts' congestion control becomes DCQCN, which reacts to RoCEv2's CNPs:
-            // RoCEv2 framing with its defaults if the scenario has none, and no DCTCP.
-            scenario.transport.dcqcn.get_or_insert_with(DcqcnParams::default);
-            scenario.transport.rocev2.get_or_insert_with(Rocev2Spec::default);
-            scenario.transport.dctcp = None;
-        }
+        Some(DcqcnMode::On) => apply_cc(&mut scenario.transport, CcMode::Dcqcn)?,
         None => {}
+    }
+    if let Some(cc) = modes.cc.or(scenario.transport.cc) {
+        apply_cc(&mut scenario.transport, cc).with_context(|| format!("{}: --cc {}", file.display(), cc.name()))?;
     }
     let policy = policy_name.map(parse_policy).transpose()?.unwrap_or(scenario.policy);
     let out = args.out.clone().unwrap_or_else(|| {

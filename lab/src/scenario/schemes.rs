@@ -214,6 +214,43 @@ pub fn parse_fecn(name: &str) -> Result<FecnMode> {
     Ok(FecnMode::On { control, stages, gamma })
 }
 
+/// The hosts' congestion control (`--cc`): one for every host of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CcMode {
+    /// None: windows and PFC alone.
+    None,
+    Dctcp,
+    Dcqcn,
+    Hpcc,
+    Timely,
+    /// TIMELY with a window of the BDP scaled by its rate (HPCC's simulator's TIMELY+w).
+    #[value(name = "timely-w")]
+    TimelyW,
+    Swift,
+}
+
+impl CcMode {
+    pub const ALL: [CcMode; 7] =
+        [CcMode::None, CcMode::Dctcp, CcMode::Dcqcn, CcMode::Hpcc, CcMode::Timely, CcMode::TimelyW, CcMode::Swift];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CcMode::None => "none",
+            CcMode::Dctcp => "dctcp",
+            CcMode::Dcqcn => "dcqcn",
+            CcMode::Hpcc => "hpcc",
+            CcMode::Timely => "timely",
+            CcMode::TimelyW => "timely-w",
+            CcMode::Swift => "swift",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<CcMode> {
+        CcMode::ALL.into_iter().find(|cc| cc.name() == name)
+    }
+}
+
 /// Whether the hosts run DCQCN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum DcqcnMode {

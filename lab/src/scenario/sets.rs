@@ -329,6 +329,6 @@ mod tests {
         for section in ["switch", "port", "pfc", "buffer", "ecn", "qcn", "fecn", "policy"] {
             assert!(fields.contains(&section), "{section} missing from {fields:?}");
         }
-        assert_eq!(switch_sections(&KEYS), ["pfc", "buffer", "pipeline", "scheduler", "fdb", "pfcwd", "ecn"]);
+        assert_eq!(switch_sections(&KEYS), ["pfc", "buffer", "pipeline", "scheduler", "fdb", "pfcwd", "ecn", "int"]);
     }
 }

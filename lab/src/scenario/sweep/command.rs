@@ -18,11 +18,15 @@ pub fn sweep(args: &SweepArgs) -> Result<()> {
     let (scenario, _) = load(&args.scenario)?;
     let names = if args.policies.is_empty() { vec![scenario.policy.name().to_string()] } else { args.policies.clone() };
     // Canonical names, so that `capfc` and `capfc-max` are one directory.
-    // Canonical names (`capfc` is `capfc-max`), keeping a `+dcqcn` suffix.
+    // Canonical names (`capfc` is `capfc-max`), keeping a `+CC` suffix.
     let policies: Vec<String> = (names.iter())
         .map(|n| {
-            let (policy, dcqcn) = split_transport(n);
-            Ok(format!("{}{}", parse_policy(policy)?.name(), if dcqcn.is_some() { "+dcqcn" } else { "" }))
+            let (policy, cc) = split_transport(n);
+            Ok(format!(
+                "{}{}",
+                parse_policy(policy)?.name(),
+                cc.map(|cc| format!("+{}", cc.name())).unwrap_or_default()
+            ))
         })
         .collect::<Result<_>>()?;
     if let Some(twice) = repeated(&policies) {

@@ -16,8 +16,9 @@ pub struct SweepArgs {
     /// repeatable (every combination runs). Commas inside quotes, [] or {} do not split.
     #[arg(long = "set", value_name = "KEY=V1,V2,...", value_parser = parse_axis, required = true)]
     pub axes: Vec<Axis>,
-    /// Comma-separated policies, each run at every point (default: the scenario's); NAME+dcqcn
-    /// runs NAME with the hosts on DCQCN (as `run --dcqcn on`), e.g. pfc,pfc+dcqcn.
+    /// Comma-separated policies, each run at every point (default: the scenario's); NAME+CC
+    /// runs NAME with the hosts on congestion control CC (as `run --cc CC`), e.g.
+    /// pfc+dcqcn,pfc+hpcc,pfc+timely.
     #[arg(long, value_delimiter = ',')]
     pub policies: Vec<String>,
     /// Seeds: A..B (inclusive) or a comma-separated list.
