@@ -36,6 +36,13 @@
 //! - A hop whose record has the same timestamp as before (τ = 0) is left out of the maximum:
 //!   its weight in U would be zero anyway, where the simulator divides by zero for txRate.
 //!
+//! A property of the law, not of this code (issue 47): a flow's records carry the queue its
+//! own packets waited behind, which at HPCC's near-zero queue holds the other flows' packets
+//! but not its own, so U reads lower the larger the flow's share; the commit settles where
+//! Rc·(1 − η/U) = R_AI, and with a W_AI small beside that bias (the default 40 Mbit/s at
+//! 100 Gbit/s) a larger flow stays larger (`sim/tests/delay_cc_network.rs`, and
+//! `bench/ns3/hpcc_fairness_model.py` for the authors' code on the same setting).
+//!
 //! Not modelled: per-hop rates (`MULTI_RATE 1`), feedback sampling (`SAMPLE_FEEDBACK 1`), and
 //! PINT. Rescheduling the next packet when the rate changes (`ChangeRate`) is the pacer's.
 //! Deterministic: no clock (the records carry the time), plain f64 arithmetic.
