@@ -101,11 +101,16 @@ pub fn status(snapshot: &Snapshot, json: bool) {
 }
 
 pub fn ports(snapshot: &Snapshot, json: bool) {
+    // With `[int]` on, each stamping port's INT counters (`null` on the others).
+    let int = |p: &PortReport| {
+        let on = snapshot.int.as_ref()?;
+        Some(if on.settings.stamps(&p.name) { crate::int::counters(p) } else { Value::Null })
+    };
     let rows: Vec<Value> = snapshot
         .ports
         .iter()
         .map(|p| {
-            json!({
+            let mut row = json!({
                 "port": p.name, "iface": p.iface, "link": p.link, "link_transitions": p.link_transitions,
                 "mac": p.mac, "speed_bps": p.speed_bps, "mtu": p.mtu,
                 "rx_frames": total(p, |q| q.rx_frames), "rx_bytes": total(p, |q| q.rx_bytes),
@@ -114,13 +119,17 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
                 "malformed": p.malformed.values().sum::<u64>(),
                 "pause_rx": p.pause_rx, "short_mac_control": p.short_mac_control, "cable": p.cable,
                 "xdp_attach": p.xdp.as_ref().map(|x| &x.attach), "xsk_mode": p.xdp.as_ref().map(|x| &x.socket),
-            })
+            });
+            if let (Some(counters), Value::Object(row)) = (int(p), &mut row) {
+                row.insert("int".into(), counters);
+            }
+            row
         })
         .collect();
     if json {
         return print_json(&Value::Array(rows));
     }
-    let mut table = Table::new(&[
+    let mut headers = vec![
         "PORT",
         "IFACE",
         "LINK",
@@ -134,9 +143,14 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
         "DROPS",
         "MALFORMED",
         "XDP",
-    ]);
+    ];
+    // INT-MD frames stamped and not (the reasons: `pfcswitch int show`), with `[int]` on.
+    if snapshot.int.is_some() {
+        headers.extend(["INT STAMPED", "INT NOT STAMPED"]);
+    }
+    let mut table = Table::new(&headers);
     for (p, row) in snapshot.ports.iter().zip(&rows) {
-        table.row(vec![
+        let mut cells = vec![
             p.name.clone(),
             p.iface.clone(),
             p.link.clone(),
@@ -150,7 +164,13 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
             row["drops"].to_string(),
             row["malformed"].to_string(),
             p.xdp.as_ref().map_or_else(|| "-".to_string(), xdp_modes),
-        ]);
+        ];
+        match row.get("int") {
+            Some(Value::Null) => cells.extend(["-".to_string(), "-".to_string()]),
+            Some(_) => cells.extend([p.int.stamped.to_string(), crate::int::not_stamped(p).to_string()]),
+            None => {}
+        }
+        table.row(cells);
     }
     table.print();
 }

@@ -10,6 +10,7 @@ mod explain;
 mod fecn;
 mod frame;
 mod hpcc;
+mod int;
 mod ledger;
 mod manual;
 mod ofc;
@@ -88,6 +89,10 @@ enum Command {
     /// FECN's rate points per port and monitored priority.
     #[command(subcommand)]
     Fecn(fecn::FecnCommand),
+    /// In-band telemetry at egress: the node ID, the settings, and per stamping port the
+    /// INT-MD frames stamped and those not stamped, by reason.
+    #[command(subcommand)]
+    Int(int::IntCommand),
     /// Buffer pools, priority groups and queues: show them with their watermarks, clear the
     /// watermarks, import a SONiC configuration.
     #[command(subcommand)]
@@ -191,6 +196,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Fecn(fecn::FecnCommand::Show { port }) => {
             fecn::show(&client::snapshot(&socket()?)?, port.as_deref(), json)
+        }
+        Command::Int(int::IntCommand::Show { port }) => {
+            int::show(&client::snapshot(&socket()?)?, port.as_deref(), json)
         }
     }
 }

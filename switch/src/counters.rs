@@ -117,6 +117,19 @@ pub struct IntCounters {
     pub malformed: u64,
 }
 
+impl IntCounters {
+    /// Each outcome with its count, named as the fields are (the metrics' `outcome` label).
+    pub fn outcomes(&self) -> [(&'static str, u64); 5] {
+        [
+            ("stamped", self.stamped),
+            ("hop_limit", self.hop_limit),
+            ("mtu", self.mtu),
+            ("flooded", self.flooded),
+            ("malformed", self.malformed),
+        ]
+    }
+}
+
 impl Default for PortCounters {
     fn default() -> Self {
         PortCounters {

@@ -52,6 +52,16 @@ pub enum IntQueue {
     Priority,
 }
 
+impl IntQueue {
+    /// As in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            IntQueue::Port => "port",
+            IntQueue::Priority => "priority",
+        }
+    }
+}
+
 impl IntConfig {
     pub fn validate(&self, ports: &[PortConfig]) -> Result<(), ConfigError> {
         let error = |key: &str, reason: String| Err(ConfigError { key: format!("int.{key}"), reason });
@@ -62,6 +72,11 @@ impl IntConfig {
             return error("ports", format!("no port `{name}` in the configuration"));
         }
         Ok(())
+    }
+
+    /// Whether the egress port named `port` stamps (every port does when `ports` is empty).
+    pub fn stamps(&self, port: &str) -> bool {
+        self.ports.is_empty() || self.ports.iter().any(|name| name == port)
     }
 
     fn mask(&self) -> u8 {
@@ -110,10 +125,13 @@ impl IntStamper {
     /// None when no priority is stamped.
     pub fn new(config: &IntConfig, switch_name: &str, ports: &[PortConfig]) -> Option<IntStamper> {
         let priorities = config.mask();
-        let named = |port: &PortConfig| config.ports.is_empty() || config.ports.contains(&port.name);
         (priorities != 0).then(|| IntStamper {
             priorities,
-            ports: ports.iter().enumerate().filter(|(_, p)| named(p)).fold(0, |mask, (i, _)| mask | 1 << i),
+            ports: ports
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| config.stamps(&p.name))
+                .fold(0, |mask, (i, _)| mask | 1 << i),
             node_id: config.node_id.unwrap_or_else(|| default_node_id(switch_name)),
             queue: config.queue,
             mtu: ports.iter().map(|p| p.mtu).collect(),
@@ -148,10 +166,12 @@ impl IntStamper {
         if self.priorities & priority.mask() == 0 || view.l2.ethertype != pfcswitch_wire::ethertype::IPV4 {
             return IntPlan::None;
         }
-        let out = egress.trailing_zeros() as usize;
         if self.ports & egress == 0 {
             return IntPlan::None;
         }
+        // The egress port, or for a flooded frame the first of its ports that stamps: the
+        // counts stay on stamping ports, the ones `int show` and the metrics list.
+        let out = (egress & self.ports).trailing_zeros() as usize;
         let header = match int_of(frame) {
             Ok((_, header)) if header.kind() == IntKind::Md => header,
             Ok(_) => return IntPlan::None,

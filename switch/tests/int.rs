@@ -132,7 +132,7 @@ fn what_cannot_be_stamped_is_flagged_or_passed_and_counted_by_reason() {
     sw.handle_rx(ns(100), 0, 1, &send_with_int(1000, 5));
     assert_eq!(sent(&mut sw, ns(100))[0].1, Some(IntEgress::Mtu));
     assert_eq!(sw.counters(1).int.mtu, 1);
-    // Flooded to an unknown host: not stamped, counted on the first egress.
+    // Flooded to an unknown host: not stamped, counted on the first egress that stamps.
     let mut sw = switch(int_on_3(), 1500);
     let mut unknown = send_with_int(1000, 5);
     unknown[5] = 3;
@@ -152,6 +152,10 @@ fn what_cannot_be_stamped_is_flagged_or_passed_and_counted_by_reason() {
     sw.handle_rx(ns(100), 0, 1, &send_with_int(1000, 5));
     assert_eq!(sent(&mut sw, ns(100))[0].1, None);
     assert_eq!(sw.counters(1).int, Default::default());
+    // Flooded to ports 1 and 2 of which only 2 stamps: counted on 2, where it is reported.
+    let mut sw = switch(IntConfig { ports: vec!["p2".into()], ..int_on_3() }, 1500);
+    sw.handle_rx(ns(100), 0, 1, &unknown);
+    assert_eq!((sw.counters(1).int.flooded, sw.counters(2).int.flooded), (0, 1));
 }
 
 #[test]

@@ -23,6 +23,7 @@
 mod buffer;
 mod family;
 mod fecn;
+mod int;
 mod ofc;
 mod qcn;
 
@@ -332,6 +333,9 @@ impl Collector for SnapshotCollector {
         }
         if let Some(report) = &s.buffer {
             buffer::encode(e, report)?;
+        }
+        if let Some(report) = &s.int {
+            int::encode(e, report, &s.ports)?;
         }
 
         let per_port = s.ports.iter().map(|p| (vec![("port", p.name.clone())], counter(p.pause_rx)));
@@ -795,6 +799,55 @@ mod tests {
                 .bps() as f64;
         let advertised = format!("pfcswitch_fecn_advertised_rate_bps{{port=\"p1\",priority=\"3\"}} {:?}", speed / 10.0);
         assert!(text.lines().any(|l| l == advertised), "{advertised} not exported:\n{text}");
+    }
+
+    #[test]
+    fn int_families_are_exported_per_stamping_port_and_outcome_with_int_on_only() {
+        let text = default_switch_exports(
+            |config| {
+                config.int.priorities = vec![3];
+                config.int.ports = vec!["p1".into(), "p2".into()];
+                config.int.node_id = Some(7);
+            },
+            &[
+                "pfcswitch_int_info{node_id=\"7\",queue=\"port\"} 1",
+                "pfcswitch_int_frames_total{port=\"p1\",outcome=\"stamped\"} 0",
+                "pfcswitch_int_frames_total{port=\"p1\",outcome=\"hop_limit\"} 0",
+                "pfcswitch_int_frames_total{port=\"p1\",outcome=\"mtu\"} 0",
+                "pfcswitch_int_frames_total{port=\"p2\",outcome=\"flooded\"} 0",
+                "pfcswitch_int_frames_total{port=\"p2\",outcome=\"malformed\"} 0",
+            ],
+        );
+        assert!(text.contains("# TYPE pfcswitch_int_frames_total counter\n"), "{text}");
+        assert!(!text.contains("pfcswitch_int_frames_total{port=\"p3\""), "stamping ports only:\n{text}");
+        // Every port stamps when `int.ports` is empty; the node ID defaults to the name's hash.
+        let node_id = pfcswitch_switch::int::default_node_id("sw1");
+        default_switch_exports(
+            |config| config.int.priorities = vec![3],
+            &[
+                &format!("pfcswitch_int_info{{node_id=\"{node_id}\",queue=\"port\"}} 1"),
+                "pfcswitch_int_frames_total{port=\"p3\",outcome=\"stamped\"} 0",
+            ],
+        );
+        let off = default_switch_exports(|_| {}, &[]);
+        assert!(!off.contains("pfcswitch_int_"), "INT off: no families:\n{off}");
+    }
+
+    /// A snapshot's INT counters reach the samples, each under its own outcome.
+    #[test]
+    fn int_counts_are_exported_under_their_outcome() {
+        let mut snapshot = snapshot();
+        snapshot.int = Some(pfcswitch_switch::report::IntReport {
+            node_id: 1,
+            settings: pfcswitch_switch::int::IntConfig { priorities: vec![3], ..Default::default() },
+        });
+        snapshot.ports[0].int =
+            pfcswitch_switch::counters::IntCounters { stamped: 11, hop_limit: 12, mtu: 13, flooded: 14, malformed: 15 };
+        let text = render(Arc::new(snapshot), Format::Text004);
+        for (outcome, n) in [("stamped", 11), ("hop_limit", 12), ("mtu", 13), ("flooded", 14), ("malformed", 15)] {
+            let sample = format!("pfcswitch_int_frames_total{{port=\"p1\",outcome=\"{outcome}\"}} {n}");
+            assert!(text.lines().any(|l| l == sample), "{sample} not exported:\n{text}");
+        }
     }
 
     #[test]
