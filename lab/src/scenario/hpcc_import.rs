@@ -38,6 +38,9 @@ pub fn import(config_file: &Path) -> Result<Imported> {
     Importer { config: &config, file: config_file, notes: Vec::new() }.import()
 }
 
+/// What a data frame keeps free for HPCC's INT: the header and five 24-byte records.
+const HPCC_INT_RESERVE: usize = 16 + 5 * 24;
+
 struct Importer<'a> {
     config: &'a Config,
     file: &'a Path,
@@ -58,6 +61,10 @@ fn default(key: &str) -> Option<Value> {
         "RATE_DECREASE_INTERVAL" => Value::Number(4.0),
         "FAST_RECOVERY_TIMES" => Value::Count(5),
         "MIN_RATE" => Value::Rate(100_000_000),
+        "U_TARGET" => Value::Number(0.95),
+        "MI_THRESH" => Value::Count(5),
+        "FAST_REACT" | "MULTI_RATE" => Value::Flag(true),
+        "SAMPLE_FEEDBACK" => Value::Flag(false),
         "ERROR_RATE_PER_LINK" => Value::Number(0.0),
         "BUFFER_SIZE" => Value::Count(16),
         "LINK_DOWN" => Value::LinkDown(None),
@@ -146,13 +153,14 @@ impl Importer<'_> {
     }
 
     fn import(mut self) -> Result<Imported> {
-        // The config's own refusals come before any file is opened.
+        // The config's own refusals come before any file is opened, but for CC_MODE's.
         let payload = self.count("PACKET_PAYLOAD_SIZE")?;
-        let transport = self.transport(payload)?;
         self.refuse_unmodelled()?;
         let topology_file = self.file("TOPOLOGY_FILE")?;
         let flow_file = self.file("FLOW_FILE")?;
         let topology = Topology::read(&topology_file)?;
+        // HPCC's T is the topology's; the other modes' refusals come after the file too.
+        let transport = self.transport(payload, &topology)?;
         let flows = FlowFile::read(&flow_file)?;
         flows.check_hosts(&topology, &flow_file)?;
         let hosts = topology.hosts();
@@ -218,8 +226,9 @@ impl Importer<'_> {
     }
 
     /// `[transport]`'s congestion control: CC_MODE and its keys.
-    fn transport(&mut self, payload: u64) -> Result<String> {
+    fn transport(&mut self, payload: u64, topology: &Topology) -> Result<String> {
         match self.count("CC_MODE")? {
+            3 => self.hpcc(payload, topology),
             1 => {
                 let g = fraction(self.number("EWMA_GAIN")?).ok_or_else(|| {
                     self.refuse("EWMA_GAIN", "not a fraction with a power of two below it, such as 1/256")
@@ -257,15 +266,46 @@ impl Importer<'_> {
                     g.1.trailing_zeros()
                 ))
             }
-            mode @ (3 | 7 | 10) => Err(self.refuse(
+            mode @ (7 | 10) => Err(self.refuse(
                 "CC_MODE",
                 format!(
-                    "{mode} ({}) is not in pfcswitch yet (issue 47); 1 (DCQCN) and 8 (DCTCP) are",
+                    "{mode} ({}) is not imported yet; 1 (DCQCN), 3 (HPCC) and 8 (DCTCP) are",
                     config::cc_mode_name(mode)
                 ),
             )),
             mode => Err(self.refuse("CC_MODE", format!("{mode} is none of HPCC's modes 1, 3, 7, 8, 10"))),
         }
+    }
+
+    /// CC_MODE 3: HPCC with INT, T the fabric's largest base RTT (`GLOBAL_T 1`, checked with
+    /// the window), one rate for the path.
+    fn hpcc(&mut self, payload: u64, topology: &Topology) -> Result<String> {
+        if self.flag("MULTI_RATE")? {
+            return Err(self.refuse("MULTI_RATE", "1 (a rate per hop): HPCC here keeps one rate for the path"));
+        }
+        if self.flag("SAMPLE_FEEDBACK")? {
+            return Err(self.refuse("SAMPLE_FEEDBACK", "1 (react to queued hops only): not modelled"));
+        }
+        if !self.flag("HAS_WIN")? {
+            return Err(self.refuse("HAS_WIN", "0: HPCC's window is half of its law (HPCC §3.2)"));
+        }
+        let (rtt, _) = topology.max_rtt_bdp(payload);
+        self.notes.push(
+            "CC_MODE 3: INT records of 24 bytes a hop (P4.org INT v2.1) where ns-3's are 8, in 136 bytes each data frame keeps free".into(),
+        );
+        Ok(format!(
+            "frame_len = {}  # PACKET_PAYLOAD_SIZE {payload}, RoCEv2's headers, room for five INT records\n\
+             rocev2 = {{}}\n\
+             hpcc = {{ base_rtt = \"{rtt}ns\", target_utilization = {}, max_stage = {}, rate_ai = \"{}\", \
+             fast_react = {}, min_rate = \"{}\", variable_window = {} }}\n",
+            payload as usize + Framing::Rocev2.overhead() + HPCC_INT_RESERVE,
+            self.number("U_TARGET")?,
+            self.count("MI_THRESH")?,
+            format_rate(self.rate("RATE_AI")?),
+            self.flag("FAST_REACT")?,
+            format_rate(self.rate("MIN_RATE")?),
+            self.flag("VAR_WIN")?,
+        ))
     }
 
     /// `window` from HAS_WIN, GLOBAL_T and VAR_WIN; `ack_every` from L2_ACK_INTERVAL.
@@ -323,8 +363,11 @@ impl Importer<'_> {
         let set = |key: &str| self.config.get(key).is_some();
         let mut unused: Vec<&str> =
             ["DATA_RATE", "LINK_DELAY", "USE_DYNAMIC_PFC_THRESHOLD"].into_iter().filter(|&k| set(k)).collect();
-        let hpcc_keys = ["U_TARGET", "MI_THRESH", "INT_MULTI", "MULTI_RATE", "SAMPLE_FEEDBACK", "FAST_REACT"];
-        unused.extend(hpcc_keys.into_iter().chain(["PINT_LOG_BASE", "PINT_PROB"]).filter(|&k| set(k)));
+        let hpcc = self.config.get("CC_MODE") == Some(&Value::Count(3));
+        let hpcc_keys = ["U_TARGET", "MI_THRESH", "MULTI_RATE", "SAMPLE_FEEDBACK", "FAST_REACT"];
+        let hpcc_keys = hpcc_keys.into_iter().filter(|_| !hpcc);
+        // INT_MULTI scales ns-3's quantised INT fields; records here are exact.
+        unused.extend(hpcc_keys.chain(["INT_MULTI", "PINT_LOG_BASE", "PINT_PROB"]).filter(|&k| set(k)));
         // Under CC_MODE 8 ns-3 uses it; that mode's own note says what differs.
         if set("DCTCP_RATE_AI") && self.config.get("CC_MODE") != Some(&Value::Count(8)) {
             unused.push("DCTCP_RATE_AI");
@@ -517,6 +560,23 @@ mod tests {
     }
 
     #[test]
+    fn run_pys_hp_becomes_hpcc_with_the_fabrics_largest_rtt_and_int_on_the_switches() {
+        let (scenario, _, notes) = imported("hp", |text| text).unwrap();
+        let hpcc = &scenario["transport"]["hpcc"];
+        // run.py --cc hp at 100 Gbit/s: AI 40 Mbit/s, U_TARGET 0.95, MI_THRESH 0, VAR_WIN 1.
+        assert_eq!(hpcc["base_rtt"].as_str(), Some("12240ns"), "the fat-tree's largest RTT");
+        assert_eq!(hpcc["rate_ai"].as_str(), Some("40Mbps"));
+        assert_eq!((hpcc["target_utilization"].as_float(), hpcc["max_stage"].as_integer()), (Some(0.95), Some(0)));
+        assert_eq!(hpcc["variable_window"].as_bool(), Some(true));
+        assert!(scenario["transport"]["rocev2"].is_table());
+        let frame_len = 1000 + Framing::Rocev2.overhead() + 136;
+        assert_eq!(scenario["transport"]["frame_len"].as_integer(), Some(frame_len as i64), "room for five records");
+        assert!(notes.iter().any(|n| n.starts_with("CC_MODE 3: INT records of 24 bytes")), "{notes:?}");
+        let unused = notes.iter().find(|n| n.starts_with("read and not used")).unwrap();
+        assert!(!unused.contains("U_TARGET") && unused.contains("INT_MULTI"), "{unused}");
+    }
+
+    #[test]
     fn run_pys_dctcp_becomes_dctcp_under_hpccs_bdp_window() {
         let (scenario, switch, notes) = imported("dctcp", |text| text).unwrap();
         let unused = notes.iter().find(|n| n.starts_with("read and not used")).unwrap();
@@ -534,11 +594,13 @@ mod tests {
     fn what_does_not_map_is_refused_with_the_key_its_line_and_why() {
         let refused = |cc: &str, edit: &dyn Fn(String) -> String| imported(cc, edit).unwrap_err().to_string();
         let same = |text: String| text;
-        let message = refused("hp", &same);
+        let message = refused("timely", &same);
         assert!(
-            message.contains("config.txt:") && message.contains(": CC_MODE: 3 (HPCC) is not in pfcswitch yet"),
+            message.contains("config.txt:") && message.contains(": CC_MODE: 7 (TIMELY) is not imported yet"),
             "{message}"
         );
+        let multi = |text: String| text.replace("MULTI_RATE 0", "MULTI_RATE 1");
+        assert!(refused("hp", &multi).contains("MULTI_RATE: 1 (a rate per hop)"));
         assert!(refused("dcqcn_vwin", &same).contains("VAR_WIN: 1 scales DCQCN's window"));
         let no_400 = |text: String| {
             text.replace("KMAX_MAP 2 100000000000 1600 400000000000 6400", "KMAX_MAP 1 100000000000 1600")
