@@ -10,7 +10,7 @@ use super::report::{mbps, ms, print_phases};
 use super::runner::run;
 use super::simulate::simulate;
 use super::slowdown::{self, SlowdownSummary};
-use super::summary::{FctStats, Outcome};
+use super::summary::{FctStats, Outcome, PortLoad};
 use crate::plot::{self, BoxChart, BoxSeries, BoxStats};
 use crate::stats::quantile;
 use crate::table::Table;
@@ -268,6 +268,12 @@ fn print_comparison(scenario: &Scenario, seed: u64, outcomes: &[(String, Outcome
         let mut row = vec!["busiest output (Mbit/s sent)".to_string()];
         row.extend(outcomes.iter().map(|(_, o)| {
             o.busiest_output.as_ref().map_or("-".into(), |b| format!("{}:{} {:.1}", b.switch, b.port, b.tx_mbps))
+        }));
+        table.row(row);
+        let mut row = vec!["busiest output's queue p50 / p99 (B)".to_string()];
+        row.extend(outcomes.iter().map(|(_, o)| match o.busiest_output.as_ref() {
+            Some(PortLoad { queue_p50_bytes: Some(p50), queue_p99_bytes: Some(p99), .. }) => format!("{p50} / {p99}"),
+            _ => "-".into(),
         }));
         table.row(row);
         let mut row = vec!["average egress queue (B)".to_string()];

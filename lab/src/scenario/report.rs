@@ -121,10 +121,14 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     }
     let (switch_table, pfc_frames, drops, max_egress_bytes) = switch_table(record.snapshots);
     switch_table.print();
-    let busiest_output = PortLoad::busiest(record.snapshots, record.seconds);
+    let busiest_output = PortLoad::busiest(record.snapshots, record.seconds, record.samples);
     if let Some(busiest) = &busiest_output {
+        let queue = match (busiest.queue_p50_bytes, busiest.queue_p99_bytes) {
+            (Some(p50), Some(p99)) => format!("; its queue {p50} B at p50, {p99} B at p99"),
+            _ => String::new(),
+        };
         println!(
-            "busiest output: {}:{} sent {:.1} Mbit/s, {:.1} % of its speed",
+            "busiest output: {}:{} sent {:.1} Mbit/s, {:.1} % of its speed{queue}",
             busiest.switch,
             busiest.port,
             busiest.tx_mbps,

@@ -266,19 +266,39 @@ pub struct PortLoad {
     pub tx_mbps: f64,
     /// Of the port's speed.
     pub utilisation: f64,
+    /// Its egress queue (the sampled priorities together) at the median and the 99th
+    /// percentile of the samples, if the run sampled it.
+    #[serde(default)]
+    pub queue_p50_bytes: Option<u64>,
+    #[serde(default)]
+    pub queue_p99_bytes: Option<u64>,
 }
 
 impl PortLoad {
-    pub(super) fn busiest(snapshots: &[(String, Snapshot)], seconds: f64) -> Option<PortLoad> {
+    pub(super) fn busiest(
+        snapshots: &[(String, Snapshot)],
+        seconds: f64,
+        samples: &[super::record::QueueSample],
+    ) -> Option<PortLoad> {
         let ports = snapshots.iter().flat_map(|(switch, s)| s.ports.iter().map(move |p| (switch, p)));
         let tx = |p: &pfcswitch_switch::report::PortReport| p.priorities.iter().map(|q| q.tx_bytes).sum::<u64>();
         let (switch, port) = ports.max_by_key(|(_, p)| tx(p))?;
         let tx_mbps = tx(port) as f64 * 8.0 / seconds / 1e6;
+        // One queue per sampling instant: the port's sampled priorities summed.
+        let mut queue = std::collections::BTreeMap::<u64, u64>::new();
+        for s in samples.iter().filter(|s| &s.switch == switch && s.port == port.name) {
+            *queue.entry(s.seconds.to_bits()).or_default() += s.egress_bytes;
+        }
+        let mut queue: Vec<f64> = queue.into_values().map(|b| b as f64).collect();
+        queue.sort_by(f64::total_cmp);
+        let at = |q| crate::stats::quantile(&queue, q).map(|b| b as u64);
         Some(PortLoad {
             switch: switch.clone(),
             port: port.name.clone(),
             tx_mbps,
             utilisation: tx_mbps * 1e6 / port.speed_bps as f64,
+            queue_p50_bytes: at(0.5),
+            queue_p99_bytes: at(0.99),
         })
     }
 }

@@ -12,7 +12,7 @@ pub struct Metric {
 
 /// Every metric, in the order summaries list them. The FCTs are over all classes (the
 /// summary's group `all`); Jain's index is the first phase's, into its first receiver.
-pub const METRICS: [Metric; 16] = [
+pub const METRICS: [Metric; 17] = [
     Metric { name: "slowdown-p50", pointer: "/summary/slowdown/p50" },
     Metric { name: "slowdown-p95", pointer: "/summary/slowdown/p95" },
     Metric { name: "slowdown-p99", pointer: "/summary/slowdown/p99" },
@@ -28,6 +28,7 @@ pub const METRICS: [Metric; 16] = [
     Metric { name: "avg-queue-bytes", pointer: "/summary/average_queue_bytes" },
     Metric { name: "max-queue-bytes", pointer: "/summary/max_egress_bytes" },
     Metric { name: "utilisation", pointer: "/summary/busiest_output/utilisation" },
+    Metric { name: "queue-p99-bytes", pointer: "/summary/busiest_output/queue_p99_bytes" },
     // The first phase's first receiver: a sweep's scenario has one of each to be fair about.
     Metric { name: "jain", pointer: "/summary/phases/0/fairness/0/jain" },
 ];
