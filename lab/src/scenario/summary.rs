@@ -267,7 +267,7 @@ pub struct PortLoad {
     /// Of the port's speed.
     pub utilisation: f64,
     /// Its egress queue (the sampled priorities together) at the median and the 99th
-    /// percentile of the samples, if the run sampled it.
+    /// percentile of the samples from the workload's start, if the run sampled it.
     #[serde(default)]
     pub queue_p50_bytes: Option<u64>,
     #[serde(default)]
@@ -284,9 +284,10 @@ impl PortLoad {
         let tx = |p: &pfcswitch_switch::report::PortReport| p.priorities.iter().map(|q| q.tx_bytes).sum::<u64>();
         let (switch, port) = ports.max_by_key(|(_, p)| tx(p))?;
         let tx_mbps = tx(port) as f64 * 8.0 / seconds / 1e6;
-        // One queue per sampling instant: the port's sampled priorities summed.
+        // One queue per sampling instant of the workload (not the warm-up before its start):
+        // the port's sampled priorities summed.
         let mut queue = std::collections::BTreeMap::<u64, u64>::new();
-        for s in samples.iter().filter(|s| &s.switch == switch && s.port == port.name) {
+        for s in samples.iter().filter(|s| s.seconds >= 0.0 && &s.switch == switch && s.port == port.name) {
             *queue.entry(s.seconds.to_bits()).or_default() += s.egress_bytes;
         }
         let mut queue: Vec<f64> = queue.into_values().map(|b| b as f64).collect();
