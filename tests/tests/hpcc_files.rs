@@ -386,10 +386,10 @@ fn bad_files_are_refused_with_the_file_the_line_and_the_reason() {
         "config.txt:2: KMAX_MAP: says 2 pairs, has 2 values after the count",
     );
     refused(&["hpcc", "preset", "cubic"], "unknown preset `cubic`");
-    let timely = write("timely.txt", &stdout(&["hpcc", "preset", "timely", "--bw", "100"]));
+    let pint = write("pint.txt", &stdout(&["hpcc", "preset", "hpccPint", "--bw", "100"]));
     refused(
-        &["hpcc", "import", &timely, "-o", "unused"],
-        "timely.txt:15: CC_MODE: 7 (TIMELY) is not imported yet; 1 (DCQCN), 3 (HPCC) and 8 (DCTCP) are",
+        &["hpcc", "import", &pint, "-o", "unused"],
+        "pint.txt:15: CC_MODE: 10 (HPCC-PINT) is not imported yet; 1, 3, 7 and 8 are",
     );
 }
 

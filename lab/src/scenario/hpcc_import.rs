@@ -229,6 +229,7 @@ impl Importer<'_> {
     fn transport(&mut self, payload: u64, topology: &Topology) -> Result<String> {
         match self.count("CC_MODE")? {
             3 => self.hpcc(payload, topology),
+            7 => self.timely(payload, topology),
             1 => {
                 let g = fraction(self.number("EWMA_GAIN")?).ok_or_else(|| {
                     self.refuse("EWMA_GAIN", "not a fraction with a power of two below it, such as 1/256")
@@ -266,15 +267,28 @@ impl Importer<'_> {
                     g.1.trailing_zeros()
                 ))
             }
-            mode @ (7 | 10) => Err(self.refuse(
-                "CC_MODE",
-                format!(
-                    "{mode} ({}) is not imported yet; 1 (DCQCN), 3 (HPCC) and 8 (DCTCP) are",
-                    config::cc_mode_name(mode)
-                ),
-            )),
+            10 => Err(self.refuse("CC_MODE", "10 (HPCC-PINT) is not imported yet; 1, 3, 7 and 8 are")),
             mode => Err(self.refuse("CC_MODE", format!("{mode} is none of HPCC's modes 1, 3, 7, 8, 10"))),
         }
+    }
+
+    /// CC_MODE 7: TIMELY as HPCC's simulator runs it (`model = "hpcc"`: once per RTT), its
+    /// thresholds the simulator's built-in ones (the law's defaults), RATE_AI and RATE_HAI its
+    /// steps; with VAR_WIN 1, TIMELY+w's window for the fabric's largest RTT.
+    fn timely(&mut self, payload: u64, topology: &Topology) -> Result<String> {
+        let window = match self.flag("HAS_WIN")? && self.flag("VAR_WIN")? {
+            true => format!(", base_rtt = \"{}ns\"", topology.max_rtt_bdp(payload).0),
+            false => String::new(),
+        };
+        Ok(format!(
+            "frame_len = {}  # PACKET_PAYLOAD_SIZE {payload} and RoCEv2's headers\n\
+             rocev2 = {{}}\n\
+             timely = {{ model = \"hpcc\", additive_increase = \"{}\", hyper_increase = \"{}\", min_rate = \"{}\"{window} }}\n",
+            payload as usize + Framing::Rocev2.overhead(),
+            format_rate(self.rate("RATE_AI")?),
+            format_rate(self.rate("RATE_HAI")?),
+            format_rate(self.rate("MIN_RATE")?),
+        ))
     }
 
     /// CC_MODE 3: HPCC with INT, T the fabric's largest base RTT (`GLOBAL_T 1`, checked with
@@ -577,6 +591,21 @@ mod tests {
     }
 
     #[test]
+    fn run_pys_timely_becomes_timely_once_per_rtt_and_timely_vwin_adds_the_window() {
+        let (scenario, _, _) = imported("timely", |text| text).unwrap();
+        let timely = &scenario["transport"]["timely"];
+        // run.py --cc timely at 100 Gbit/s: AI 10 × 100 / 10 = 100 Mbit/s, HAI 500 Mbit/s.
+        assert_eq!(timely["model"].as_str(), Some("hpcc"));
+        assert_eq!(
+            (timely["additive_increase"].as_str(), timely["hyper_increase"].as_str()),
+            (Some("100Mbps"), Some("500Mbps"))
+        );
+        assert!(timely.get("base_rtt").is_none(), "HAS_WIN 0: TIMELY alone");
+        let (scenario, _, _) = imported("timely_vwin", |text| text).unwrap();
+        assert_eq!(scenario["transport"]["timely"]["base_rtt"].as_str(), Some("12240ns"), "TIMELY+w");
+    }
+
+    #[test]
     fn run_pys_dctcp_becomes_dctcp_under_hpccs_bdp_window() {
         let (scenario, switch, notes) = imported("dctcp", |text| text).unwrap();
         let unused = notes.iter().find(|n| n.starts_with("read and not used")).unwrap();
@@ -594,9 +623,9 @@ mod tests {
     fn what_does_not_map_is_refused_with_the_key_its_line_and_why() {
         let refused = |cc: &str, edit: &dyn Fn(String) -> String| imported(cc, edit).unwrap_err().to_string();
         let same = |text: String| text;
-        let message = refused("timely", &same);
+        let message = refused("hpccPint", &same);
         assert!(
-            message.contains("config.txt:") && message.contains(": CC_MODE: 7 (TIMELY) is not imported yet"),
+            message.contains("config.txt:") && message.contains(": CC_MODE: 10 (HPCC-PINT) is not imported yet"),
             "{message}"
         );
         let multi = |text: String| text.replace("MULTI_RATE 0", "MULTI_RATE 1");
