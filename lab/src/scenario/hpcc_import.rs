@@ -8,7 +8,7 @@
 //! from where it runs.
 
 use anyhow::{Result, anyhow, bail};
-use pfcswitch_hpcc::config::{self, Config, Value};
+use pfcswitch_hpcc::config::{Config, Value};
 use pfcswitch_hpcc::flows::FlowFile;
 use pfcswitch_hpcc::topology::Topology;
 use pfcswitch_hpcc::units::format_rate;
