@@ -434,25 +434,22 @@ local function dissect_int_hop(tvb, at, tree, instructions, ds_id, ds, hop_bytes
     end
   end
   if ds_id == INT_DOMAIN_PFCSWITCH then
-    if bit.band(ds, 0x8000) ~= 0 then
-      local r = tvb(at, 4)
-      local item = tree:add(i.tx_bytes, r)
-      if all_ones(r) then
-        item:set_text("Tx bytes: not supported (all ones)")
-      else
-        summary[#summary + 1] = string.format("tx %d B", r:uint())
+    -- pfcswitch's domain-specific fields, 4 bytes each, in DS bit order.
+    local ds_fields = {
+      { mask = 0x8000, field = i.tx_bytes, name = "Tx bytes", summary = "tx %d B" },
+      { mask = 0x4000, field = i.link_speed, name = "Link speed", summary = "%d Mbit/s" },
+    }
+    for _, f in ipairs(ds_fields) do
+      if bit.band(ds, f.mask) ~= 0 then
+        local r = tvb(at, 4)
+        local item = tree:add(f.field, r)
+        if all_ones(r) then
+          item:set_text(f.name .. ": not supported (all ones)")
+        else
+          summary[#summary + 1] = string.format(f.summary, r:uint())
+        end
+        at = at + 4
       end
-      at = at + 4
-    end
-    if bit.band(ds, 0x4000) ~= 0 then
-      local r = tvb(at, 4)
-      local item = tree:add(i.link_speed, r)
-      if all_ones(r) then
-        item:set_text("Link speed: not supported (all ones)")
-      else
-        summary[#summary + 1] = string.format("%d Mbit/s", r:uint())
-      end
-      at = at + 4
     end
   end
   -- The checksum complement comes last, after the domain-specific metadata (v2.1).

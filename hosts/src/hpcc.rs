@@ -103,13 +103,8 @@ impl HpccParams {
     /// `line_rate`.
     pub fn validate_for(&self, line_rate: BitRate) -> Result<(), String> {
         self.validate()?;
-        if self.min_rate > line_rate {
-            return Err(format!("min_rate {} must not exceed the line rate {line_rate}", self.min_rate));
-        }
-        if self.rate_ai > line_rate {
-            return Err(format!("rate_ai {} must not exceed the line rate {line_rate}", self.rate_ai));
-        }
-        Ok(())
+        crate::within_line::within_line("min_rate", self.min_rate, line_rate)?;
+        crate::within_line::within_line("rate_ai", self.rate_ai, line_rate)
     }
 }
 

@@ -23,6 +23,7 @@ mod reaction_point;
 mod swift;
 mod timely;
 mod transport;
+mod within_line;
 
 pub use dcqcn::{Dcqcn, DcqcnModel, DcqcnParams, Fraction};
 pub use dctcp::{Dctcp, DctcpParams, EcnReaction};

@@ -144,10 +144,7 @@ impl TimelyParams {
     /// [`validate`](Self::validate), and `min_rate` must not exceed `line_rate`.
     pub fn validate_for(&self, line_rate: BitRate) -> Result<(), String> {
         self.validate()?;
-        if self.min_rate > line_rate {
-            return Err(format!("min_rate {} must not exceed the line rate {line_rate}", self.min_rate));
-        }
-        Ok(())
+        crate::within_line::within_line("min_rate", self.min_rate, line_rate)
     }
 }
 

@@ -15,17 +15,7 @@ import json
 import struct
 import sys
 
-
-def frames(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    magic = struct.unpack("<I", data[:4])[0]
-    endian = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
-    at = 24
-    while at + 16 <= len(data):
-        _, _, incl, _ = struct.unpack(endian + "IIII", data[at:at + 16])
-        yield data[at + 16:at + 16 + incl]
-        at += 16 + incl
+from pcap_frames import frames
 
 
 def mac(b):

@@ -31,6 +31,8 @@ import struct
 import sys
 import zlib
 
+from pcap_frames import frames
+
 INT_UDP_PORT = 4792
 ROCE_PORT = 4791
 DOMAIN_ID = 0x5046
@@ -38,20 +40,6 @@ SHIM_LEN = 4
 MD_LEN = 12
 # Instruction bits (bit 0 = 0x8000) that take 8 bytes; every other set bit takes 4.
 EIGHT_BYTE_BITS = (4, 5, 6)
-
-
-def frames(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    magic = struct.unpack("<I", data[:4])[0]
-    if magic in (0x0A0D0D0A,):
-        sys.exit(f"{path}: pcapng; convert it with `editcap -F pcap`")
-    endian = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
-    at = 24
-    while at + 16 <= len(data):
-        _, _, incl, _ = struct.unpack(endian + "IIII", data[at:at + 16])
-        yield data[at + 16:at + 16 + incl]
-        at += 16 + incl
 
 
 def ip_text(b):
