@@ -119,6 +119,12 @@ pub struct SenderResult {
     pub retransmitted: u64,
     pub naks: u64,
     pub timeouts: u64,
+    /// RTT samples the sender took (an ACK covering new data, Karn's rule), and their mean:
+    /// what TIMELY and Swift see, the endpoints' and switches' scheduling delays included.
+    #[serde(default)]
+    pub rtt_samples: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_mean_us: Option<f64>,
     /// QCN: the flow's reaction point over time, when the switches ran QCN.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qcn: Option<SenderQcn>,
@@ -208,6 +214,8 @@ impl EndpointResult {
                     retransmitted: s.retransmitted,
                     naks: s.naks,
                     timeouts: s.timeouts,
+                    rtt_samples: s.rtt_samples,
+                    rtt_mean_us: (s.rtt_samples > 0).then(|| s.rtt_total.as_secs_f64() * 1e6 / s.rtt_samples as f64),
                     qcn: transport.reaction_points().find(|(id, ..)| *id == spec.id).map(|(_, rp, trace)| SenderQcn {
                         cnms: rp.cnms(),
                         rate_mbps: trace.mean_rates_mbps(now),
