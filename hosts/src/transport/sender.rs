@@ -195,6 +195,7 @@ impl Connection {
         }
         self.stats.bytes_acked += u64::from(ack - self.base) * payload as u64;
         self.base = ack;
+        self.send_times.acknowledged(ack);
         self.next = self.next.max(ack);
         while let Some(message) = self.messages.get_mut(self.first_unacked)
             && message.end_seq(payload).is_some_and(|end| end <= ack)
@@ -299,7 +300,7 @@ impl Connection {
         }
         self.stats.segments += 1;
         self.stats.retransmitted += u64::from(seq < self.sent_through);
-        self.send_times.sent(seq, now, seq < self.sent_through, config.window);
+        self.send_times.sent(seq, now, seq < self.sent_through);
         self.next += 1;
         self.sent_through = self.sent_through.max(self.next);
         self.rto_deadline.get_or_insert(now + config.rto);
