@@ -156,6 +156,7 @@ impl Importer<'_> {
         // The config's own refusals come before any file is opened, but for CC_MODE's.
         let payload = self.count("PACKET_PAYLOAD_SIZE")?;
         self.refuse_unmodelled()?;
+        self.refuse_cc_mode()?;
         let topology_file = self.file("TOPOLOGY_FILE")?;
         let flow_file = self.file("FLOW_FILE")?;
         let topology = Topology::read(&topology_file)?;
@@ -267,6 +268,15 @@ impl Importer<'_> {
                     g.1.trailing_zeros()
                 ))
             }
+            _ => Err(self.refuse_cc_mode().expect_err("checked before the files")),
+        }
+    }
+
+    /// CC_MODE 10 (PINT) and modes HPCC's simulator does not have, refused before any file
+    /// is read.
+    fn refuse_cc_mode(&self) -> Result<()> {
+        match self.count("CC_MODE")? {
+            1 | 3 | 7 | 8 => Ok(()),
             10 => Err(self.refuse("CC_MODE", "10 (HPCC-PINT) is not imported yet; 1, 3, 7 and 8 are")),
             mode => Err(self.refuse("CC_MODE", format!("{mode} is none of HPCC's modes 1, 3, 7, 8, 10"))),
         }
