@@ -104,7 +104,7 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
     // With `[int]` on, each stamping port's INT counters (`null` on the others).
     let int = |p: &PortReport| {
         let on = snapshot.int.as_ref()?;
-        Some(if on.settings.stamps(&p.name) { crate::int::counters(p) } else { Value::Null })
+        Some(if on.settings.stamps(&p.name) { int_counters(p) } else { Value::Null })
     };
     let rows: Vec<Value> = snapshot
         .ports
@@ -167,7 +167,7 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
         ];
         match row.get("int") {
             Some(Value::Null) => cells.extend(["-".to_string(), "-".to_string()]),
-            Some(_) => cells.extend([p.int.stamped.to_string(), crate::int::not_stamped(p).to_string()]),
+            Some(_) => cells.extend([p.int.stamped.to_string(), int_not_stamped(p).to_string()]),
             None => {}
         }
         table.row(cells);
@@ -360,4 +360,14 @@ pub fn fdb(snapshot: &Snapshot, json: bool) {
         table.row(vec![entry.mac.clone(), entry.port.clone(), kind.into(), age]);
     }
     table.print();
+}
+
+/// A port's INT counters as a JSON object, one key per outcome.
+pub fn int_counters(port: &PortReport) -> Value {
+    Value::Object(port.int.outcomes().into_iter().map(|(outcome, n)| (outcome.to_string(), json!(n))).collect())
+}
+
+/// Frames sent with INT-MD that the port did not stamp, whatever the reason.
+pub fn int_not_stamped(port: &PortReport) -> u64 {
+    port.int.outcomes().iter().filter(|(outcome, _)| *outcome != "stamped").map(|(_, n)| n).sum()
 }

@@ -2,7 +2,7 @@
 //! records carry, the `[int]` settings in force, and what each stamping port did with the
 //! INT-MD frames it sent (stamped, or why not).
 
-use crate::control::{print_json, selected};
+use crate::control::{int_counters, print_json, selected};
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use pfcswitch_lab::table::Table;
@@ -14,16 +14,6 @@ use serde_json::{Map, Value, json};
 pub enum IntCommand {
     /// The node ID, the settings and the counters of every stamping port, or of PORT.
     Show { port: Option<String> },
-}
-
-/// A port's INT counters as a JSON object, one key per outcome.
-pub fn counters(port: &PortReport) -> Value {
-    Value::Object(port.int.outcomes().into_iter().map(|(outcome, n)| (outcome.to_string(), json!(n))).collect())
-}
-
-/// Frames sent with INT-MD that the port did not stamp, whatever the reason.
-pub fn not_stamped(port: &PortReport) -> u64 {
-    port.int.outcomes().iter().filter(|(outcome, _)| *outcome != "stamped").map(|(_, n)| n).sum()
 }
 
 /// The stamping ports among every port, or PORT.
@@ -67,7 +57,7 @@ pub fn show(snapshot: &Snapshot, port: Option<&str>, json: bool) -> Result<()> {
             .map(|p| {
                 let mut row = Map::new();
                 row.insert("port".into(), json!(p.name));
-                if let Value::Object(outcomes) = counters(p) {
+                if let Value::Object(outcomes) = int_counters(p) {
                     row.extend(outcomes);
                 }
                 Value::Object(row)
@@ -90,6 +80,7 @@ pub fn show(snapshot: &Snapshot, port: Option<&str>, json: bool) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::control::int_not_stamped;
     use pfcswitch_switch::counters::IntCounters;
     use pfcswitch_switch::int::IntConfig;
 
@@ -121,7 +112,10 @@ mod tests {
         }))
         .expect("a port report");
         port.int = IntCounters { stamped: 10, hop_limit: 1, mtu: 2, flooded: 3, malformed: 4 };
-        assert_eq!(counters(&port), json!({ "stamped": 10, "hop_limit": 1, "mtu": 2, "flooded": 3, "malformed": 4 }));
-        assert_eq!(not_stamped(&port), 10);
+        assert_eq!(
+            int_counters(&port),
+            json!({ "stamped": 10, "hop_limit": 1, "mtu": 2, "flooded": 3, "malformed": 4 })
+        );
+        assert_eq!(int_not_stamped(&port), 10);
     }
 }

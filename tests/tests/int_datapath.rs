@@ -42,42 +42,41 @@ fn a_datapath_hpcc_run_carries_the_switchs_int_records_as_it_counted_them() {
     assert!(!echoes.is_empty() && echoes.iter().all(|e| e["hops"] == 1), "h8's ACKs echo one record");
 
     // What p8 sent, frame by frame as captured: each record's tx bytes is the port's count
-    // with that frame, so it moves by exactly the frames p8 sent since the last record.
+    // with that frame, so from one record on the capture predicts every later one exactly.
     let captured = read_pcap(&pcap);
     let h8 = captured[data[0]["frame"].as_u64().unwrap() as usize - 1][..6].to_vec();
-    let mut sent_since = 0u64;
-    let mut running = Vec::new();
+    let wrap = |bytes: u64| bytes % (1 << 32);
+    let (mut count, mut counts) = (None::<u64>, Vec::new());
     let mut data = data.iter().peekable();
-    let mut last: Option<(u64, u64)> = None;
+    let mut last_ts = 0;
     for (number, bytes) in captured.iter().enumerate().map(|(i, b)| (i as u64 + 1, b)) {
         if bytes[..6] != h8[..] {
             continue; // h8's own frames, towards the switch
         }
-        sent_since += bytes.len() as u64;
-        let Some(frame) = data.next_if(|f| f["frame"].as_u64() == Some(number)) else { continue };
-        assert_eq!((frame["hops"].as_u64(), frame["remaining_hops"].as_u64()), (Some(1), Some(4)), "{frame}");
-        assert_eq!(frame["icrc_ok"], true, "the sink's view of the packet holds its ICRC");
-        let hop = &frame["hop"][0];
-        assert_eq!(hop["node_id"].as_u64(), Some(node_id));
-        assert_eq!(hop["queue_id"].as_u64(), Some(3), "the frame's priority");
-        assert_eq!(hop["link_speed_mbps"].as_u64(), Some(100));
-        let queue = hop["queue_occupancy"].as_u64().unwrap();
-        let high_water = p8["priorities"][3]["egress_high_water"].as_u64().unwrap();
-        assert!(queue <= high_water, "a record's queue {queue} B within the port's peak {high_water} B");
-        let (ts, tx) = (hop["egress_ts"].as_u64().unwrap(), hop["tx_bytes"].as_u64().unwrap());
-        if let Some((last_ts, last_tx)) = last {
+        count = count.map(|c| wrap(c + bytes.len() as u64));
+        if let Some(frame) = data.next_if(|f| f["frame"].as_u64() == Some(number)) {
+            assert_eq!((frame["hops"].as_u64(), frame["remaining_hops"].as_u64()), (Some(1), Some(4)), "{frame}");
+            assert_eq!(frame["icrc_ok"], true, "the sink's view of the packet holds its ICRC");
+            let hop = &frame["hop"][0];
+            assert_eq!(hop["node_id"].as_u64(), Some(node_id));
+            assert_eq!(hop["queue_id"].as_u64(), Some(3), "the frame's priority");
+            assert_eq!(hop["link_speed_mbps"].as_u64(), Some(100));
+            let queue = hop["queue_occupancy"].as_u64().unwrap();
+            let high_water = p8["priorities"][3]["egress_high_water"].as_u64().unwrap();
+            assert!(queue <= high_water, "a record's queue {queue} B within the port's peak {high_water} B");
+            let (ts, tx) = (hop["egress_ts"].as_u64().unwrap(), hop["tx_bytes"].as_u64().unwrap());
             // Frames the daemon sends in one turn of its loop share that turn's clock reading.
             assert!(ts >= last_ts, "the switch's clock only grows: {frame}");
-            assert_eq!((tx - last_tx) % (1 << 32), sent_since, "tx bytes move by what p8 sent: {frame}");
+            assert!(count.is_none_or(|c| c == tx), "tx bytes move by what p8 sent: {count:?} then {frame}");
+            (count, last_ts) = (Some(tx), ts);
         }
-        running.push(tx);
-        (last, sent_since) = (Some((ts, tx)), 0);
+        counts.extend(count);
     }
     assert!(data.next().is_none(), "every record was met in the capture");
-    // At the snapshot, p8 had counted exactly the bytes of one of its frames' records.
+    // At the snapshot, p8 had counted exactly the bytes up to one of the frames it sent.
     let sent: u64 = (0..8).map(|p| p8["priorities"][p]["tx_bytes"].as_u64().unwrap()).sum();
-    let counted = (sent + stamped * RECORD_BYTES) % (1 << 32);
-    assert!(running.contains(&counted), "the switch's {counted} bytes fall on a record's count");
+    let counted = wrap(sent + stamped * RECORD_BYTES);
+    assert!(counts.contains(&counted), "the switch's {counted} bytes fall on a frame's count");
 
     let dissected = tshark_fields_with_dissector(&pcap, &["pfcswitch.int.type", "pfcswitch.int.hops"]);
     let typed = |t: &str| dissected.iter().filter(|row| row[0] == t && row[1] == "1").count();
