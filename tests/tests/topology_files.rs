@@ -74,9 +74,9 @@ fn the_built_ins_describe_the_nodes_and_links_topology_sh_built() {
         }
     }
     let listed: Vec<String> = serde_json::from_str(&succeed(&["-j", "topology", "list"])).unwrap();
-    let mut names: Vec<&str> = expected.keys().copied().collect();
-    names.sort();
-    assert_eq!(listed, names, "the built-ins are the eight former topologies");
+    // The eight topologies topology.sh built are still built in (later ones join them).
+    let missing: Vec<&str> = expected.keys().copied().filter(|name| !listed.iter().any(|l| l == name)).collect();
+    assert!(missing.is_empty(), "former topologies no longer built in: {missing:?} (listed: {listed:?})");
     for (name, lines) in &expected {
         let described = succeed(&["topology", "describe", name]);
         let first: Vec<&str> = described.lines().take(3).collect();
