@@ -114,7 +114,10 @@ fn a_missing_speed_a_split_fabric_and_bad_names_are_refused() {
 fn the_built_ins_load_and_find_takes_a_name_or_a_path() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../topologies");
     let names = builtins(&dir);
-    assert_eq!(names.len(), 8, "{names:?}");
+    // The eight of topology.sh's days stay; later ones may join them.
+    let former =
+        ["dumbbell", "dumbbell-32", "leaf-spine", "leaf-spine-2s", "leaf-spine-4", "ofc-fig1", "star3", "star8"];
+    assert!(former.iter().all(|f| names.iter().any(|n| n == f)), "{names:?}");
     for name in &names {
         let topology = Topology::find(name, &dir).unwrap_or_else(|e| panic!("{e}"));
         for switch in &topology.switches {
