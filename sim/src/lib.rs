@@ -100,9 +100,6 @@ impl std::fmt::Debug for Tap {
 
 /// Frame bytes by handle, with buffers reused once freed, and where each frame on a wire
 /// is going (so that the event of its arrival needs to carry only its handle).
-/// The longest INT record: HopML is 5 bits of 4-byte words.
-const MAX_INT_HOP_LEN: usize = 31 * 4;
-
 #[derive(Debug, Default)]
 struct FrameStore {
     frames: Vec<Vec<u8>>,
@@ -132,18 +129,18 @@ impl FrameStore {
         index as u64
     }
 
-    /// Writes an INT record (or flag) into frame `handle`: a record makes it longer.
+    /// Writes an INT record (or flag) into frame `handle`: a record makes it longer, by room
+    /// made at the front for the headers `apply_int` moves there.
     fn stamp_int(&mut self, handle: u64, int: &pfcswitch_wire::IntEgress) {
         let frame = &mut self.frames[handle as usize];
         let room = match int {
-            pfcswitch_wire::IntEgress::Push(_) => MAX_INT_HOP_LEN,
+            pfcswitch_wire::IntEgress::Push(_) => pfcswitch_wire::int_of(frame).map_or(0, |(_, h)| h.hop_words() * 4),
             _ => 0,
         };
         let len = frame.len();
         frame.splice(0..0, std::iter::repeat_n(0, room));
-        match pfcswitch_wire::apply_int(frame, room, len, int) {
-            Ok((start, _)) => drop(frame.drain(..start)),
-            Err(_) => drop(frame.drain(..room)),
+        if pfcswitch_wire::apply_int(frame, room, len, int).is_err() {
+            frame.drain(..room);
         }
     }
 

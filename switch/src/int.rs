@@ -22,7 +22,7 @@ use crate::config::PortConfig;
 use crate::config_error::ConfigError;
 use crate::counters::{IntCounters, PortCounters};
 use pfcswitch_link::time::Instant;
-use pfcswitch_wire::{ErrorKind, FrameView, IntEgress, IntHop, IntKind, Layer, Pcp, int_of};
+use pfcswitch_wire::{ErrorKind, FrameView, IntEgress, IntHop, IntKind, Layer, Pcp, int_in};
 use serde::{Deserialize, Serialize};
 
 /// `[int]`.
@@ -155,14 +155,7 @@ impl IntStamper {
 
     /// The plan for a received frame of `priority` going to the ports in `egress`; frames
     /// with INT that cannot be stamped are counted on their egress port.
-    pub fn plan(
-        &self,
-        view: &FrameView<'_>,
-        frame: &[u8],
-        priority: Pcp,
-        egress: u64,
-        counters: &mut [PortCounters],
-    ) -> IntPlan {
+    pub fn plan(&self, view: &FrameView<'_>, priority: Pcp, egress: u64, counters: &mut [PortCounters]) -> IntPlan {
         if self.priorities & priority.mask() == 0 || view.l2.ethertype != pfcswitch_wire::ethertype::IPV4 {
             return IntPlan::None;
         }
@@ -172,8 +165,8 @@ impl IntStamper {
         // The egress port, or for a flooded frame the first of its ports that stamps: the
         // counts stay on stamping ports, the ones `int show` and the metrics list.
         let out = (egress & self.ports).trailing_zeros() as usize;
-        let header = match int_of(frame) {
-            Ok((_, header)) if header.kind() == IntKind::Md => header,
+        let header = match int_in(view) {
+            Ok(header) if header.kind() == IntKind::Md => header,
             Ok(_) => return IntPlan::None,
             // Another UDP port is `WrongEtherType` at layer INT: no INT, nothing to count.
             Err(error) if error.layer == Layer::Int && error.kind != ErrorKind::WrongEtherType => {

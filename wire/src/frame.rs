@@ -181,7 +181,7 @@ impl<'a> FrameView<'a> {
 
     /// The IPv4 and UDP headers of an IPv4/UDP frame, the IP header's length and the UDP
     /// payload.
-    fn ip_udp(&self) -> Result<(Ipv4Repr, usize, UdpRepr, &'a [u8])> {
+    pub(crate) fn ip_udp(&self) -> Result<(Ipv4Repr, usize, UdpRepr, &'a [u8])> {
         self.expect_ethertype(ethertype::IPV4, Layer::Ipv4)?;
         let ip_packet = Ipv4Packet::new_checked(self.payload)?;
         let ip = Ipv4Repr::parse(&ip_packet)?;

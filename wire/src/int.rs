@@ -370,6 +370,16 @@ fn layout(frame: &[u8]) -> Result<Layout> {
     Ok(Layout { ip, udp: ip + header_len, ip_end: ip + total })
 }
 
+/// The INT of a parsed frame, as [`int_of`] finds it, without parsing the frame again (what
+/// the switch and the hosts do for every frame they receive).
+pub fn int_in<'a>(view: &FrameView<'a>) -> Result<IntHeader<&'a [u8]>> {
+    let (_, _, udp, payload) = view.ip_udp()?;
+    if udp.dst_port != INT_UDP_PORT {
+        return Err(Error::new(Layer::Int, ErrorKind::WrongEtherType));
+    }
+    IntHeader::new_checked(payload)
+}
+
 /// The offset of the INT shim in an IPv4/UDP `frame` to [`INT_UDP_PORT`], and its view. A
 /// datagram to another port is `WrongEtherType` at layer INT (no INT, as
 /// [`crate::FrameView::roce`] answers for other ports), a bad INT header any other error there.

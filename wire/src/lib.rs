@@ -42,7 +42,7 @@ pub use frame::{
 };
 pub use int::{
     INT_DOMAIN_ID, INT_HEADER_LEN, INT_MAX_QUEUE_BYTES, INT_SHIM_LEN, INT_UDP_PORT, IntEgress, IntHeader, IntHop,
-    IntInstructions, IntKind, IntRepr, apply_int, insert_int, int_of, remove_int,
+    IntInstructions, IntKind, IntRepr, apply_int, insert_int, int_in, int_of, remove_int,
 };
 pub use ipv4::{Ipv4Addr, Ipv4Packet, Ipv4Repr};
 pub use mac_control::{

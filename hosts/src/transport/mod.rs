@@ -49,7 +49,7 @@ use pfcswitch_link::units::BitRate;
 use pfcswitch_link::units::BitRate as Rate;
 use pfcswitch_wire::{
     ErrorKind, EthernetAddress, FecnProbeRepr, FecnSubtype, FrameView, Framing, IntHeader, IntKind, Ipv4Addr, Layer,
-    Pcp, TrafficKind, TrafficRepr, VlanRepr, int_of, remove_int,
+    Pcp, TrafficKind, TrafficRepr, VlanRepr, int_in, remove_int,
 };
 use reactions::{MAX_REFLECTIONS, Reaction, ReactionLimiter, Reflection, probe_frame};
 use receiver::Inbound;
@@ -253,16 +253,20 @@ impl Transport {
     /// Returns whether it was ours: a malformed datagram to our port is, and is counted by
     /// reason ([`Transport::malformed`]); foreign frames are for the caller to count.
     pub fn handle_rx(&mut self, now: Instant, frame: &[u8]) -> bool {
+        let Ok(view) = FrameView::parse(frame) else { return false };
+        if view.l2.dst != self.config.mac {
+            return false;
+        }
         self.int.kind = None;
-        match int_of(frame) {
-            Ok((_, header)) => {
+        match int_in(&view) {
+            Ok(header) => {
                 // The INT sink: the records kept, the frame read as its source sent it.
                 self.int.take(&header);
                 let mut stripped = std::mem::take(&mut self.stripped);
                 stripped.clear();
                 stripped.extend_from_slice(frame);
                 let ours = match remove_int(&mut stripped, frame.len()) {
-                    Ok(len) => self.handle_plain(now, &stripped[..len]),
+                    Ok(len) => FrameView::parse(&stripped[..len]).is_ok_and(|view| self.handle_view(now, &view, len)),
                     Err(_) => false,
                 };
                 self.stripped = stripped;
@@ -270,27 +274,21 @@ impl Transport {
             }
             // Another UDP port is `WrongEtherType` at layer INT: not INT.
             Err(error) if error.layer == Layer::Int && error.kind != ErrorKind::WrongEtherType => {
-                let ours = FrameView::parse(frame).is_ok_and(|view| view.l2.dst == self.config.mac);
-                if ours {
-                    *self.malformed.entry((error.layer.name(), error.kind.name())).or_default() += 1;
-                }
-                ours
+                *self.malformed.entry((error.layer.name(), error.kind.name())).or_default() += 1;
+                true
             }
-            Err(_) => self.handle_plain(now, frame),
+            Err(_) => self.handle_view(now, &view, frame.len()),
         }
     }
 
-    /// [`Transport::handle_rx`] for a frame without INT (or with it removed).
-    fn handle_plain(&mut self, now: Instant, frame: &[u8]) -> bool {
-        let Ok(view) = FrameView::parse(frame) else { return false };
-        if view.l2.dst != self.config.mac {
-            return false;
-        }
+    /// [`Transport::handle_rx`] for a frame to us without INT (or with it removed) of
+    /// `frame_len` bytes.
+    fn handle_view(&mut self, now: Instant, view: &FrameView<'_>, frame_len: usize) -> bool {
         if let Ok(cnm) = view.cnm() {
             return self.receive_cnm(now, view.l2.cn_tag.map(|t| t.flow_id), cnm.quantized_feedback);
         }
         if let Ok(probe) = view.fecn_probe() {
-            return self.receive_probe(now, &view, probe);
+            return self.receive_probe(now, view, probe);
         }
         let (ip, mut traffic) = match view.traffic() {
             Ok((ip, _, traffic)) => (ip, traffic),
@@ -306,7 +304,7 @@ impl Transport {
             traffic.sequence = psn::unwrap(traffic.sequence, self.expected_sequence(&traffic));
         }
         match traffic.kind {
-            TrafficKind::Data => self.receive_segment(now, &view, frame.len(), (ip.src, ip.ecn), &traffic),
+            TrafficKind::Data => self.receive_segment(now, view, frame_len, (ip.src, ip.ecn), &traffic),
             TrafficKind::Ack | TrafficKind::Nak => self.receive_acknowledgement(now, &traffic),
             TrafficKind::Cnp => return self.receive_cnp(now, traffic.flow_id),
         }

@@ -90,7 +90,7 @@ impl Switch {
         let ecn_capable =
             self.ecn.as_ref().is_some_and(|ecn| ecn.monitors(priority)) && matches!(view.ecn(), Some(1 | 2));
         let int = match &self.int {
-            Some(int) => int.plan(&view, frame, priority, egress, &mut self.counters),
+            Some(int) => int.plan(&view, priority, egress, &mut self.counters),
             None => crate::int::IntPlan::None,
         };
         let descriptor = Descriptor {
