@@ -456,6 +456,7 @@ fn write_data(args: &DataArgs) -> Result<()> {
             message_len: 0,
             offset: 0,
             timestamp_ns: 0,
+            ack_req: false,
         },
         frame_len: usize::from(args.size),
         framing: Framing::Traffic,

@@ -91,6 +91,7 @@ impl FlowSender {
                 message_len: 0,
                 offset: 0,
                 timestamp_ns: now.as_nanos(),
+                ack_req: false,
             },
             frame_len: spec.frame_len,
             framing: Framing::Traffic,

@@ -57,6 +57,7 @@ fn data_spec(rng: &mut Rng) -> DataFrameSpec {
             message_len: 1 << 20,
             offset: 0,
             timestamp_ns: rng.next(),
+            ack_req: false,
         },
         frame_len: 60 + rng.below(1440) as usize,
         framing: Framing::Traffic,

@@ -17,7 +17,16 @@ fn frames() -> Vec<(Vec<u8>, u8, u32, Option<u8>)> {
         src_port: 49_152 + FLOW as u16,
         ecn: 2,
         framing: Framing::Rocev2,
-        traffic: TrafficRepr { kind, flow_id: FLOW, sequence, message_id: 4, message_len, offset, timestamp_ns: 99 },
+        traffic: TrafficRepr {
+            kind,
+            flow_id: FLOW,
+            sequence,
+            message_id: 4,
+            message_len,
+            offset,
+            timestamp_ns: 99,
+            ack_req: false,
+        },
         ..DataFrameSpec::between(
             EthernetAddress([2, 0, 0, 0, 0, 1]),
             EthernetAddress([2, 0, 0, 0, 0, 2]),

@@ -4,7 +4,7 @@
 //! |--------|-----------------------------------------------------------|
 //! | 0–1    | magic 0x5046 ("PF")                                       |
 //! | 2      | version (1)                                               |
-//! | 3      | kind: 0 data, 1 acknowledgement, 2 negative acknowledgement, 3 CNP |
+//! | 3      | kind (bits 0–6): 0 data, 1 acknowledgement, 2 negative acknowledgement, 3 CNP; bit 7: ACK requested (a data segment) |
 //! | 4–7    | flow id                                                   |
 //! | 8–11   | sequence number (per flow; next expected in an ACK or NAK) |
 //! | 12–15  | message id (per flow)                                     |
@@ -151,7 +151,14 @@ pub struct TrafficRepr {
     pub message_len: u32,
     pub offset: u32,
     pub timestamp_ns: u64,
+    /// A data segment the sender wants acknowledged at once, as RoCE's BTH AckReq: the last
+    /// of a message, or the one that fills the sender's window (its receiver would otherwise
+    /// wait for `ack_every` segments that cannot come).
+    pub ack_req: bool,
 }
+
+/// Bit 7 of the kind byte: the segment asks for an ACK.
+const ACK_REQUESTED: u8 = 0x80;
 
 impl TrafficRepr {
     pub fn parse<T: AsRef<[u8]>>(header: &TrafficHeader<T>) -> Result<TrafficRepr> {
@@ -159,7 +166,7 @@ impl TrafficRepr {
         if header.magic() != TRAFFIC_MAGIC || header.version() != TRAFFIC_VERSION {
             return error(ErrorKind::BadVersion);
         }
-        let kind = match header.kind_byte() {
+        let kind = match header.kind_byte() & !ACK_REQUESTED {
             0 => TrafficKind::Data,
             1 => TrafficKind::Ack,
             2 => TrafficKind::Nak,
@@ -174,6 +181,7 @@ impl TrafficRepr {
             message_len: header.message_len(),
             offset: header.offset(),
             timestamp_ns: header.timestamp_ns(),
+            ack_req: header.kind_byte() & ACK_REQUESTED != 0,
         })
     }
 
@@ -190,7 +198,7 @@ impl TrafficRepr {
             TrafficKind::Ack => 1,
             TrafficKind::Nak => 2,
             TrafficKind::Cnp => 3,
-        };
+        } | if self.ack_req { ACK_REQUESTED } else { 0 };
         data[4..8].copy_from_slice(&self.flow_id.to_be_bytes());
         data[8..12].copy_from_slice(&self.sequence.to_be_bytes());
         data[12..16].copy_from_slice(&self.message_id.to_be_bytes());
@@ -231,7 +239,7 @@ impl TrafficRepr {
         match self.kind {
             TrafficKind::Data => {
                 let opcode = send_opcode(self.offset, self.message_len, carried);
-                let ack_req = matches!(opcode, Opcode::RcSendLast | Opcode::RcSendOnly);
+                let ack_req = self.ack_req || matches!(opcode, Opcode::RcSendLast | Opcode::RcSendOnly);
                 RoceRepr::new(BthRepr { ack_req, ..bth(opcode, self.sequence) }, None, SEGMENT_INFO_LEN + carried)
             }
             TrafficKind::Ack => RoceRepr::new(
@@ -271,6 +279,7 @@ impl TrafficRepr {
             message_len: 0,
             offset: 0,
             timestamp_ns: 0,
+            ack_req: false,
         };
         match (roce.bth.opcode, roce.aeth) {
             (Opcode::Cnp, _) => {
@@ -295,6 +304,7 @@ impl TrafficRepr {
                 repr.message_len = word(4);
                 repr.offset = word(8);
                 repr.timestamp_ns = u64::from_be_bytes(info[12..20].try_into().expect("8 bytes"));
+                repr.ack_req = roce.bth.ack_req;
             }
             _ => return error(ErrorKind::BadValue),
         }
@@ -319,9 +329,9 @@ mod tests {
 
     proptest! {
         #[test]
-        fn round_trip(kind in 0u8..4, flow_id: u32, sequence: u32, message_id: u32, message_len: u32, offset: u32, timestamp_ns: u64) {
+        fn round_trip(kind in 0u8..4, flow_id: u32, sequence: u32, message_id: u32, message_len: u32, offset: u32, timestamp_ns: u64, ack_req: bool) {
             let kind = [TrafficKind::Data, TrafficKind::Ack, TrafficKind::Nak, TrafficKind::Cnp][usize::from(kind)];
-            let repr = TrafficRepr { kind, flow_id, sequence, message_id, message_len, offset, timestamp_ns };
+            let repr = TrafficRepr { kind, flow_id, sequence, message_id, message_len, offset, timestamp_ns, ack_req };
             let mut bytes = [0u8; 32];
             repr.emit(&mut TrafficHeader::new_unchecked(&mut bytes[..]));
             prop_assert_eq!(TrafficRepr::parse(&TrafficHeader::new_checked(&bytes[..]).unwrap()).unwrap(), repr);

@@ -87,7 +87,8 @@ impl Inbound {
             // A DCTCP sender's (ECN-capable) segments are acknowledged at once: its window may
             // fall below `ack_every`, and with no delayed-ACK timer it would then stall.
             let ecn_capable = ecn != 0;
-            (last_of_message || ecn_capable || self.since_ack >= config.ack_every).then_some(TrafficKind::Ack)
+            (last_of_message || ecn_capable || traffic.ack_req || self.since_ack >= config.ack_every)
+                .then_some(TrafficKind::Ack)
         } else if traffic.sequence > self.expected {
             self.stats.out_of_order += 1;
             (self.nak_sent_for != Some(self.expected)).then(|| {
@@ -163,6 +164,7 @@ impl Inbound {
             // DCTCP's echo: how many of the segments this acknowledges arrived CE.
             offset: marked,
             timestamp_ns: now.as_nanos(),
+            ack_req: false,
         };
         let len = build_data_frame(buffer, &spec);
         if self.echo.is_empty() {

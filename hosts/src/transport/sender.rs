@@ -158,12 +158,7 @@ impl Connection {
     /// `window` segments are unacknowledged, and never a long-lived flow's segment at or after
     /// `until` (the end of the workload).
     pub(super) fn send_at(&self, payload: usize, window: u32, until: Instant, not_before: Instant) -> Option<Instant> {
-        let window = self.dctcp.as_ref().map_or(window, |dctcp| dctcp.window().min(window));
-        // HPCC's window in bytes of payload, as its simulator counts it, at least a segment.
-        let hpcc = self.reaction.as_ref().and_then(|r| r.rp.window_bytes());
-        let window = hpcc.map_or(window, |bytes| (bytes.div_ceil(payload as u64).max(1) as u32).min(window));
-        let window = self.swift.as_ref().map_or(window, |swift| swift.window().min(window));
-        if self.next - self.base >= window {
+        if self.next - self.base >= self.window(payload, window) {
             return None;
         }
         let swift = self.swift.as_ref().map_or(Instant::ZERO, SwiftWindow::ready_at);
@@ -175,6 +170,16 @@ impl Connection {
         };
         let at = at.max(not_before);
         (at < until || !self.sends_long_lived(payload)).then_some(at)
+    }
+
+    /// The segments that may be unacknowledged: the configured `window`, or less where the
+    /// congestion control keeps one.
+    fn window(&self, payload: usize, window: u32) -> u32 {
+        let window = self.dctcp.as_ref().map_or(window, |dctcp| dctcp.window().min(window));
+        // HPCC's window in bytes of payload, as its simulator counts it, at least a segment.
+        let hpcc = self.reaction.as_ref().and_then(|r| r.rp.window_bytes());
+        let window = hpcc.map_or(window, |bytes| (bytes.div_ceil(payload as u64).max(1) as u32).min(window));
+        self.swift.as_ref().map_or(window, |swift| swift.window().min(window))
     }
 
     /// Whether the segment at `next` belongs (or would belong) to a long-lived flow.
@@ -287,6 +292,9 @@ impl Connection {
                 message_len,
                 offset,
                 timestamp_ns: now.as_nanos(),
+                // The segment that fills the window: with fewer than `ack_every` segments in
+                // it, the receiver would otherwise wait for segments that cannot come.
+                ack_req: seq + 1 - self.base >= self.window(payload, config.window),
             },
             frame_len: config.header_len() + segment_payload,
             framing: config.framing,

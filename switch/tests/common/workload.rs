@@ -206,6 +206,7 @@ impl Workload {
                         message_len: 0,
                         offset: 0,
                         timestamp_ns: 0,
+                        ack_req: false,
                     },
                     frame_len: if elephant { 1500 } else { 64 + (k * 97) % 1437 },
                     framing: Framing::Traffic,

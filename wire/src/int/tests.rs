@@ -18,6 +18,7 @@ fn data_frame() -> Vec<u8> {
         message_len: 10_000,
         offset: 0,
         timestamp_ns: 123,
+        ack_req: false,
     };
     DataFrameSpec {
         src_port: 49152,

@@ -14,7 +14,16 @@ const UDP_AT: usize = IP_AT + 20;
 const BTH_AT: usize = UDP_AT + 8;
 
 fn traffic(kind: TrafficKind) -> TrafficRepr {
-    TrafficRepr { kind, flow_id: 7, sequence: 9, message_id: 3, message_len: 10_000, offset: 0, timestamp_ns: 123 }
+    TrafficRepr {
+        kind,
+        flow_id: 7,
+        sequence: 9,
+        message_id: 3,
+        message_len: 10_000,
+        offset: 0,
+        timestamp_ns: 123,
+        ack_req: false,
+    }
 }
 
 fn spec(traffic: TrafficRepr, frame_len: usize) -> DataFrameSpec {
@@ -187,9 +196,10 @@ proptest! {
     fn endpoint_frames_round_trip(
         kind in 0usize..4, flow_id in 0u32..(1 << 24) - QPN_BASE, sequence in 0u32..1 << 24, message_id in 0u32..1 << 24,
         message_len: u32, offset: u32, timestamp_ns: u64, frame_len in 0usize..1600, tagged: bool, ecn in 0u8..3,
+        ack_req: bool,
     ) {
         let kind = [TrafficKind::Data, TrafficKind::Ack, TrafficKind::Nak, TrafficKind::Cnp][kind];
-        let sent = TrafficRepr { kind, flow_id, sequence, message_id, message_len, offset, timestamp_ns };
+        let sent = TrafficRepr { kind, flow_id, sequence, message_id, message_len, offset, timestamp_ns, ack_req };
         let spec = DataFrameSpec { ecn, vlan: if tagged { spec(sent, 0).vlan } else { None }, ..spec(sent, frame_len) };
         let mut frame = vec![0xEEu8; 1700];
         let len = build_data_frame(&mut frame, &spec);
@@ -199,15 +209,17 @@ proptest! {
         let (ip, udp, parsed) = view.traffic().unwrap();
         prop_assert_eq!((udp.src_port, udp.dst_port), (49152, ROCEV2_UDP_PORT));
         prop_assert!(crate::Ipv4Packet::new_checked(view.payload).unwrap().checksum_valid());
-        let zero = TrafficRepr { message_len: 0, offset: 0, timestamp_ns: 0, ..sent };
+        let zero = TrafficRepr { message_len: 0, offset: 0, timestamp_ns: 0, ack_req: false, ..sent };
+        let repr = RoceRepr::parse(&view.payload[..20 + ip.payload_len]).unwrap();
+        let ends = matches!(repr.bth.opcode, Opcode::RcSendLast | Opcode::RcSendOnly);
         let expected = match kind {
-            TrafficKind::Data => sent,
+            // RC requests an ACK for a message's last segment whatever the sender asked.
+            TrafficKind::Data => TrafficRepr { ack_req: ack_req || ends, ..sent },
             TrafficKind::Ack | TrafficKind::Nak => zero,
             TrafficKind::Cnp => TrafficRepr { sequence: 0, message_id: 0, ..zero },
         };
         prop_assert_eq!(parsed, expected);
         prop_assert_eq!(ip.ecn, if kind == TrafficKind::Cnp { 0 } else { ecn });
-        let repr = RoceRepr::parse(&view.payload[..20 + ip.payload_len]).unwrap();
         prop_assert_eq!((repr.payload_len + usize::from(repr.bth.pad_count)) % 4, 0);
     }
 

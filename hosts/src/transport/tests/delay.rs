@@ -88,6 +88,30 @@ fn a_sample_spans_the_newest_segment_s_send_to_its_ack_on_the_virtual_clock() {
 }
 
 #[test]
+fn the_segment_that_fills_a_window_below_ack_every_asks_for_its_ack() {
+    // A window of 2 against an ACK every 4 segments: without the request the receiver would
+    // wait for segments the sender cannot send, until the 67 ms retransmission timeout.
+    let small_window = |config: &mut TransportConfig| config.window = 2;
+    let (a, _, sent) = run_delayed(small_window, vec![message(0, 10 * 1422)], DELAY, |_| false);
+    let (_, stats) = a.sender_stats().next().unwrap();
+    assert_eq!((stats.timeouts, stats.retransmitted), (0, 0), "{stats:?}");
+    assert_eq!((stats.rtt_samples, stats.last_rtt), (5, Some(2 * DELAY)), "an ACK per window");
+    assert_eq!(a.messages().next().unwrap().finish, Some(sent[9].1 + 2 * DELAY));
+
+    // Swift below one segment at the default `ack_every`: every segment fills its window.
+    let swift = |config: &mut TransportConfig| {
+        config.swift = Some(SwiftTransport { params: SwiftParams::default(), hops: 1 });
+    };
+    // From its initial 32 segments the window falls to its floor (200 µs RTTs against a
+    // ~100 µs target); below 4 segments each one is acknowledged alone, none times out.
+    let (a, _, _) = run_delayed(swift, vec![message(0, 100 * 1422)], Duration::from_micros(100), |_| false);
+    let (_, law) = a.swift_windows().next().unwrap();
+    let (_, stats) = a.sender_stats().next().unwrap();
+    assert_eq!((law.cwnd(), stats.timeouts), (SwiftParams::default().min_cwnd, 0), "{law:?} {stats:?}");
+    assert!(stats.rtt_samples > 50, "more ACKs than one per 4 segments: {stats:?}");
+}
+
+#[test]
 fn karns_rule_no_sample_from_a_retransmitted_segment() {
     // Every segment acknowledged; the tail's first transmission lost: nine samples, then
     // the timeout's retransmission of segment 9, whose ACK gives none.
