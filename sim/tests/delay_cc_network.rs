@@ -128,7 +128,7 @@ fn bottleneck(control: Control, run: Duration) -> Outcome {
         transport.framing = Framing::Rocev2;
         transport.ack_every = 1;
         match control {
-            Control::Timely => transport.timely = Some(TimelyTransport { params: timely(), window: None }),
+            Control::Timely => transport.timely = Some(TimelyTransport { params: timely() }),
             Control::Swift => transport.swift = Some(SwiftTransport { params: swift(), hops: 1 }),
             Control::Hpcc(rate_ai) => {
                 let params = HpccParams { rate_ai, ..HpccParams::default() };

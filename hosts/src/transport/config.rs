@@ -58,14 +58,17 @@ pub struct TransportConfig {
     /// drives TIMELY's law, whose rate the connection's rate limiter paces at (a TIMELY NIC
     /// paces every queue pair). QCN, DCQCN and HPCC, if set, take precedence.
     pub timely: Option<TimelyTransport>,
+    /// DCQCN+w and TIMELY+w (HPCC's simulator's `HAS_WIN 1`, `VAR_WIN 1`): with a base RTT
+    /// T, a DCQCN or TIMELY connection keeps at most line rate × T × rate / line rate bytes
+    /// of payload in flight (at least one segment); `None`: the rate alone.
+    pub rate_window: Option<Duration>,
     /// Swift: the RTT sample of each ACK that covers new data drives Swift's congestion
     /// window (within `window`); below one segment the connection sends one segment per
     /// RTT/cwnd. NAKs are its fast recovery, retransmission timeouts its timeouts.
     pub swift: Option<SwiftTransport>,
 }
 
-/// TIMELY's senders: the law's settings and, for TIMELY+w (HPCC's simulator's `HAS_WIN 1`,
-/// `VAR_WIN 1`), the base RTT of a window of BDP × rate / line rate.
+/// TIMELY's senders: the law's settings (TIMELY+w's window is `rate_window`).
 ///
 /// The rate is computed once per completion event, and a completion event here is an ACK
 /// that acknowledges new data, its RTT sample the newest acknowledged segment's: so
@@ -75,9 +78,6 @@ pub struct TransportConfig {
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TimelyTransport {
     pub params: TimelyParams,
-    /// TIMELY+w: with a base RTT T, the window is line rate × T × rate / line rate bytes of
-    /// payload (at least one segment); `None`: TIMELY's rate alone.
-    pub window: Option<std::time::Duration>,
 }
 
 /// Swift's senders: the law's settings and the hops its target delay scales with.
@@ -140,6 +140,7 @@ impl TransportConfig {
             dcqcn: None,
             hpcc: None,
             timely: None,
+            rate_window: None,
             swift: None,
         }
     }

@@ -221,7 +221,7 @@ impl Transport {
     /// Each connection's QCN reaction point and its rate over time, if QCN is on.
     pub fn reaction_points(&self) -> impl Iterator<Item = (u32, &ReactionPoint, &RateTrace)> + '_ {
         self.connections.iter().filter_map(|c| match c.reaction.as_ref()? {
-            ReactionLimiter { rp: Reaction::Qcn(rp), limiter } => Some((c.spec.id, rp, limiter.trace())),
+            ReactionLimiter { rp: Reaction::Qcn(rp), limiter, .. } => Some((c.spec.id, rp, limiter.trace())),
             _ => None,
         })
     }
@@ -229,7 +229,7 @@ impl Transport {
     /// Each connection's DCQCN reaction point and its rate over time, if DCQCN is on.
     pub fn dcqcn_points(&self) -> impl Iterator<Item = (u32, &Dcqcn, &RateTrace)> + '_ {
         self.connections.iter().filter_map(|c| match c.reaction.as_ref()? {
-            ReactionLimiter { rp: Reaction::Dcqcn(rp), limiter } => Some((c.spec.id, rp, limiter.trace())),
+            ReactionLimiter { rp: Reaction::Dcqcn(rp), limiter, .. } => Some((c.spec.id, rp, limiter.trace())),
             _ => None,
         })
     }
@@ -237,9 +237,7 @@ impl Transport {
     /// Each connection's TIMELY law and its rate over time, if TIMELY is on.
     pub fn timely_points(&self) -> impl Iterator<Item = (u32, &Timely, &RateTrace)> + '_ {
         self.connections.iter().filter_map(|c| match c.reaction.as_ref()? {
-            ReactionLimiter { rp: Reaction::Timely(timely), limiter } => {
-                Some((c.spec.id, &timely.law, limiter.trace()))
-            }
+            ReactionLimiter { rp: Reaction::Timely(law), limiter, .. } => Some((c.spec.id, law, limiter.trace())),
             _ => None,
         })
     }

@@ -19,25 +19,7 @@ pub(super) enum Reaction {
     Qcn(ReactionPoint),
     Dcqcn(Dcqcn),
     Hpcc(Hpcc),
-    Timely(TimelyRate),
-}
-
-/// TIMELY's law, and TIMELY+w's window at line rate (the BDP) if it has one.
-#[derive(Clone, Debug)]
-pub(super) struct TimelyRate {
-    pub(super) law: Timely,
-    line_rate: BitRate,
-    /// Bytes of payload in flight at line rate: line rate × base RTT.
-    bdp: Option<u64>,
-}
-
-impl TimelyRate {
-    /// TIMELY+w's window: the BDP × rate / line rate, rounded down but at least one byte.
-    fn window_bytes(&self) -> Option<u64> {
-        let bdp = u128::from(self.bdp?);
-        let window = bdp * u128::from(self.law.rate().bps()) / u128::from(self.line_rate.bps());
-        Some(u64::try_from(window).unwrap_or(u64::MAX).max(1))
-    }
+    Timely(Timely),
 }
 
 impl Reaction {
@@ -46,7 +28,7 @@ impl Reaction {
             Reaction::Qcn(rp) => rp.rate(),
             Reaction::Dcqcn(rp) => rp.rate(),
             Reaction::Hpcc(law) => law.rate(),
-            Reaction::Timely(timely) => timely.law.rate(),
+            Reaction::Timely(law) => law.rate(),
         }
     }
 
@@ -68,15 +50,6 @@ impl Reaction {
         }
     }
 
-    /// HPCC's window in bytes of payload, if this is HPCC, or TIMELY+w's.
-    pub(super) fn window_bytes(&self) -> Option<u64> {
-        match self {
-            Reaction::Hpcc(law) => Some(law.window_bytes()),
-            Reaction::Timely(timely) => timely.window_bytes(),
-            _ => None,
-        }
-    }
-
     /// Whether it has nothing to do before its connection's first message or after the last
     /// is acknowledged ([`Dcqcn::lives_with_its_messages`]).
     pub(super) fn lives_with_its_messages(&self) -> bool {
@@ -84,11 +57,16 @@ impl Reaction {
     }
 }
 
-/// A connection's reaction point and the rate limiter it sets.
+/// A connection's reaction point, the rate limiter it sets, and for DCQCN+w and TIMELY+w the
+/// window at line rate.
 #[derive(Clone, Debug)]
 pub(super) struct ReactionLimiter {
     pub(super) rp: Reaction,
     pub(super) limiter: RateLimiter,
+    line_rate: BitRate,
+    /// Bytes of payload in flight at line rate (line rate × the base RTT), DCQCN+w's and
+    /// TIMELY+w's (`TransportConfig::rate_window`).
+    bdp: Option<u64>,
 }
 
 impl ReactionLimiter {
@@ -100,16 +78,27 @@ impl ReactionLimiter {
             (Some(qcn), ..) => (Reaction::Qcn(ReactionPoint::new(qcn.params, qcn.line_rate)), qcn.line_rate),
             (None, Some(params), ..) => (Reaction::Dcqcn(Dcqcn::new(params, line)), line),
             (None, None, Some(hpcc), _) => (Reaction::Hpcc(Hpcc::new(hpcc.params, line, hpcc.base_rtt)), line),
-            (None, None, None, Some(timely)) => {
-                let bdp = timely.window.map(|base_rtt| {
-                    let bits = u128::from(line.bps()) * base_rtt.as_nanos() / 1_000_000_000;
-                    u64::try_from(bits / 8).unwrap_or(u64::MAX)
-                });
-                (Reaction::Timely(TimelyRate { law: Timely::new(timely.params, line), line_rate: line, bdp }), line)
-            }
+            (None, None, None, Some(timely)) => (Reaction::Timely(Timely::new(timely.params, line)), line),
             (None, None, None, None) => return None,
         };
-        Some(ReactionLimiter { rp, limiter: RateLimiter::new(line_rate, config.epoch, config.bin) })
+        let windowed = matches!(rp, Reaction::Dcqcn(_) | Reaction::Timely(_));
+        let bdp = config.rate_window.filter(|_| windowed).map(|base_rtt| {
+            let bits = u128::from(line_rate.bps()) * base_rtt.as_nanos() / 1_000_000_000;
+            u64::try_from(bits / 8).unwrap_or(u64::MAX)
+        });
+        let limiter = RateLimiter::new(line_rate, config.epoch, config.bin);
+        Some(ReactionLimiter { rp, limiter, line_rate, bdp })
+    }
+
+    /// The window in bytes of payload, if the control keeps one: HPCC's own, or DCQCN+w's
+    /// and TIMELY+w's BDP × rate / line rate (HPCC's simulator's `GetWin` with `VAR_WIN`),
+    /// rounded down but at least one byte.
+    pub(super) fn window_bytes(&self) -> Option<u64> {
+        if let Reaction::Hpcc(law) = &self.rp {
+            return Some(law.window_bytes());
+        }
+        let window = u128::from(self.bdp?) * u128::from(self.rp.rate().bps()) / u128::from(self.line_rate.bps());
+        Some(u64::try_from(window).unwrap_or(u64::MAX).max(1))
     }
 
     /// Whether the limiter holds the flow back (not while released at line rate).
@@ -153,7 +142,7 @@ impl ReactionLimiter {
     ) {
         match (&mut self.rp, rtt) {
             (Reaction::Hpcc(law), _) if !hops.is_empty() => law.on_ack(u64::from(acked), u64::from(next), hops),
-            (Reaction::Timely(timely), Some(rtt)) => timely.law.on_rtt(now, rtt),
+            (Reaction::Timely(law), Some(rtt)) => law.on_rtt(now, rtt),
             _ => return,
         }
         self.follow_rate(now);

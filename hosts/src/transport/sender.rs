@@ -176,9 +176,10 @@ impl Connection {
     /// congestion control keeps one.
     fn window(&self, payload: usize, window: u32) -> u32 {
         let window = self.dctcp.as_ref().map_or(window, |dctcp| dctcp.window().min(window));
-        // HPCC's window in bytes of payload, as its simulator counts it, at least a segment.
-        let hpcc = self.reaction.as_ref().and_then(|r| r.rp.window_bytes());
-        let window = hpcc.map_or(window, |bytes| (bytes.div_ceil(payload as u64).max(1) as u32).min(window));
+        // HPCC's window (or DCQCN+w's, TIMELY+w's) in bytes of payload, as its simulator
+        // counts it, at least a segment.
+        let bytes = self.reaction.as_ref().and_then(ReactionLimiter::window_bytes);
+        let window = bytes.map_or(window, |bytes| (bytes.div_ceil(payload as u64).max(1) as u32).min(window));
         self.swift.as_ref().map_or(window, |swift| swift.window().min(window))
     }
 

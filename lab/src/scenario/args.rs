@@ -125,10 +125,11 @@ pub struct Modes {
     /// (default: the scenario's).
     #[arg(long)]
     pub dcqcn: Option<DcqcnMode>,
-    /// The hosts' congestion control: none, dctcp, dcqcn, hpcc, timely, timely-w or swift,
-    /// with the scenario's `transport.NAME` if it has one, else the law's defaults (hpcc needs
-    /// `transport.hpcc.base_rtt`, timely-w `transport.timely.base_rtt`); the other controls
-    /// are turned off. dcqcn, hpcc and timely run over RoCEv2, dctcp over the traffic header.
+    /// The hosts' congestion control: none, dctcp, dcqcn, dcqcn-w, hpcc, timely, timely-w or
+    /// swift, with the scenario's `transport.NAME` if it has one, else the law's defaults
+    /// (hpcc needs `transport.hpcc.base_rtt`, dcqcn-w `transport.dcqcn.base_rtt`, timely-w
+    /// `transport.timely.base_rtt`); the other controls are turned off. dcqcn, hpcc and
+    /// timely run over RoCEv2, dctcp over the traffic header.
     /// Switches mark ECN for dctcp and dcqcn (the scenario's `[ecn]`, else defaults) and stamp
     /// INT for hpcc (default: the scenario's).
     #[arg(long, conflicts_with = "dcqcn")]

@@ -6,7 +6,7 @@
 use super::args::Modes;
 use super::plan::Scenario;
 use super::policy::RunPolicy;
-use super::schemes::{CcMode, DEFAULT_PROBE_INTERVAL, DcqcnMode, FecnMode, PfcwdMode, QcnMode};
+use super::schemes::{DEFAULT_PROBE_INTERVAL, FecnMode, PfcwdMode, QcnMode};
 use anyhow::{Context, Result};
 use pfcswitch_hosts::{FecnReaction, QcnReaction};
 use pfcswitch_sim::fabric::Fabric;
@@ -116,11 +116,11 @@ impl Modes {
             }
         });
         sections.extend(scheme_keys(scenario, fecn_mode, fecn_spec).map(|keys| ("fecn", keys)));
-        let dcqcn = self.dcqcn == Some(DcqcnMode::On) || self.cc == Some(CcMode::Dcqcn);
-        if dcqcn && !scenario.overrides.contains_key("ecn") {
+        // The controls in force, whether a flag or the scenario's `transport.cc` chose them.
+        if scenario.transport.dcqcn.is_some() && !scenario.overrides.contains_key("ecn") {
             sections.push(("ecn", dcqcn_marking(scenario)));
         }
-        if self.cc == Some(CcMode::Dctcp) && !scenario.overrides.contains_key("ecn") {
+        if scenario.transport.dctcp.is_some() && !scenario.overrides.contains_key("ecn") {
             sections.push(("ecn", on_the_classes(scenario)));
         }
         if scenario.transport.hpcc.is_some() && !scenario.overrides.contains_key("int") {

@@ -232,6 +232,7 @@ impl Importer<'_> {
             3 => self.hpcc(payload, topology),
             7 => self.timely(payload, topology),
             1 => {
+                let window = self.rate_window(payload, topology)?;
                 let g = fraction(self.number("EWMA_GAIN")?).ok_or_else(|| {
                     self.refuse("EWMA_GAIN", "not a fraction with a power of two below it, such as 1/256")
                 })?;
@@ -240,7 +241,7 @@ impl Importer<'_> {
                      rocev2 = {{ cnp_interval = \"0ns\" }}  # a CNP per marked segment, as ns-3's ACKs carry the mark\n\
                      dcqcn = {{ model = \"hpcc\", g = \"{}/{}\", alpha_update_period = \"{}\", rate_decrease_period = \"{}\", \
                      clamp_target_rate = {}, rate_increase_period = \"{}\", fast_recovery_threshold = {}, \
-                     additive_increase = \"{}\", hyper_increase = \"{}\", min_rate = \"{}\" }}\n",
+                     additive_increase = \"{}\", hyper_increase = \"{}\", min_rate = \"{}\"{window} }}\n",
                     payload as usize + Framing::Rocev2.overhead(),
                     g.0,
                     g.1,
@@ -284,12 +285,9 @@ impl Importer<'_> {
 
     /// CC_MODE 7: TIMELY as HPCC's simulator runs it (`model = "hpcc"`: once per RTT), its
     /// thresholds the simulator's built-in ones (the law's defaults), RATE_AI and RATE_HAI its
-    /// steps; with VAR_WIN 1, TIMELY+w's window for the fabric's largest RTT.
+    /// steps; with VAR_WIN 1, TIMELY+w.
     fn timely(&mut self, payload: u64, topology: &Topology) -> Result<String> {
-        let window = match self.flag("HAS_WIN")? && self.flag("VAR_WIN")? {
-            true => format!(", base_rtt = \"{}ns\"", topology.max_rtt_bdp(payload).0),
-            false => String::new(),
-        };
+        let window = self.rate_window(payload, topology)?;
         Ok(format!(
             "frame_len = {}  # PACKET_PAYLOAD_SIZE {payload} and RoCEv2's headers\n\
              rocev2 = {{}}\n\
@@ -299,6 +297,15 @@ impl Importer<'_> {
             format_rate(self.rate("RATE_HAI")?),
             format_rate(self.rate("MIN_RATE")?),
         ))
+    }
+
+    /// DCQCN+w's and TIMELY+w's `base_rtt` key (HAS_WIN 1 and VAR_WIN 1): the fabric's
+    /// largest RTT, which sizes the window at line rate.
+    fn rate_window(&self, payload: u64, topology: &Topology) -> Result<String> {
+        Ok(match self.flag("HAS_WIN")? && self.flag("VAR_WIN")? {
+            true => format!(", base_rtt = \"{}ns\"", topology.max_rtt_bdp(payload).0),
+            false => String::new(),
+        })
     }
 
     /// CC_MODE 3: HPCC with INT, T the fabric's largest base RTT (`GLOBAL_T 1`, checked with
@@ -343,11 +350,6 @@ impl Importer<'_> {
             }
             let (rtt, bdp) = topology.max_rtt_bdp(payload);
             writeln!(out, "window = {}  # HAS_WIN 1: the largest BDP, {bdp} B (RTT {rtt} ns)", bdp.div_ceil(payload))?;
-            if self.flag("VAR_WIN")? && self.count("CC_MODE")? == 1 {
-                return Err(
-                    self.refuse("VAR_WIN", "1 scales DCQCN's window by its rate (DCQCN+w), not in pfcswitch yet")
-                );
-            }
         } else {
             writeln!(out, "window = {}  # HAS_WIN 0: no window", u32::MAX)?;
         }
@@ -601,7 +603,7 @@ mod tests {
     }
 
     #[test]
-    fn run_pys_timely_becomes_timely_once_per_rtt_and_timely_vwin_adds_the_window() {
+    fn run_pys_timely_becomes_timely_once_per_rtt_and_the_vwin_modes_add_the_window() {
         let (scenario, _, _) = imported("timely", |text| text).unwrap();
         let timely = &scenario["transport"]["timely"];
         // run.py --cc timely at 100 Gbit/s: AI 10 × 100 / 10 = 100 Mbit/s, HAI 500 Mbit/s.
@@ -613,6 +615,10 @@ mod tests {
         assert!(timely.get("base_rtt").is_none(), "HAS_WIN 0: TIMELY alone");
         let (scenario, _, _) = imported("timely_vwin", |text| text).unwrap();
         assert_eq!(scenario["transport"]["timely"]["base_rtt"].as_str(), Some("12240ns"), "TIMELY+w");
+        let (scenario, _, _) = imported("dcqcn_vwin", |text| text).unwrap();
+        assert_eq!(scenario["transport"]["dcqcn"]["base_rtt"].as_str(), Some("12240ns"), "DCQCN+w");
+        let (scenario, _, _) = imported("dcqcn", |text| text).unwrap();
+        assert!(scenario["transport"]["dcqcn"].get("base_rtt").is_none(), "HAS_WIN 1, VAR_WIN 0: DCQCN alone");
     }
 
     #[test]
@@ -640,7 +646,6 @@ mod tests {
         );
         let multi = |text: String| text.replace("MULTI_RATE 0", "MULTI_RATE 1");
         assert!(refused("hp", &multi).contains("MULTI_RATE: 1 (a rate per hop)"));
-        assert!(refused("dcqcn_vwin", &same).contains("VAR_WIN: 1 scales DCQCN's window"));
         let no_400 = |text: String| {
             text.replace("KMAX_MAP 2 100000000000 1600 400000000000 6400", "KMAX_MAP 1 100000000000 1600")
         };

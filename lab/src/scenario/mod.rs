@@ -56,7 +56,7 @@ mod topology;
 pub use args::{CompareArgs, DeadlockArgs, Modes, RunArgs, run_dir};
 pub use compare::compare;
 pub use deadlock::deadlock;
-pub use plan::{Scenario, TransportSpec, list, load, load_with, root};
+pub use plan::{DcqcnSpec, Scenario, TransportSpec, list, load, load_with, root};
 pub use policy::{RunPolicy, parse_policy};
 pub use runner::run;
 pub use schemes::{FecnMode, FecnSpec, PfcwdMode, QcnMode, QcnSpec, parse_fecn, parse_pfcwd, parse_qcn};

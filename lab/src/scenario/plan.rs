@@ -164,16 +164,16 @@ pub struct TransportSpec {
     pub rocev2: Option<Rocev2Spec>,
     /// DCQCN reaction points (`dcqcn = {}` for Zhu et al.'s parameters, docs/dcqcn.md), with
     /// `rocev2`: data goes out ECT(0) and the receivers' CNPs set each queue pair's rate.
-    /// The switches mark with `[ecn]` (in `overrides`).
+    /// The switches mark with `[ecn]` (in `overrides`). With `base_rtt`, DCQCN+w.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dcqcn: Option<DcqcnParams>,
+    pub dcqcn: Option<DcqcnSpec>,
     /// HPCC's senders (`hpcc = { base_rtt = "8us" }`, docs/congestion-control.md), with
     /// `rocev2`: data carries INT-MD, every switch stamps the classes' priorities (`[int]`),
     /// receivers echo the records and senders set rate and window from them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hpcc: Option<HpccSpec>,
     /// Which control's table runs when there are several (`--cc` overrides it): `none`,
-    /// `dctcp`, `dcqcn`, `hpcc`, `timely`, `timely-w`, `swift`. A scenario may keep every
+    /// `dctcp`, `dcqcn`, `dcqcn-w`, `hpcc`, `timely`, `timely-w`, `swift`. A scenario may keep every
     /// control's settings and compare them with `--cc`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cc: Option<CcMode>,
@@ -199,13 +199,17 @@ pub struct HpccSpec {
 /// HPCC's simulator's `IntHeader::maxHop`.
 const HPCC_MAX_HOPS: u8 = 5;
 
-/// `[transport.timely]`: TIMELY's law (`TimelyParams`' keys), and with `base_rtt` TIMELY+w
-/// (HPCC's simulator's `HAS_WIN 1`/`VAR_WIN 1`): a window of the BDP scaled by the rate.
+/// `[transport.dcqcn]` and `[transport.timely]`: a rate-based law's keys (`P`), and with
+/// `base_rtt` its windowed variant, DCQCN+w or TIMELY+w (HPCC's simulator's `HAS_WIN 1`,
+/// `VAR_WIN 1`): a window of the BDP at `base_rtt` scaled by the rate.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct TimelySpec {
+pub struct RateLaw<P> {
     pub base_rtt: Option<Duration>,
-    pub params: TimelyParams,
+    pub params: P,
 }
+
+pub type DcqcnSpec = RateLaw<DcqcnParams>;
+pub type TimelySpec = RateLaw<TimelyParams>;
 
 /// `[transport.swift]`: Swift's law (`SwiftParams`' keys) and the hops its target delay
 /// scales with when no INT echo counts them (default 1: one switch, a star).
@@ -293,15 +297,15 @@ impl Serialize for HpccSpec {
     }
 }
 
-impl<'de> Deserialize<'de> for TimelySpec {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<TimelySpec, D::Error> {
+impl<'de, P: serde::de::DeserializeOwned> Deserialize<'de> for RateLaw<P> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<RateLaw<P>, D::Error> {
         use serde::de::Error;
         let (extras, params) = split_law(deserializer, &["base_rtt"])?;
-        Ok(TimelySpec { base_rtt: duration_key(&extras, "base_rtt").map_err(D::Error::custom)?, params })
+        Ok(RateLaw { base_rtt: duration_key(&extras, "base_rtt").map_err(D::Error::custom)?, params })
     }
 }
 
-impl Serialize for TimelySpec {
+impl<P: Serialize> Serialize for RateLaw<P> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let extras = self.base_rtt.map(|rtt| ("base_rtt".to_string(), duration_value(rtt)));
         join_law(serializer, &self.params, extras.into_iter().collect())
@@ -423,7 +427,7 @@ impl TransportSpec {
             swift.params.validate().map_err(|e| anyhow::anyhow!("transport.swift: {e}"))?;
         }
         if let Some(dcqcn) = &self.dcqcn {
-            dcqcn.validate_for(speed).map_err(|e| anyhow::anyhow!("transport.dcqcn: {e}"))?;
+            dcqcn.params.validate_for(speed).map_err(|e| anyhow::anyhow!("transport.dcqcn: {e}"))?;
             if self.rocev2.is_none() {
                 bail!("transport.dcqcn needs transport.rocev2: DCQCN reacts to RoCEv2's CNPs");
             }
@@ -487,9 +491,10 @@ impl TransportSpec {
             epoch,
             long_lived_until: end,
             dctcp: self.dctcp,
-            dcqcn: self.dcqcn,
+            dcqcn: self.dcqcn.map(|d| d.params),
             hpcc: self.hpcc.map(|h| h.transport()),
-            timely: self.timely.map(|t| TimelyTransport { params: t.params, window: t.base_rtt }),
+            timely: self.timely.map(|t| TimelyTransport { params: t.params }),
+            rate_window: self.dcqcn.and_then(|d| d.base_rtt).or(self.timely.and_then(|t| t.base_rtt)),
             swift: self.swift.map(|s| SwiftTransport { params: s.params, hops: s.hops }),
             ..defaults
         }
@@ -649,7 +654,7 @@ mod tests {
         assert!(refused("dcqcn = {}").contains("transport.dcqcn needs transport.rocev2"));
         let bad_g = refused("rocev2 = {}\ndcqcn = { g = \"0/256\" }");
         assert!(bad_g.contains("transport.dcqcn: g 0/256 must be in (0, 1]"), "{bad_g}");
-        let dcqcn = config(&TransportSpec { dcqcn: Some(DcqcnParams::default()), ..spec("") }, 1500);
+        let dcqcn = config(&TransportSpec { dcqcn: Some(DcqcnSpec::default()), ..spec("") }, 1500);
         assert_eq!(dcqcn.dcqcn, Some(DcqcnParams::default()));
     }
 
@@ -689,6 +694,18 @@ mod tests {
         let timely = parsed("timely = { base_rtt = \"20us\", beta = 0.8 }").unwrap().timely.unwrap();
         assert_eq!(timely.base_rtt, Some(Duration::from_micros(20)), "TIMELY+w");
         assert!(parsed("timely = {}").unwrap().timely.unwrap().base_rtt.is_none(), "TIMELY alone");
+        let dcqcn_w = parsed("rocev2 = {}\ndcqcn = { base_rtt = \"20us\", g = \"1/256\" }").unwrap();
+        let frame = dcqcn_w.config(
+            EthernetAddress([2, 0, 0, 0, 0, 1]),
+            Ipv4Addr::LOCALHOST,
+            1500,
+            BitRate::gbps(100),
+            Instant::ZERO,
+            Instant::ZERO,
+        );
+        assert_eq!(frame.rate_window, Some(Duration::from_micros(20)), "DCQCN+w");
+        assert_eq!(parsed(&toml::to_string(&dcqcn_w).unwrap()).unwrap().dcqcn, dcqcn_w.dcqcn);
+        assert!(parsed("dcqcn = { base_rtt = \"20us\", gain = 1 }").unwrap_err().contains("unknown field `gain`"));
         assert_eq!(parsed("swift = { hops = 3 }").unwrap().swift.unwrap().hops, 3);
         assert!(refused("swift = { max_mdf = 1.0 }").contains("transport.swift: max_mdf"));
     }

@@ -77,6 +77,7 @@ mod tests {
     fn a_dcqcn_suffix_names_the_policy_with_dcqcn_in_the_hosts() {
         assert_eq!(split_transport("capfc-max+dcqcn"), ("capfc-max", Some(CcMode::Dcqcn)));
         assert_eq!(split_transport("pfc+timely-w"), ("pfc", Some(CcMode::TimelyW)));
+        assert_eq!(split_transport("pfc+dcqcn-w"), ("pfc", Some(CcMode::DcqcnW)));
         assert_eq!(split_transport("ofc"), ("ofc", None));
         assert!(parse_policy("pfc+dcqcn").is_err(), "parse_policy takes the name alone");
         assert_eq!(parse_policy(split_transport("pfc+dcqcn").0).unwrap().name(), "pfc");

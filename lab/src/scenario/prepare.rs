@@ -8,7 +8,7 @@ use super::fabric::FABRIC;
 use super::faults::{Fault, resolve as resolve_faults};
 use super::hpcc_nodes::HpccNodes;
 use super::namespaces::find;
-use super::plan::{Scenario, TimelySpec, TransportSpec, load_with};
+use super::plan::{RateLaw, Scenario, TransportSpec, load_with};
 use super::policy::{RunPolicy, parse_policy, split_transport};
 use super::schemes::{CcMode, DcqcnMode};
 use crate::repository::workloads_dir;
@@ -60,9 +60,9 @@ fn apply_cc(transport: &mut TransportSpec, cc: CcMode) -> Result<()> {
             transport.dctcp = Some(dctcp.unwrap_or_default());
             transport.rocev2 = None;
         }
-        CcMode::Dcqcn => {
+        CcMode::Dcqcn | CcMode::DcqcnW => {
             transport.rocev2 = rocev2();
-            transport.dcqcn = Some(dcqcn.unwrap_or_default());
+            transport.dcqcn = Some(windowed(dcqcn.unwrap_or_default(), cc)?);
         }
         CcMode::Hpcc => {
             transport.rocev2 = rocev2();
@@ -73,18 +73,24 @@ fn apply_cc(transport: &mut TransportSpec, cc: CcMode) -> Result<()> {
         }
         CcMode::Timely | CcMode::TimelyW => {
             transport.rocev2 = rocev2();
-            let timely = timely.unwrap_or_default();
-            let base_rtt = match cc {
-                CcMode::TimelyW => Some(timely.base_rtt.context(
-                    "TIMELY+w needs the base RTT its window is sized for: --set transport.timely.base_rtt=8us",
-                )?),
-                _ => None,
-            };
-            transport.timely = Some(TimelySpec { base_rtt, ..timely });
+            transport.timely = Some(windowed(timely.unwrap_or_default(), cc)?);
         }
         CcMode::Swift => transport.swift = Some(swift.unwrap_or_default()),
     }
     Ok(())
+}
+
+/// A rate-based law for `cc`: with its window for the `-w` variant, which needs the base RTT
+/// the scenario gives it, without for the plain one.
+fn windowed<P>(law: RateLaw<P>, cc: CcMode) -> Result<RateLaw<P>> {
+    let base_rtt = match cc {
+        CcMode::DcqcnW | CcMode::TimelyW => Some(law.base_rtt.with_context(|| {
+            let key = cc.name().trim_end_matches("-w");
+            format!("{} needs the base RTT its window is sized for: --set transport.{key}.base_rtt=8us", cc.name())
+        })?),
+        _ => None,
+    };
+    Ok(RateLaw { base_rtt, ..law })
 }
 
 /// Creates `dirs` under the run's directory `out`.
@@ -157,13 +163,13 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
         spec.reaction.validate().map_err(|e| anyhow::anyhow!("{}: qcn.reaction: {e}", file.display()))?;
     }
     if let Some(dcqcn) = &scenario.transport.dcqcn
-        && dcqcn.min_rate.bps() >= scenario.speed.bps()
+        && dcqcn.params.min_rate.bps() >= scenario.speed.bps()
     {
         eprintln!(
             "warning: {}: transport.dcqcn.min_rate {} is not below the hosts' {}: DCQCN cannot slow a flow \
              (the paper's parameters are for 40 Gbit/s; docs/dcqcn.md scales them)",
             file.display(),
-            dcqcn.min_rate,
+            dcqcn.params.min_rate,
             scenario.speed
         );
     }

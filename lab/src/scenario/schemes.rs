@@ -222,6 +222,9 @@ pub enum CcMode {
     None,
     Dctcp,
     Dcqcn,
+    /// DCQCN with a window of the BDP scaled by its rate (HPCC's simulator's DCQCN+w).
+    #[value(name = "dcqcn-w")]
+    DcqcnW,
     Hpcc,
     Timely,
     /// TIMELY with a window of the BDP scaled by its rate (HPCC's simulator's TIMELY+w).
@@ -231,14 +234,23 @@ pub enum CcMode {
 }
 
 impl CcMode {
-    pub const ALL: [CcMode; 7] =
-        [CcMode::None, CcMode::Dctcp, CcMode::Dcqcn, CcMode::Hpcc, CcMode::Timely, CcMode::TimelyW, CcMode::Swift];
+    pub const ALL: [CcMode; 8] = [
+        CcMode::None,
+        CcMode::Dctcp,
+        CcMode::Dcqcn,
+        CcMode::DcqcnW,
+        CcMode::Hpcc,
+        CcMode::Timely,
+        CcMode::TimelyW,
+        CcMode::Swift,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             CcMode::None => "none",
             CcMode::Dctcp => "dctcp",
             CcMode::Dcqcn => "dcqcn",
+            CcMode::DcqcnW => "dcqcn-w",
             CcMode::Hpcc => "hpcc",
             CcMode::Timely => "timely",
             CcMode::TimelyW => "timely-w",

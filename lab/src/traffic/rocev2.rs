@@ -6,8 +6,8 @@
 use super::args::{RecvArgs, SendArgs};
 use super::host::{Host, Turn};
 use super::iface::{iface_ipv4, iface_mac, iface_mtu};
-use crate::scenario::TransportSpec;
 use crate::scenario::endpoint::EndpointResult;
+use crate::scenario::{DcqcnSpec, TransportSpec};
 use anyhow::{Context, Result, anyhow, bail};
 use pfcswitch_hosts::{Arrivals, ConnectionSpec, DcqcnParams, HostNic, MessageSpec, Transport, TransportConfig};
 use pfcswitch_link::time::Instant;
@@ -102,6 +102,7 @@ impl Setup {
         dcqcn: Option<DcqcnParams>,
         cnp: Option<(Duration, Option<Pcp>)>,
     ) -> Result<TransportConfig> {
+        let dcqcn = dcqcn.map(|params| DcqcnSpec { base_rtt: None, params });
         let mut spec = TransportSpec { dcqcn, ..TransportSpec::default() };
         let mut rocev2 = spec.rocev2.unwrap_or_default();
         rocev2.pmtu = Some(self.pmtu);

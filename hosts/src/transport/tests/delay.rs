@@ -3,9 +3,9 @@
 
 use super::super::{SwiftTransport, TimelyTransport};
 use super::{A, B, connection, message, transport};
-use crate::{SwiftParams, TimelyParams, Transport, TransportConfig};
+use crate::{DcqcnParams, SwiftParams, TimelyParams, Transport, TransportConfig};
 use pfcswitch_link::time::Instant;
-use pfcswitch_wire::{FrameView, TrafficKind, TrafficRepr};
+use pfcswitch_wire::{FrameView, Framing, TrafficKind, TrafficRepr};
 use std::time::Duration;
 
 /// Runs A → B over a cable of one-way `delay` (frames arrive `delay` after they are sent;
@@ -144,7 +144,7 @@ fn timely_cuts_the_rate_limit_when_rtts_exceed_t_high() {
     // 600 µs RTTs against T_high = 500 µs: every sample cuts, and the limiter follows.
     let timely = |config: &mut TransportConfig| {
         config.ack_every = 1;
-        config.timely = Some(TimelyTransport { params: TimelyParams::default(), window: None });
+        config.timely = Some(TimelyTransport { params: TimelyParams::default() });
     };
     let (a, _, sent) = run_delayed(timely, vec![message(0, 200 * 1422)], Duration::from_micros(300), |_| false);
     let (_, law, trace) = a.timely_points().next().expect("TIMELY is on");
@@ -153,13 +153,31 @@ fn timely_cuts_the_rate_limit_when_rtts_exceed_t_high() {
     // TIMELY+w: the same run with a 600 µs window at line rate (75 KB) in flight at most.
     let timely_w = |config: &mut TransportConfig| {
         timely(config);
-        config.timely.as_mut().unwrap().window = Some(Duration::from_micros(600));
+        config.rate_window = Some(Duration::from_micros(600));
     };
     let (a, _, sent) = run_delayed(timely_w, vec![message(0, 200 * 1422)], Duration::from_micros(300), |_| false);
     let (_, law, _) = a.timely_points().next().unwrap();
     let window = (75_000.0 * law.rate().bps() as f64 / 1e9 / 1422.0).ceil().max(1.0) as usize;
     let in_flight = sent.iter().filter(|s| s.1 + Duration::from_micros(600) > sent.last().unwrap().1).count();
     assert!(in_flight <= window + 1, "{in_flight} in the last RTT, window {window}");
+}
+
+#[test]
+fn dcqcn_w_keeps_a_bdp_at_its_rate_in_flight() {
+    // DCQCN+w at line rate (no CNP comes): a window of 1 Gbit/s × 100 µs = 12.5 KB, nine
+    // segments, over a 600 µs RTT where the static window would let 128 go.
+    let dcqcn_w = |config: &mut TransportConfig| {
+        config.framing = Framing::Rocev2;
+        config.dcqcn = Some(DcqcnParams::default());
+        config.rate_window = Some(Duration::from_micros(100));
+    };
+    // 1418 bytes of payload a RoCEv2 segment in a 1500-byte frame.
+    let (a, _, sent) = run_delayed(dcqcn_w, vec![message(0, 90 * 1418)], Duration::from_micros(300), |_| false);
+    let (_, stats) = a.sender_stats().next().unwrap();
+    assert_eq!((stats.segments, stats.timeouts), (90, 0), "{stats:?}");
+    // Each round trip sends one window: ten rounds of nine, 600 µs apart.
+    let rounds = sent.chunk_by(|x, y| y.1 - x.1 < Duration::from_micros(300)).map(<[_]>::len).collect::<Vec<_>>();
+    assert_eq!(rounds, vec![9; 10]);
 }
 
 #[test]
