@@ -6,7 +6,7 @@
 use super::args::Modes;
 use super::plan::Scenario;
 use super::policy::RunPolicy;
-use super::schemes::{DEFAULT_PROBE_INTERVAL, FecnMode, PfcwdMode, QcnMode};
+use super::schemes::{CcMode, DEFAULT_PROBE_INTERVAL, DcqcnMode, FecnMode, PfcwdMode, QcnMode};
 use anyhow::{Context, Result};
 use pfcswitch_hosts::{FecnReaction, QcnReaction};
 use pfcswitch_sim::fabric::Fabric;
@@ -116,11 +116,12 @@ impl Modes {
             }
         });
         sections.extend(scheme_keys(scenario, fecn_mode, fecn_spec).map(|keys| ("fecn", keys)));
-        // The controls in force, whether a flag or the scenario's `transport.cc` chose them.
-        if scenario.transport.dcqcn.is_some() && !scenario.overrides.contains_key("ecn") {
+        // Only for a flag: a scenario's own control keeps the marking its switch configs have.
+        let dcqcn = self.dcqcn == Some(DcqcnMode::On) || matches!(self.cc, Some(CcMode::Dcqcn | CcMode::DcqcnW));
+        if dcqcn && !scenario.overrides.contains_key("ecn") {
             sections.push(("ecn", dcqcn_marking(scenario)));
         }
-        if scenario.transport.dctcp.is_some() && !scenario.overrides.contains_key("ecn") {
+        if self.cc == Some(CcMode::Dctcp) && !scenario.overrides.contains_key("ecn") {
             sections.push(("ecn", on_the_classes(scenario)));
         }
         if scenario.transport.hpcc.is_some() && !scenario.overrides.contains_key("int") {

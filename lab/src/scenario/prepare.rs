@@ -162,16 +162,21 @@ pub(super) fn prepare(args: &RunArgs, suffix: &str) -> Result<Prepared> {
     if let Some(spec) = &scenario.qcn {
         spec.reaction.validate().map_err(|e| anyhow::anyhow!("{}: qcn.reaction: {e}", file.display()))?;
     }
-    if let Some(dcqcn) = &scenario.transport.dcqcn
-        && dcqcn.params.min_rate.bps() >= scenario.speed.bps()
-    {
-        eprintln!(
-            "warning: {}: transport.dcqcn.min_rate {} is not below the hosts' {}: DCQCN cannot slow a flow \
-             (the paper's parameters are for 40 Gbit/s; docs/dcqcn.md scales them)",
-            file.display(),
-            dcqcn.params.min_rate,
-            scenario.speed
-        );
+    let transport = &scenario.transport;
+    let floors = [
+        ("dcqcn", transport.dcqcn.map(|d| d.params.min_rate)),
+        ("hpcc", transport.hpcc.map(|h| h.params.min_rate)),
+        ("timely", transport.timely.map(|t| t.params.min_rate)),
+    ];
+    for (law, min_rate) in floors.into_iter().filter_map(|(law, rate)| Some((law, rate?))) {
+        if min_rate.bps() >= scenario.speed.bps() {
+            eprintln!(
+                "warning: {}: transport.{law}.min_rate {min_rate} is not below the hosts' {}: the law cannot slow \
+                 a flow (its defaults are for 40-100 Gbit/s; docs/congestion-control.md scales them)",
+                file.display(),
+                scenario.speed
+            );
+        }
     }
     let datapath = suffix != SIMULATED;
     scenario
