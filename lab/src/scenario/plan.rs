@@ -660,6 +660,10 @@ mod tests {
 
     #[test]
     fn the_congestion_controls_read_their_laws_keys_beside_the_transports_and_refuse_what_cannot_run() {
+        let at_100g = |spec: &TransportSpec| {
+            let (mac, ip) = (EthernetAddress([2, 0, 0, 0, 0, 1]), Ipv4Addr::LOCALHOST);
+            spec.config(mac, ip, 1500, BitRate::gbps(100), Instant::ZERO, Instant::ZERO)
+        };
         let parsed = |transport: &str| toml::from_str::<TransportSpec>(transport).map_err(|e| e.to_string());
         let hpcc = parsed("rocev2 = {}\nhpcc = { base_rtt = \"8us\", target_utilization = 0.9 }").unwrap();
         let spec = hpcc.hpcc.unwrap();
@@ -668,14 +672,7 @@ mod tests {
         hpcc.validate(1500, BitRate::gbps(100), false).unwrap();
         // Room for five 24-byte records and their header comes out of the MTU: 1024-byte
         // SENDs still fit 1500.
-        let frame = hpcc.config(
-            EthernetAddress([2, 0, 0, 0, 0, 1]),
-            Ipv4Addr::LOCALHOST,
-            1500,
-            BitRate::gbps(100),
-            Instant::ZERO,
-            Instant::ZERO,
-        );
+        let frame = at_100g(&hpcc);
         assert_eq!(frame.frame_len, 18 + 1024 + 44 + 136, "tagged Ethernet, the SEND, its headers, the room");
         let round_trip = toml::to_string(&hpcc).unwrap();
         assert_eq!(parsed(&round_trip).unwrap().hpcc, Some(spec), "{round_trip}");
@@ -695,14 +692,7 @@ mod tests {
         assert_eq!(timely.base_rtt, Some(Duration::from_micros(20)), "TIMELY+w");
         assert!(parsed("timely = {}").unwrap().timely.unwrap().base_rtt.is_none(), "TIMELY alone");
         let dcqcn_w = parsed("rocev2 = {}\ndcqcn = { base_rtt = \"20us\", g = \"1/256\" }").unwrap();
-        let frame = dcqcn_w.config(
-            EthernetAddress([2, 0, 0, 0, 0, 1]),
-            Ipv4Addr::LOCALHOST,
-            1500,
-            BitRate::gbps(100),
-            Instant::ZERO,
-            Instant::ZERO,
-        );
+        let frame = at_100g(&dcqcn_w);
         assert_eq!(frame.rate_window, Some(Duration::from_micros(20)), "DCQCN+w");
         assert_eq!(parsed(&toml::to_string(&dcqcn_w).unwrap()).unwrap().dcqcn, dcqcn_w.dcqcn);
         assert!(parsed("dcqcn = { base_rtt = \"20us\", gain = 1 }").unwrap_err().contains("unknown field `gain`"));

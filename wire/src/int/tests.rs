@@ -1,7 +1,7 @@
 //! INT as a source inserts it, switches stamp it, a sink removes it and an ACK echoes it.
 
 use super::*;
-use crate::{DataFrameSpec, EthernetAddress, Framing, Pcp, ROCEV2_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr};
+use crate::{DataFrameSpec, EthernetAddress, Framing, Pcp, ROCEV2_UDP_PORT, TrafficKind, VlanRepr};
 use proptest::prelude::*;
 
 const HEADROOM: usize = 256;
@@ -10,16 +10,7 @@ const UDP_AT: usize = IP_AT + 20;
 
 fn data_frame() -> Vec<u8> {
     let vlan = Some(VlanRepr { pcp: Pcp::new(3).unwrap(), dei: false, vid: 1 });
-    let traffic = TrafficRepr {
-        kind: TrafficKind::Data,
-        flow_id: 7,
-        sequence: 9,
-        message_id: 3,
-        message_len: 10_000,
-        offset: 0,
-        timestamp_ns: 123,
-        ack_req: false,
-    };
+    let traffic = crate::roce::tests::traffic(TrafficKind::Data);
     DataFrameSpec {
         src_port: 49152,
         ecn: 2,

@@ -183,4 +183,4 @@ impl RoceRepr {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

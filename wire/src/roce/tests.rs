@@ -13,7 +13,8 @@ const IP_AT: usize = ETH_VLAN;
 const UDP_AT: usize = IP_AT + 20;
 const BTH_AT: usize = UDP_AT + 8;
 
-fn traffic(kind: TrafficKind) -> TrafficRepr {
+/// A segment's header as the other wire tests build theirs.
+pub(crate) fn traffic(kind: TrafficKind) -> TrafficRepr {
     TrafficRepr {
         kind,
         flow_id: 7,
