@@ -18,6 +18,8 @@
 --   INT     in-band telemetry over UDP port 4792 (docs/frames.md, "INT over UDP"): shim,
 --           INT-MD header and hop stack, then the original UDP payload handed to Wireshark's
 --           dissector for the original port (4791: InfiniBand's RoCEv2).
+--   Traffic the endpoints' header over UDP port 39000 (docs/frames.md): kind, AckReq bit,
+--           flow, sequence, message, offset and send timestamp.
 
 local pfcswitch = Proto("pfcswitch", "pfcswitch frames")
 
@@ -595,3 +597,60 @@ function intp.dissector(tvb, pinfo, tree)
 end
 
 udp_ports:add(INT_UDP_PORT, intp)
+
+-------------------------------------------------------------------------------
+-- The traffic endpoints' header (UDP destination port 39000, version 1)
+-------------------------------------------------------------------------------
+-- docs/frames.md, "Traffic endpoints' frames": 32 bytes, big-endian; then the payload.
+local TRAFFIC_UDP_PORT = 39000
+local TRAFFIC_HEADER_LEN = 32
+local traffic_kinds = { [0] = "data", [1] = "ACK", [2] = "NAK", [3] = "CNP" }
+
+local traffic = Proto("pfcswitch_traffic", "pfcswitch traffic endpoints' header")
+local t = {
+  magic = ProtoField.uint16("pfcswitch.traffic.magic", "Magic", base.HEX),
+  version = ProtoField.uint8("pfcswitch.traffic.version", "Version"),
+  ack_req = ProtoField.bool("pfcswitch.traffic.ack_req", "ACK requested", 8, nil, 0x80),
+  kind = ProtoField.uint8("pfcswitch.traffic.kind", "Kind", base.DEC, traffic_kinds, 0x7F),
+  flow_id = ProtoField.uint32("pfcswitch.traffic.flow_id", "Flow id"),
+  sequence = ProtoField.uint32("pfcswitch.traffic.sequence", "Sequence number"),
+  message_id = ProtoField.uint32("pfcswitch.traffic.message_id", "Message id"),
+  message_len = ProtoField.uint32("pfcswitch.traffic.message_len", "Message length (bytes)"),
+  offset = ProtoField.uint32("pfcswitch.traffic.offset", "Offset in the message"),
+  timestamp = ProtoField.uint64("pfcswitch.traffic.timestamp_ns", "Send timestamp (ns)"),
+  payload = ProtoField.bytes("pfcswitch.traffic.payload", "Payload"),
+}
+traffic.fields = { t.magic, t.version, t.ack_req, t.kind, t.flow_id, t.sequence, t.message_id, t.message_len,
+  t.offset, t.timestamp, t.payload }
+local traffic_malformed = ProtoExpert.new("pfcswitch.traffic.malformed", "Malformed traffic header",
+  expert.group.MALFORMED, expert.severity.ERROR)
+local traffic_unknown = ProtoExpert.new("pfcswitch.traffic.unknown", "Traffic header field with an unexpected value",
+  expert.group.PROTOCOL, expert.severity.WARN)
+traffic.experts = { traffic_malformed, traffic_unknown }
+
+function traffic.dissector(tvb, pinfo, tree)
+  local item, whole = open_item(traffic, "pfcswitch", tvb, pinfo, tree, TRAFFIC_HEADER_LEN, traffic_malformed)
+  if not whole then return tvb:len() end
+  local magic = item:add(t.magic, tvb(0, 2))
+  if tvb(0, 2):uint() ~= 0x5046 then magic:add_proto_expert_info(traffic_unknown, "magic is not 0x5046 (\"PF\")") end
+  local version = item:add(t.version, tvb(2, 1))
+  if tvb(2, 1):uint() ~= 1 then version:add_proto_expert_info(traffic_unknown, "version is not 1") end
+  local kind_byte = tvb(3, 1):uint()
+  local name = traffic_kinds[bit.band(kind_byte, 0x7F)]
+  local kind = item:add(t.kind, tvb(3, 1))
+  if name == nil then kind:add_proto_expert_info(traffic_unknown, "kind is none of data, ACK, NAK, CNP") end
+  item:add(t.ack_req, tvb(3, 1))
+  item:add(t.flow_id, tvb(4, 4))
+  item:add(t.sequence, tvb(8, 4))
+  item:add(t.message_id, tvb(12, 4))
+  item:add(t.message_len, tvb(16, 4))
+  item:add(t.offset, tvb(20, 4))
+  item:add(t.timestamp, tvb(24, 8))
+  if tvb:len() > TRAFFIC_HEADER_LEN then item:add(t.payload, tvb(TRAFFIC_HEADER_LEN)) end
+  local asks = bit.band(kind_byte, 0x80) ~= 0 and ", ACK requested" or ""
+  pinfo.cols.info = string.format("%s flow %d seq %d, message %d at %d of %d%s", name or "?", tvb(4, 4):uint(),
+    tvb(8, 4):uint(), tvb(12, 4):uint(), tvb(20, 4):uint(), tvb(16, 4):uint(), asks)
+  return tvb:len()
+end
+
+udp_ports:add(TRAFFIC_UDP_PORT, traffic)
