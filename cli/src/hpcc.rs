@@ -6,12 +6,14 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use pfcswitch_hpcc::analysis::{FlowKind, Options, Table};
 use pfcswitch_hpcc::flows::FlowFile;
-use pfcswitch_hpcc::generate::{self, IncastSpec, PoissonSpec};
+use pfcswitch_hpcc::generate::IncastSpec;
 use pfcswitch_hpcc::topology::Topology;
 use pfcswitch_hpcc::{config, fct, units};
 use pfcswitch_lab::flow_sizes::FlowSizes;
+use pfcswitch_lab::hpcc_traffic::{self, TrafficSpec};
 use pfcswitch_lab::repository::workloads_dir;
-use pfcswitch_link::rng::Rng;
+use pfcswitch_lab::scenario::CcMode;
+use pfcswitch_lab::scenario::hpcc_fig11::{Fig11Spec, fig11};
 use pfcswitch_link::units::ByteSize;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -51,6 +53,11 @@ pub enum HpccCommand {
         #[arg(short = 'o', long)]
         output: PathBuf,
     },
+    /// HPCC's Fig. 11 in the simulator: its fat-tree, FB_Hadoop flows at a load (with the
+    /// incast by default), and for each congestion control run.py's preset imported and
+    /// simulated; prints and writes (DIR/fig11.txt, fig11-p95.svg) the p95 slowdown by flow
+    /// size in fct_analysis.py's bins and the time PFC paused the devices.
+    Fig11(Fig11Args),
     /// Write HPCC's 320-host fat-tree (its mix/fat.txt, the fabric of its Fig. 11).
     FatTree {
         /// The topology.txt to write.
@@ -116,6 +123,34 @@ pub struct GenerateArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct Fig11Args {
+    /// The directory to write into: fat.txt, flow.txt, a directory per control, the table.
+    #[arg(short = 'o', long)]
+    output: PathBuf,
+    /// Offered load of the FB_Hadoop flows per host (the paper: 0.3 with the incast, 0.5 without).
+    #[arg(short = 'l', long, default_value_t = 0.3)]
+    load: f64,
+    /// Leave out the incast (the paper's 50 % run).
+    #[arg(long)]
+    no_incast: bool,
+    /// How long flows start for (the paper's runs start them for far longer; 1 ms keeps the
+    /// seven runs to minutes).
+    #[arg(short = 't', long, default_value = "1ms", value_parser = pfcswitch_link::units::parse_duration)]
+    time: std::time::Duration,
+    /// How long each run goes on after the last flow may start (unfinished flows are not in fct.txt).
+    #[arg(long, default_value = "9ms", value_parser = pfcswitch_link::units::parse_duration)]
+    drain: std::time::Duration,
+    /// Comma-separated congestion controls.
+    #[arg(long, value_delimiter = ',', default_value = "hpcc,dcqcn,dcqcn-w,timely,timely-w,dctcp,swift")]
+    cc: Vec<CcMode>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// fct_analysis.py's bin width, in percent of the flows.
+    #[arg(long, default_value_t = 5)]
+    step: usize,
+}
+
+#[derive(Debug, Args)]
 pub struct CheckArgs {
     /// HPCC's topology.txt.
     topology: PathBuf,
@@ -140,6 +175,19 @@ pub fn run(command: HpccCommand, json: bool) -> Result<()> {
             None => bail!("unknown preset `{cc}` (run.py has {})", config::PRESETS.join(", ")),
         },
         HpccCommand::Import { config, output } => import(&config, &output),
+        HpccCommand::Fig11(args) => {
+            let spec = Fig11Spec {
+                out: args.output,
+                load: args.load,
+                incast: !args.no_incast,
+                flows_for: args.time,
+                drain: args.drain,
+                controls: args.cc,
+                seed: args.seed,
+                step: args.step,
+            };
+            fig11(&spec).map(drop)
+        }
         HpccCommand::FatTree { output } => std::fs::write(&output, Topology::hpcc_fat_tree().emit())
             .with_context(|| format!("writing {}", output.display())),
     }
@@ -174,17 +222,21 @@ fn traffic_gen(args: &GenerateArgs, json: bool) -> Result<()> {
         (None, Some(n)) => (0..n).collect(),
         (None, None) => unreachable!("clap requires one"),
     };
-    let spec = PoissonSpec { hosts: hosts.clone(), load: args.load, host_bps, duration_ns, mean_size: sizes.mean() };
-    let mut rng = Rng::new(args.seed);
-    let mut flows = generate::poisson(&spec, &mut rng, |rng| sizes.sample(rng)).map_err(anyhow::Error::msg)?;
-    let normal = flows.len();
-    if args.incast {
-        let incast =
-            IncastSpec { load: args.incast_load, senders: args.incast_senders, size: args.incast_size.bytes() };
-        let events = generate::incast(&hosts, host_bps, duration_ns, &incast, &mut rng).map_err(anyhow::Error::msg)?;
-        flows = generate::merge(flows, events);
-    }
-    let file = FlowFile::new(flows);
+    let incast = args.incast.then(|| IncastSpec {
+        load: args.incast_load,
+        senders: args.incast_senders,
+        size: args.incast_size.bytes(),
+    });
+    let spec = TrafficSpec {
+        sizes: &sizes,
+        hosts: hosts.clone(),
+        load: args.load,
+        host_bps,
+        duration_ns,
+        incast,
+        seed: args.seed,
+    };
+    let (file, normal) = hpcc_traffic::generate(&spec)?;
     std::fs::write(&args.output, file.emit()).with_context(|| format!("writing {}", args.output.display()))?;
     let incast = file.flows.len() - normal;
     if json {

@@ -10,6 +10,7 @@
 //!   standalone-FCT rule of its `third.cc`;
 //! - [`analysis`]: the table `analysis/fct_analysis.py` prints, computed as its awk, `sort`
 //!   and Python 2 would;
+//! - [`pfc`]: `pfc.txt` (a line per PAUSE or RESUME a device took) and the time paused;
 //! - [`generate`]: `traffic_gen/traffic_gen.py`'s Poisson flows and the incast its authors
 //!   describe, seeded.
 //!
@@ -22,6 +23,7 @@ mod error;
 pub mod fct;
 pub mod flows;
 pub mod generate;
+pub mod pfc;
 pub mod topology;
 pub mod units;
 

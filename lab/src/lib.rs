@@ -9,7 +9,8 @@
 //!   deadlock experiment;
 //! - [`workload`]: traffic classes turned into connections and messages from a seed;
 //! - [`flow_sizes`]: empirical flow-size distributions (WebSearch, Data Mining, Hadoop,
-//!   Storage: `workloads/*.cdf`) and sampling from them;
+//!   Storage: `workloads/*.cdf`) and sampling from them; [`hpcc_traffic`]: HPCC's
+//!   `traffic_gen.py` flows with them;
 //! - [`traffic`]: AF_PACKET endpoints for a host (send, receive, storm);
 //! - [`plot`], [`table`]: figures and text tables; [`control`]: the daemon's control client;
 //!   [`repository`]: where built-in scenarios, configs and workloads are read from;
@@ -19,6 +20,7 @@
 
 pub mod control;
 pub mod flow_sizes;
+pub mod hpcc_traffic;
 pub mod netns;
 pub mod plot;
 pub mod repository;

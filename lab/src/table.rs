@@ -23,11 +23,19 @@ impl Table {
 
     /// Left-aligned columns, two spaces apart.
     pub fn print(&self) {
+        print!("{}", self.render());
+    }
+
+    /// What `print` prints.
+    pub fn render(&self) -> String {
         let widths = self.widths();
+        let mut text = String::new();
         for row in &self.rows {
             let cells: Vec<String> = row.iter().zip(&widths).map(|(cell, &w)| format!("{cell:<w$}")).collect();
-            println!("{}", cells.join("  ").trim_end());
+            text.push_str(cells.join("  ").trim_end());
+            text.push('\n');
         }
+        text
     }
 
     /// Right-aligned columns with a dashed rule under the header (SONiC style).

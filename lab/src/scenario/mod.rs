@@ -17,7 +17,10 @@
 //!   collected), `paths`, `phases`, `slowdown` (FCT slowdown by flow size), `summary` ([`Outcome`]);
 //! - report: `report` (tables, plots, `results.json`) and `compare`;
 //! - [`sweep`]: `sweep` and `merge`, grids of `--set` values × policies × seeds run as child
-//!   processes and summarised with confidence intervals.
+//!   processes and summarised with confidence intervals;
+//! - HPCC's ns-3: [`hpcc_import`] (a `config.txt` as a scenario), `hpcc_fabric`,
+//!   `hpcc_nodes`, `hpcc_out` (its files from a run) and [`hpcc_fig11`] (its Fig. 11, one
+//!   imported and simulated run per congestion control).
 //!
 //! This file only declares them and re-exports what the CLI uses.
 
@@ -30,6 +33,7 @@ pub mod endpoint;
 mod fabric;
 mod faults;
 mod hpcc_fabric;
+pub mod hpcc_fig11;
 pub mod hpcc_import;
 mod hpcc_nodes;
 mod hpcc_out;
@@ -59,6 +63,6 @@ pub use deadlock::deadlock;
 pub use plan::{DcqcnSpec, Scenario, TransportSpec, list, load, load_with, root};
 pub use policy::{RunPolicy, parse_policy};
 pub use runner::run;
-pub use schemes::{FecnMode, FecnSpec, PfcwdMode, QcnMode, QcnSpec, parse_fecn, parse_pfcwd, parse_qcn};
+pub use schemes::{CcMode, FecnMode, FecnSpec, PfcwdMode, QcnMode, QcnSpec, parse_fecn, parse_pfcwd, parse_qcn};
 pub use simulate::simulate;
 pub use summary::Outcome;
