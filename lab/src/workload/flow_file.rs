@@ -1,5 +1,8 @@
 //! A `flows` class: the flows of HPCC's `flow.txt` (`pfcswitch_hpcc::flows`, read as ns-3
-//! reads it), so an experiment made for HPCC's simulator runs here with the same flows.
+//! reads it), so an experiment made for HPCC's simulator runs here with the same flows; or
+//! the flows `traffic_gen.py` would write (`crate::hpcc_traffic`), generated from the class's
+//! `sizes` and `load` (with `incast`, the Fig. 11 incast) over the run's hosts and duration,
+//! from the run's seed, so that a scenario or a sweep varies them as any other key.
 //!
 //! Each flow is a connection of its own (HPCC gives each a queue pair), from the host whose
 //! node id is `src` to the one whose node id is `dst`, of `size` bytes, starting at its
@@ -11,6 +14,7 @@
 //! otherwise, as is a flow whose end is no host.
 
 use super::error::WorkloadError;
+use crate::hpcc_traffic::{self, TrafficSpec};
 use pfcswitch_hpcc::flows::FlowFile;
 use std::path::Path;
 use std::time::Duration;
@@ -29,11 +33,18 @@ pub struct PlannedFlow {
     pub dport: u16,
 }
 
+/// Where a `flows` class's flows come from.
+#[derive(Clone, Debug)]
+pub(super) enum Source<'a> {
+    File(&'a Path),
+    Generated(TrafficSpec<'a>),
+}
+
 /// A `flows` class as its plan reads it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct FlowClass<'a> {
     pub name: &'a str,
-    pub file: &'a Path,
+    pub source: Source<'a>,
     pub offset: Option<Duration>,
     pub priority: u8,
     /// The hosts' node ids, when the topology is HPCC's.
@@ -43,8 +54,12 @@ pub(super) struct FlowClass<'a> {
 /// The flows of `class`'s file among `hosts` hosts, each starting before `stop`.
 pub(super) fn flows(class: FlowClass, hosts: usize, stop: Duration) -> Result<Vec<PlannedFlow>, WorkloadError> {
     let invalid = |reason: String| WorkloadError::Invalid { class: class.name.to_string(), reason };
-    let path = class.file;
-    let file = FlowFile::read(path).map_err(|e| invalid(e.to_string()))?;
+    let (file, path) = match &class.source {
+        Source::File(path) => (FlowFile::read(path).map_err(|e| invalid(e.to_string()))?, *path),
+        Source::Generated(spec) => {
+            (hpcc_traffic::generate(spec).map_err(|e| invalid(e.to_string()))?.0, Path::new("generated flows"))
+        }
+    };
     let offset = class.offset.unwrap_or(DEFAULT_OFFSET);
     let host = |id: u32| match class.hpcc_hosts {
         Some(ids) => ids.binary_search(&id).ok(),
@@ -77,7 +92,7 @@ pub(super) fn flows(class: FlowClass, hosts: usize, stop: Duration) -> Result<Ve
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ClassSpec, PlanContext, plan};
+    use super::super::{ClassSpec, PlanContext, PlannedConnection, plan};
     use super::*;
     use pfcswitch_link::time::Instant;
 
@@ -116,6 +131,40 @@ mod tests {
         assert!(planned.iter().all(|c| c.messages.len() == 1 && c.priority == 3));
     }
 
+    /// `sizes` and `load` instead of a file: `traffic_gen.py`'s flows over the run's hosts and
+    /// duration, from the run's seed, and the incast on request.
+    #[test]
+    fn generated_flows_offer_the_load_from_the_runs_seed() {
+        let workloads = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("workloads");
+        let context = PlanContext { builtin_dir: workloads, ..context(Path::new("."), None) };
+        let hosts: Vec<String> = (1..=64).map(|h| format!("h{h}")).collect();
+        let run = |extra: &str, seed, ms| {
+            plan(&[class(extra)], &hosts, seed, Instant::ZERO, Duration::from_millis(ms), &context).unwrap()
+        };
+        let hadoop = "sizes = \"hadoop\"\nload = 0.3";
+        let planned = run(hadoop, 1, 2);
+        // 64 hosts offering 30 % of 100 Gbit/s for 2 ms, in flows of Hadoop's mean 120,421 B:
+        // 3,986 flows expected, a Poisson count whose standard deviation is 63.
+        assert!((3_600..4_400).contains(&planned.len()), "{} flows", planned.len());
+        assert!(planned.iter().all(|c| c.dport == Some(100) && c.messages[0].start < Instant::from_nanos(2_000_000)));
+        let starts = |planned: &[PlannedConnection]| planned.iter().map(|c| c.messages[0].start).collect::<Vec<_>>();
+        assert_eq!(starts(&planned), starts(&run(hadoop, 1, 2)), "the same seed, the same flows");
+        assert_ne!(starts(&planned), starts(&run(hadoop, 2, 2)));
+
+        // The incast: events of 60 distinct senders to one receiver, 500 KB each, at one time.
+        let planned = run(&format!("{hadoop}\nincast = true"), 1, 10);
+        let mut events: std::collections::BTreeMap<Instant, Vec<&PlannedConnection>> = Default::default();
+        for c in planned.iter().filter(|c| c.dport == Some(200)) {
+            events.entry(c.messages[0].start).or_default().push(c);
+        }
+        assert!(!events.is_empty());
+        for flows in events.values() {
+            let senders: std::collections::BTreeSet<usize> = flows.iter().map(|c| c.sender).collect();
+            assert_eq!((flows.len(), senders.len()), (60, 60));
+            assert!(flows.iter().all(|c| c.receiver == flows[0].receiver && c.messages[0].size == Some(500_000)));
+        }
+    }
+
     #[test]
     fn flows_that_do_not_fit_the_run_are_refused_with_their_line() {
         let dir = tempfile::tempdir().unwrap();
@@ -150,5 +199,8 @@ mod tests {
             refused("file = \"flow.txt\"\nsize = \"1KB\"", None, 1000)
                 .contains("`size` means nothing to a flows class")
         );
+        assert!(refused("file = \"flow.txt\"\nload = 0.3", None, 1000).contains("`file` and `sizes`/`load` exclude"));
+        assert!(refused("sizes = \"hadoop\"", None, 1000).contains("generated flows need `load` beside `sizes`"));
+        assert!(refused("file = \"flow.txt\"\nincast = true", None, 1000).contains("`incast` applies to generated"));
     }
 }

@@ -10,7 +10,7 @@
 //! | `poisson`  | messages of `size` (or drawn from the flow-size distribution `sizes`) with Poisson arrivals at `rate` per second per sender (or at the `load` that offers), each to a receiver drawn uniformly (or to the sender's partner in a random permutation: `destinations`) |
 //! | `query`    | queries at `rate` per second (Poisson); each makes `fan_in` senders drawn uniformly (default: every sender) answer `size` bytes to a receiver drawn uniformly, at once (incast) |
 //! | `burst`    | at each time in `at`, every sender sends `size` to every receiver         |
-//! | `flows`    | the flows of HPCC's `flow.txt` (`file`), each a connection of its own, at its start less `offset` ([`flow_file`]) |
+//! | `flows`    | the flows of HPCC's `flow.txt` (`file`), or `traffic_gen.py`'s from `sizes` at `load` (with `incast`, the Fig. 11 incast), each a connection of its own, at its start less `offset` ([`flow_file`]) |
 //!
 //! Every (class, sender, receiver) pair is one connection (a queue pair): its messages are
 //! sent in arrival order. Each class and sender draws from its own stream derived from the
@@ -42,7 +42,9 @@ pub use error::WorkloadError;
 pub use storm::{Storm, StormError, StormSpec};
 
 use crate::flow_sizes::FlowSizes;
+use crate::hpcc_traffic::TrafficSpec;
 use pfcswitch_hosts::{Arrivals, MessageSpec};
+use pfcswitch_hpcc::generate::IncastSpec;
 use pfcswitch_link::rng::Rng;
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, ByteSize, duration};
@@ -137,6 +139,10 @@ pub struct ClassSpec {
     /// Flows: taken from every start (default 2 s, where `traffic_gen.py`'s flows begin).
     #[serde(default, with = "optional_duration")]
     pub offset: Option<Duration>,
+    /// Flows generated from `sizes` and `load`: add HPCC's Fig. 11 incast (2 % of the
+    /// network's capacity, 60 senders of 500 KB to one receiver per event).
+    #[serde(default)]
+    pub incast: bool,
 }
 
 /// A connection of the plan.
@@ -294,9 +300,26 @@ pub fn plan(
                 }
             }
             Pattern::Flows => {
+                let path = class.file.as_ref().map(|file| context.scenario_dir.join(file));
+                let source = match (&path, &sizes) {
+                    (Some(path), _) => flow_file::Source::File(path),
+                    (None, Some(sizes)) => flow_file::Source::Generated(TrafficSpec {
+                        sizes,
+                        hosts: match &context.hpcc_hosts {
+                            Some(ids) => ids.clone(),
+                            None => (0..hosts.len() as u32).collect(),
+                        },
+                        load: class.load.expect("validated"),
+                        host_bps: context.speed.bps(),
+                        duration_ns: stop.as_nanos() as u64,
+                        incast: class.incast.then(IncastSpec::default),
+                        seed: stream(seed, c, usize::MAX).next_u64(),
+                    }),
+                    (None, None) => unreachable!("validated: a file or sizes"),
+                };
                 let flow_class = flow_file::FlowClass {
                     name: &class.name,
-                    file: &context.scenario_dir.join(class.file.as_ref().expect("validated")),
+                    source,
                     offset: class.offset,
                     priority: class.priority,
                     hpcc_hosts: context.hpcc_hosts.as_deref(),
@@ -381,9 +404,10 @@ fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result
     }
     validate_flows(class)?;
     if class.kind != Pattern::Poisson {
+        let generated = class.kind == Pattern::Flows;
         let poisson_only = [
-            ("sizes", class.sizes.is_some()),
-            ("load", class.load.is_some()),
+            ("sizes", class.sizes.is_some() && !generated),
+            ("load", class.load.is_some() && !generated),
             ("overload", class.overload),
             ("destinations", class.destinations != Destinations::AllToAll),
         ];
@@ -457,19 +481,31 @@ fn validate(class: &ClassSpec, senders: &[usize], receivers: &[usize]) -> Result
     Ok(())
 }
 
-/// Refuses `file` and `offset` on other classes, and a `flows` class without a file or with
-/// keys that would mean nothing to it.
+/// Refuses `file`, `offset` and `incast` on other classes, and a `flows` class with neither
+/// a file nor `sizes` and `load`, with both, or with keys that would mean nothing to it.
 fn validate_flows(class: &ClassSpec) -> Result<(), WorkloadError> {
     let invalid = |reason: &str| Err(WorkloadError::Invalid { class: class.name.clone(), reason: reason.into() });
     if class.kind != Pattern::Flows {
-        return match (&class.file, class.offset) {
-            (Some(_), _) => invalid("`file` applies to flows classes only"),
-            (_, Some(_)) => invalid("`offset` applies to flows classes only"),
+        return match (&class.file, class.offset, class.incast) {
+            (Some(_), ..) => invalid("`file` applies to flows classes only"),
+            (_, Some(_), _) => invalid("`offset` applies to flows classes only"),
+            (.., true) => invalid("`incast` applies to flows classes only"),
             _ => Ok(()),
         };
     }
-    if class.file.is_none() {
-        return Err(WorkloadError::Missing { class: class.name.clone(), key: "file", kind: "Flows".into() });
+    match (&class.file, class.sizes.is_some(), class.load.is_some()) {
+        (Some(_), false, false) if class.incast => {
+            return invalid("`incast` applies to generated flows (`sizes` and `load`), not to a file's");
+        }
+        (Some(_), false, false) | (None, true, true) => {}
+        (Some(_), ..) => {
+            return invalid("`file` and `sizes`/`load` exclude each other: a file's flows, or generated ones");
+        }
+        (None, false, false) => {
+            return Err(WorkloadError::Missing { class: class.name.clone(), key: "file", kind: "Flows".into() });
+        }
+        (None, true, false) => return invalid("generated flows need `load` beside `sizes`"),
+        (None, false, true) => return invalid("generated flows need `sizes` beside `load`"),
     }
     let set = [
         ("senders", !class.senders.is_empty()),
