@@ -162,6 +162,11 @@ cnm.experts = { cnm_malformed, cnm_unknown }
 
 -- Names the protocol, adds its tree item, and flags a frame shorter than `fixed` bytes.
 -- Returns the item, and whether the fixed fields are there.
+-- Adds each {field, offset, length} of `layout` to `item`: a header's fixed fields in order.
+local function add_fields(item, tvb, layout)
+  for _, f in ipairs(layout) do item:add(f[1], tvb(f[2], f[3])) end
+end
+
 local function open_item(proto, name, tvb, pinfo, tree, fixed, malformed)
   pinfo.cols.protocol = name
   local item = tree:add(proto, tvb())
@@ -244,12 +249,8 @@ function fecn.dissector(tvb, pinfo, tree)
   local subtype = item:add(p.subtype, tvb(0, 1))
   local kind = fecn_subtypes[bit.band(first, 0x0F)]
   if kind == nil then subtype:add_proto_expert_info(fecn_unknown, "subtype is neither probe nor reflected") end
-  item:add(p.hops, tvb(1, 1))
-  item:add(p.flow_id, tvb(2, 2))
-  item:add(p.sequence, tvb(4, 4))
-  item:add(p.rate, tvb(8, 4))
-  item:add(p.bottleneck, tvb(12, 6))
-  item:add(p.timestamp, tvb(18, 8))
+  add_fields(item, tvb, { { p.hops, 1, 1 }, { p.flow_id, 2, 2 }, { p.sequence, 4, 4 }, { p.rate, 8, 4 },
+    { p.bottleneck, 12, 6 }, { p.timestamp, 18, 8 } })
   pinfo.cols.info = string.format("FECN %s flow %d seq %d, rate %d kbit/s after %d hops", kind or "?",
     tvb(2, 2):uint(), tvb(4, 4):uint(), tvb(8, 4):uint(), tvb(1, 1):uint())
   return FECN_PROBE_LEN
@@ -639,13 +640,8 @@ function traffic.dissector(tvb, pinfo, tree)
   local name = traffic_kinds[bit.band(kind_byte, 0x7F)]
   local kind = item:add(t.kind, tvb(3, 1))
   if name == nil then kind:add_proto_expert_info(traffic_unknown, "kind is none of data, ACK, NAK, CNP") end
-  item:add(t.ack_req, tvb(3, 1))
-  item:add(t.flow_id, tvb(4, 4))
-  item:add(t.sequence, tvb(8, 4))
-  item:add(t.message_id, tvb(12, 4))
-  item:add(t.message_len, tvb(16, 4))
-  item:add(t.offset, tvb(20, 4))
-  item:add(t.timestamp, tvb(24, 8))
+  add_fields(item, tvb, { { t.ack_req, 3, 1 }, { t.flow_id, 4, 4 }, { t.sequence, 8, 4 }, { t.message_id, 12, 4 },
+    { t.message_len, 16, 4 }, { t.offset, 20, 4 }, { t.timestamp, 24, 8 } })
   if tvb:len() > TRAFFIC_HEADER_LEN then item:add(t.payload, tvb(TRAFFIC_HEADER_LEN)) end
   local asks = bit.band(kind_byte, 0x80) ~= 0 and ", ACK requested" or ""
   pinfo.cols.info = string.format("%s flow %d seq %d, message %d at %d of %d%s", name or "?", tvb(4, 4):uint(),
