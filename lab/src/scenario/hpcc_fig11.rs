@@ -78,6 +78,10 @@ fn preset_of(cc: CcMode) -> Result<(&'static str, Option<CcMode>)> {
 /// Writes the fat-tree and the flows into `spec.out`, runs every control, writes the table
 /// (`fig11.txt`) and the plot (`fig11-p95.svg`, `.png`), and returns the runs.
 pub fn fig11(spec: &Fig11Spec) -> Result<Vec<SchemeRun>> {
+    // Refused before anything is written.
+    for &cc in &spec.controls {
+        preset_of(cc)?;
+    }
     std::fs::create_dir_all(&spec.out).with_context(|| format!("creating {}", spec.out.display()))?;
     let out = spec.out.canonicalize().with_context(|| format!("{}", spec.out.display()))?;
     let topology = Topology::hpcc_fat_tree();
