@@ -204,11 +204,19 @@ impl Topology {
         Daemon { child: Some(command.spawn().expect("spawn pfcswitchd")) }
     }
 
-    /// Waits until `switch`'s control socket answers.
+    /// Waits until `switch`'s forwarding loop answers on its control socket (it opens the
+    /// socket before it takes its scheduling and starts).
     pub fn wait_ready(&self, switch: &str) {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while UnixStream::connect(self.socket(switch)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "pfcswitchd in {switch} did not open its control socket");
+        let answers = || {
+            let answer = pfcswitch_lab::control::request(&self.socket(switch), &ControlRequest::Queues);
+            matches!(answer, Ok(ControlResponse::Queues { .. }))
+        };
+        while !answers() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "pfcswitchd in {switch} did not answer on its control socket"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }

@@ -118,12 +118,13 @@ fn startup_errors_say_what_is_wrong() {
 }
 
 /// (scheduling policy, nice value) of thread `tid` of process `pid`: proc(5)'s stat fields
-/// 41 and 19.
-fn scheduling_of(pid: u32, tid: &str) -> (u32, i32) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).unwrap();
+/// 41 and 19. None if the thread has exited since it was listed (a control connection's
+/// thread ends with its connection).
+fn scheduling_of(pid: u32, tid: &str) -> Option<(u32, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
     let fields: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split_whitespace().collect();
     // `fields[0]` is field 3 (state).
-    (fields[41 - 3].parse().unwrap(), fields[19 - 3].parse().unwrap())
+    Some((fields[41 - 3].parse().unwrap(), fields[19 - 3].parse().unwrap()))
 }
 
 #[test]
@@ -134,9 +135,9 @@ fn topology_up_runs_the_forwarding_loop_at_nice_minus_20_and_the_control_threads
     let threads: Vec<(String, (u32, i32))> = std::fs::read_dir(format!("/proc/{pid}/task"))
         .unwrap()
         .map(|task| task.unwrap().file_name().into_string().unwrap())
-        .map(|tid| {
-            let scheduling = scheduling_of(pid, &tid);
-            (tid, scheduling)
+        .filter_map(|tid| {
+            let scheduling = scheduling_of(pid, &tid)?;
+            Some((tid, scheduling))
         })
         .collect();
     let ordinary = libc::SCHED_OTHER as u32;

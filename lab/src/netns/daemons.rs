@@ -1,9 +1,11 @@
 //! One pfcswitchd per switch namespace: started detached (it outlives `topology up`), found
 //! again by its pid file, stopped with SIGTERM and, after 5 s, SIGKILL.
 
+use crate::control::request;
 use anyhow::{Context, Result, bail};
 use pfcswitch_link::units::format_duration;
 use pfcswitch_switch::config::SwitchConfig;
+use pfcswitch_switch::report::{ControlRequest, ControlResponse};
 use pfcswitch_topology::Topology;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -94,12 +96,15 @@ pub(super) fn start(
     Ok(())
 }
 
-/// Waits up to 10 s for the daemon's control socket; fails with its log if it exited.
+/// Waits up to 10 s for the daemon's forwarding loop to answer on its control socket; fails
+/// with its log if it exited. The socket alone is not enough: it opens before the loop takes
+/// its `--nice`/`--realtime` and starts serving, and only the loop answers requests.
 pub(super) fn wait_ready(namespace: &str) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(10);
     let pid = read_pid(namespace);
     while Instant::now() < deadline {
-        if socket_path(namespace).exists() {
+        let socket = socket_path(namespace);
+        if socket.exists() && matches!(request(&socket, &ControlRequest::Queues), Ok(ControlResponse::Queues { .. })) {
             return Ok(());
         }
         if !pid.is_some_and(alive) {
@@ -107,7 +112,7 @@ pub(super) fn wait_ready(namespace: &str) -> Result<()> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    bail!("pfcswitchd in {namespace} did not open its control socket in 10 s:\n{}", log_tail(namespace))
+    bail!("pfcswitchd in {namespace} did not answer on its control socket in 10 s:\n{}", log_tail(namespace))
 }
 
 /// Stops the daemon of `namespace` if its pid file names a live one; removes the pid file and
