@@ -22,6 +22,7 @@ use pfcswitch_wire::{FrameView, MacControlRepr, Pcp, ethertype};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 /// A node of the network.
@@ -187,6 +188,9 @@ struct Event {
     /// An arrival's frame handle; unused by a wake-up, whose node is in its rank.
     handle: u64,
 }
+
+/// Events between two calls of [`Network::run_until_or`]'s check: about 0.1 s of wall time.
+pub const CHECK_EVERY: u64 = 1 << 16;
 
 /// A rank at or above this is a timer (below, an arrival's sequence number); with
 /// [`HOST_RANK`] a host's, else a switch's; the node's index in the low bits.
@@ -568,6 +572,15 @@ impl Network {
 
     /// Runs until `end` (or until nothing is left to happen).
     pub fn run_until(&mut self, end: Instant) {
+        self.run_until_or(end, |_, _| ControlFlow::Continue(()));
+    }
+
+    /// As [`Network::run_until`], asking `check` (with the time and the work so far) every
+    /// [`CHECK_EVERY`] events whether to go on: how a long run reports progress and stops
+    /// when told to. `check` cannot touch the network, so a run that is checked gives the
+    /// same results as one that is not. On `Break` it stops at once, before `end`, with
+    /// every event of the current instant handled, and returns false.
+    pub fn run_until_or(&mut self, end: Instant, mut check: impl FnMut(Instant, &SimStats) -> ControlFlow<()>) -> bool {
         // Nodes may have been changed from outside since the last run (flows added).
         self.switch_slots.resize(self.switches.len(), Slot::default());
         self.host_slots.resize(self.hosts.len(), Slot::default());
@@ -578,8 +591,15 @@ impl Network {
             self.touch(Node::Host(h));
         }
         let mut stuck = 0u32;
+        let mut next_check = self.stats.events + CHECK_EVERY;
         loop {
             self.poll_touched();
+            if self.stats.events >= next_check {
+                next_check = self.stats.events + CHECK_EVERY;
+                if check(self.now, &self.stats).is_break() {
+                    return false;
+                }
+            }
             let Some(Reverse(next)) = self.events.peek() else { break };
             let at = next.at();
             if at > end {
@@ -607,6 +627,7 @@ impl Network {
             }
         }
         self.now = self.now.max(end);
+        true
     }
 
     /// Runs for `duration` more.

@@ -14,6 +14,7 @@
 //! once more at the last sample, so that a run shorter than 100 ms has its histograms.
 
 use super::hpcc_nodes::HpccNodes;
+use super::progress::Check;
 use pfcswitch_hpcc::generate::BASE_NS;
 use pfcswitch_link::time::Instant;
 use pfcswitch_sim::Network;
@@ -59,14 +60,23 @@ impl QlenMonitor {
         }
     }
 
-    /// Runs `net` until `until`, sampling at every period on the way.
-    pub(super) fn run_until(&mut self, net: &mut Network, until: Instant, nodes: &HpccNodes) {
+    /// Runs `net` until `until`, sampling at every period on the way; false if `check` stopped
+    /// it (see [`Network::run_until_or`]).
+    pub(super) fn run_until(
+        &mut self,
+        net: &mut Network,
+        until: Instant,
+        nodes: &HpccNodes,
+        check: &mut Check,
+    ) -> bool {
         while let Some(at) = self.next.filter(|&at| at <= until) {
-            net.run_until(at);
+            if !net.run_until_or(at, &mut *check) {
+                return false;
+            }
             self.sample(net, nodes);
             self.next = self.end.is_none_or(|end| at < end).then(|| at + self.interval);
         }
-        net.run_until(until);
+        net.run_until_or(until, check)
     }
 
     fn sample(&mut self, net: &Network, nodes: &HpccNodes) {

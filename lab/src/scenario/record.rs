@@ -113,6 +113,9 @@ pub struct RunRecord<'a> {
     /// From the workload's start to the last host finishing (or giving up).
     pub seconds: f64,
     pub gave_up: bool,
+    /// Stopped by SIGINT or SIGTERM before its end (simulated runs; a datapath run that is
+    /// interrupted tears down without a report).
+    pub interrupted: bool,
     pub endpoints: &'a [EndpointResult],
     pub samples: &'a [QueueSample],
     pub snapshots: &'a [(String, Snapshot)],

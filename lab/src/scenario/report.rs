@@ -38,7 +38,11 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         scenario.speed,
         scenario.duration.as_secs_f64(),
         record.seconds,
-        if record.gave_up { " (GAVE UP: some messages did not finish)" } else { "" }
+        match (record.interrupted, record.gave_up) {
+            (true, _) => " (INTERRUPTED: partial results)",
+            (false, true) => " (GAVE UP: some messages did not finish)",
+            (false, false) => "",
+        }
     );
     if let Some(speed) = record.simulator {
         println!("simulator: {speed}");
@@ -190,7 +194,7 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         "capture_epoch_seconds": record.capture_epoch_seconds,
         "set": scenario.sets,
         "speed": scenario.speed, "duration_seconds": scenario.duration.as_secs_f64(),
-        "seconds": record.seconds, "gave_up": record.gave_up, "hosts": record.hosts,
+        "seconds": record.seconds, "gave_up": record.gave_up, "interrupted": record.interrupted, "hosts": record.hosts,
         "summary": outcome,
         "flows": flows.iter().map(|f| json!({
             "id": f.connection.id, "class": scenario.classes[f.connection.class].name,

@@ -7,6 +7,7 @@ use super::configs::InForce;
 use super::endpoint::{EndpointPlan, EndpointResult, PlanConnection};
 use super::faults::Fault;
 use super::ideal::IdealFct;
+use super::interrupt;
 use super::namespaces::{FaultApplier, Topology};
 use super::plan::Scenario;
 use super::prepare::{Prepared, create_dirs, prepare};
@@ -33,23 +34,8 @@ use std::time::Duration;
 /// from a live one.
 const RUN_PREFIX: &str = "sc";
 
-/// Set by SIGINT/SIGTERM: the run stops, tears down and says so.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_interrupt(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-fn catch_interrupts() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic (async-signal-safe); exec'd children
-        // get the default disposition back.
-        unsafe { libc::signal(signal, on_interrupt as *const () as libc::sighandler_t) };
-    }
-}
-
 fn check_interrupt() -> Result<()> {
-    if INTERRUPTED.load(Ordering::SeqCst) {
+    if interrupt::requested() {
         bail!("interrupted; the topology was torn down");
     }
     Ok(())
@@ -246,7 +232,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     } = prepare(args, "")?;
     let InForce { pfcwd, ref qcn, ref fecn, .. } = in_force;
     let pfcswitch_topology::Topology { switches, hosts, links, .. } = topology;
-    catch_interrupts();
+    interrupt::catch();
     eprintln!(
         "scenario {} ({}), policy {}, pfcwd {pfcwd}, qcn {qcn}, fecn {fecn}, seed {}: {} switches, {} hosts, {} at {}",
         scenario.name,
@@ -402,6 +388,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         epoch,
         seconds: (finished.as_nanos() - epoch.as_nanos()) as f64 / 1e9,
         gave_up,
+        interrupted: false,
         endpoints: &results,
         samples: &samples,
         snapshots: &snapshots,

@@ -11,6 +11,7 @@ use super::endpoint::EndpointResult;
 use super::faults::Fault;
 use super::ideal::IdealFct;
 use super::prepare::{Prepared, prepare};
+use super::progress::Progress;
 use super::qlen::QlenMonitor;
 use super::record::{AppliedFault, QueueSample, RunRecord, SimulatorSpeed, StormRun};
 use super::report;
@@ -22,7 +23,7 @@ use anyhow::{Context, Result};
 use pfcswitch_hosts::{Transport, TransportConfig};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
-use pfcswitch_sim::{Endpoint, Network, SimHost};
+use pfcswitch_sim::{Endpoint, Network, SimHost, SimStats};
 use pfcswitch_switch::config::SwitchConfig;
 use pfcswitch_switch::report::{QueueDepths, Snapshot};
 use pfcswitch_switch::switch::Switch;
@@ -197,19 +198,27 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let mut qlen = scenario.qlen_interval.map(|interval| {
         QlenMonitor::new(&net, interval, EPOCH, scenario.qlen_start.unwrap_or_default(), scenario.qlen_end)
     });
-    let mut run_until = |net: &mut Network, at: Instant| match &mut qlen {
-        Some(monitor) => monitor.run_until(net, at, &hpcc_nodes),
-        None => net.run_until(at),
+    let mut progress = Progress::start(EPOCH, end);
+    let mut run_until = |net: &mut Network, at: Instant| {
+        let mut check = |now: Instant, stats: &SimStats| progress.check(now, stats);
+        match &mut qlen {
+            Some(monitor) => monitor.run_until(net, at, &hpcc_nodes, &mut check),
+            None => net.run_until_or(at, &mut check),
+        }
     };
-    loop {
+    'run: loop {
         let next_sample = net.now() + scenario.sample;
         // A fault due before the next sample happens at its instant.
         while let Some(fault) = pending.next_if(|f| EPOCH + f.at() <= next_sample) {
-            run_until(&mut net, EPOCH + fault.at());
+            if !run_until(&mut net, EPOCH + fault.at()) {
+                break 'run;
+            }
             apply_fault(&mut net, fault, &switches, &hosts, &configs)?;
             applied.push(AppliedFault { seconds: fault.at().as_secs_f64(), what: fault.what() });
         }
-        run_until(&mut net, next_sample);
+        if !run_until(&mut net, next_sample) {
+            break;
+        }
         let now = net.now();
         for ((name, switch), config) in switches.iter().zip(&net.switches).zip(&configs) {
             let depths = QueueDepths::of(switch, config, now);
@@ -230,6 +239,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let now = net.now();
     let speed = SimulatorSpeed::of(net.stats(), now - Instant::ZERO, wall.elapsed());
     let gave_up = now >= give_up;
+    let interrupted = progress.interrupted();
     // Frames due after the run ended were never sent.
     let storm_frames: Vec<u64> =
         storm_times.iter().map(|times| times.iter().filter(|&&at| at <= now).count() as u64).collect();
@@ -254,6 +264,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         epoch: EPOCH,
         seconds: seconds(now),
         gave_up,
+        interrupted,
         endpoints: &endpoints,
         samples: &samples,
         snapshots: &snapshots,
@@ -267,6 +278,13 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
     let outcome = report::write(&record, &out)?;
     for pcap in pcaps {
         println!("capture: {}", pcap.display());
+    }
+    if interrupted {
+        anyhow::bail!(
+            "interrupted at {:.3} ms of simulated time; what happened until then is in {}",
+            seconds(now) * 1e3,
+            out.display()
+        );
     }
     Ok(outcome)
 }
