@@ -46,7 +46,7 @@ SAME_SET=(
   "cc-incast-16 --cc hpcc"
   "cc-incast-16 --cc timely"
   "cc-incast-16 --cc swift"
-  "cc-incast-16 --cc dcqcn-w"
+  "cc-incast-16 --cc dcqcn-w --set transport.dcqcn.base_rtt=8us"
   "cc-fairness --cc hpcc"
 )
 
@@ -70,13 +70,14 @@ HEAD_REV=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo "+dir
 echo "bench-sim $MODE: $(date -u +%FT%TZ), this checkout $HEAD_REV against $REV, $(nproc) cores"
 
 # One simulation into $OUT/run (the same path for both builds, so the paths results.json
-# names are the same); moved to $OUT/$2 afterwards.
+# names are the same); moved to $OUT/$2 afterwards. Both builds read this checkout's
+# scenarios, configs and workloads (PFCSWITCH_ROOT): the same input for both.
 simulate() {
   local binary=$1 dest=$2
   shift 2
   rm -rf "$OUT/run" "$dest"
   # shellcheck disable=SC2068 # the options are words
-  /usr/bin/time -f '%M' -o "$OUT/rss" "$binary" scenario simulate $@ --seed 1 --out "$OUT/run" >"$OUT/log" 2>&1 ||
+  PFCSWITCH_ROOT=$PWD /usr/bin/time -f '%M' -o "$OUT/rss" "$binary" scenario simulate $@ --seed 1 --out "$OUT/run" >"$OUT/log" 2>&1 ||
     { tail -20 "$OUT/log" >&2; exit 1; }
   mkdir -p "$(dirname "$dest")" && mv "$OUT/run" "$dest" && mv "$OUT/rss" "$dest/rss.kib"
 }
@@ -108,9 +109,15 @@ print(f"speed-up ({rev} wall / this wall): median {statistics.median(ratios):.2f
 EOF
     ;;
   same)
+    # HPCC's Fig. 11 fabric (320 hosts at 100 Gbit/s, its queue-length monitor every 100 ns)
+    # under three controls: this checkout writes the scenario files, both builds run them.
+    rm -rf "$OUT/fig11"
+    "$OURS" hpcc fig11 -o "$OUT/fig11" -l 0.5 --no-incast -t 50us --drain 50us --cc hpcc,dcqcn,timely >"$OUT/log" 2>&1 ||
+      { tail -20 "$OUT/log" >&2; exit 1; }
+    for control in hpcc dcqcn timely; do SAME_SET+=("$OUT/fig11/$control/scenario.toml"); done
     differ=0
     for entry in "${SAME_SET[@]}"; do
-      name=$(echo "$entry" | tr ' =' '__' | tr -s '_' | sed 's/--//g')
+      name=$(echo "${entry#"$OUT/"}" | tr ' =/' '___' | tr -s '_' | sed 's/--//g')
       for side in theirs ours; do
         binary=$THEIRS && [ "$side" = ours ] && binary=$OURS
         # shellcheck disable=SC2086 # the entry's words are the options

@@ -61,7 +61,8 @@ impl QlenMonitor {
     }
 
     /// Runs `net` until `until`, sampling at every period on the way; false if `check` stopped
-    /// it (see [`Network::run_until_or`]).
+    /// it (see [`Network::run_until_or`]). Sampling does not disturb the run: the network is
+    /// polled once, as a plain run's would be, then only advanced from sample to sample.
     pub(super) fn run_until(
         &mut self,
         net: &mut Network,
@@ -69,14 +70,15 @@ impl QlenMonitor {
         nodes: &HpccNodes,
         check: &mut Check,
     ) -> bool {
+        net.touch_all();
         while let Some(at) = self.next.filter(|&at| at <= until) {
-            if !net.run_until_or(at, &mut *check) {
+            if !net.advance_until_or(at, &mut *check) {
                 return false;
             }
             self.sample(net, nodes);
             self.next = self.end.is_none_or(|end| at < end).then(|| at + self.interval);
         }
-        net.run_until_or(until, check)
+        net.advance_until_or(until, check)
     }
 
     fn sample(&mut self, net: &Network, nodes: &HpccNodes) {

@@ -1,0 +1,140 @@
+//! The pending events, as a radix heap: a priority queue for keys that never go below the
+//! last one taken out, which a discrete-event simulator's times never do (nothing is booked
+//! in the past). An event goes into the bucket of the highest bit in which its time differs
+//! from the last time taken out: pushing is a bucket index and a `Vec::push`; taking the
+//! least out empties the lowest non-empty bucket into lower ones, each event moving down at
+//! most 64 times in its life. Events at the last time itself, which may still be booked
+//! (a node's timer due now, ranked below the event just handled), wait in a small binary
+//! heap by their whole key. Against one `BinaryHeap` of everything, whose `pop` sifted
+//! through a dozen levels of frames in flight with a branch mispredicted at each, the
+//! simulator's largest cost (docs/performance.md, "Simulator"). The order is the same: by
+//! key; events with equal keys are the same event.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// An event: its time and its place at that instant in one integer, so that the queue
+/// compares one number and holds 32 bytes an event. The order at one instant: arrivals
+/// first, in the order their frames were sent, then switches' timers, then hosts' (each by
+/// node index), so runs are reproducible and an instant's order does not depend on when its
+/// events were booked. Ordered by `key` first, which no two pending events share (a wake-up
+/// repeated for the same node and instant is the same event), so `handle` never decides.
+/// What the key means is the network's (`lib.rs`); the queue needs only its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Event {
+    /// Time in ns (high 64 bits), then the rank at that instant (low 64 bits).
+    pub key: u128,
+    /// An arrival's frame handle; unused by a wake-up, whose node is in its rank.
+    pub handle: u64,
+}
+
+impl Event {
+    fn time_ns(&self) -> u64 {
+        (self.key >> 64) as u64
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct RadixQueue {
+    /// The last time taken out: every event held is at it or later.
+    last: u64,
+    /// The events at `last`, by key.
+    now: BinaryHeap<Reverse<Event>>,
+    /// Bucket i holds events whose time's highest bit differing from `last` is bit i
+    /// (bucket 64 is unused: equal times are in `now`).
+    later: Vec<Vec<Event>>,
+    /// Bit i set: bucket i holds events.
+    occupied: u64,
+}
+
+impl Default for RadixQueue {
+    fn default() -> RadixQueue {
+        RadixQueue { last: 0, now: BinaryHeap::new(), later: vec![Vec::new(); 64], occupied: 0 }
+    }
+}
+
+impl RadixQueue {
+    /// Adds `entry`, whose time must not be before the last time taken out.
+    pub(crate) fn push(&mut self, entry: Event) {
+        let time = entry.time_ns();
+        assert!(time >= self.last, "an event booked before the last one handled");
+        if time == self.last {
+            self.now.push(Reverse(entry));
+        } else {
+            let bucket = 63 - (time ^ self.last).leading_zeros() as usize;
+            self.later[bucket].push(entry);
+            self.occupied |= 1 << bucket;
+        }
+    }
+
+    /// Takes out the entry with the least key, if that key is at most `limit`. Nothing
+    /// changes otherwise: events down to the last time taken out may still be booked.
+    pub(crate) fn pop_at_most(&mut self, limit: u128) -> Option<Event> {
+        if self.now.is_empty() {
+            if self.occupied == 0 {
+                return None;
+            }
+            let lowest = self.occupied.trailing_zeros() as usize;
+            let least = self.later[lowest].iter().map(|e| e.key).min().expect("non-empty");
+            if least > limit {
+                return None;
+            }
+            // The bucket's times share their bits above bit `lowest` with the least one and
+            // differ from it below: each goes to a lower bucket, or to `now`.
+            self.last = (least >> 64) as u64;
+            let mut moving = std::mem::take(&mut self.later[lowest]);
+            self.occupied &= !(1 << lowest);
+            for entry in moving.drain(..) {
+                self.push(entry);
+            }
+            // Keep the bucket's allocation.
+            self.later[lowest] = moving;
+        }
+        let Reverse(least) = self.now.peek()?;
+        if least.key > limit {
+            return None;
+        }
+        self.now.pop().map(|Reverse(entry)| entry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pfcswitch_link::rng::Rng;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    /// Against `BinaryHeap` on a simulator's pattern: events booked at or after the last
+    /// time taken out (at that time with any rank), taken out in bursts up to a limit that
+    /// is sometimes below every key held.
+    #[test]
+    fn takes_keys_out_in_the_order_a_binary_heap_does() {
+        let mut rng = Rng::new(7);
+        let (mut radix, mut heap) = (RadixQueue::default(), BinaryHeap::new());
+        let mut now: u128 = 0;
+        let mut handle = 0u64;
+        for _ in 0..20_000 {
+            for _ in 0..rng.below(4) {
+                // Times from now to 10 µs ahead in the high half, a rank in the low.
+                let at = (now >> 64) + rng.below(10_000) as u128;
+                let key = at << 64 | rng.below(1 << 20) as u128;
+                handle += 1;
+                radix.push(Event { key, handle });
+                heap.push(Reverse((key, handle)));
+            }
+            let limit = now + ((rng.below(5_000) as u128) << 64);
+            loop {
+                let due = heap.peek().is_some_and(|Reverse((key, _))| *key <= limit);
+                let expected = due.then(|| heap.pop().unwrap().0);
+                let taken = radix.pop_at_most(limit).map(|e| (e.key, e.handle));
+                assert_eq!(taken, expected);
+                match taken {
+                    Some((key, _)) => now = now.max(key),
+                    None => break,
+                }
+            }
+        }
+        assert_eq!(radix.pop_at_most(u128::MAX), heap.pop().map(|Reverse((key, handle))| Event { key, handle }));
+    }
+}
