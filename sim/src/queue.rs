@@ -45,11 +45,14 @@ pub(crate) struct RadixQueue {
     later: Vec<Vec<Event>>,
     /// Bit i set: bucket i holds events.
     occupied: u64,
+    /// The least key in `later`, when known: a run that stops the clock every 100 ns to look
+    /// asks for the next event each time, and must not scan a bucket of thousands for it.
+    least_later: Option<u128>,
 }
 
 impl Default for RadixQueue {
     fn default() -> RadixQueue {
-        RadixQueue { last: 0, now: BinaryHeap::new(), later: vec![Vec::new(); 64], occupied: 0 }
+        RadixQueue { last: 0, now: BinaryHeap::new(), later: vec![Vec::new(); 64], occupied: 0, least_later: None }
     }
 }
 
@@ -64,6 +67,7 @@ impl RadixQueue {
             let bucket = 63 - (time ^ self.last).leading_zeros() as usize;
             self.later[bucket].push(entry);
             self.occupied |= 1 << bucket;
+            self.least_later = self.least_later.map(|least| least.min(entry.key));
         }
     }
 
@@ -75,10 +79,15 @@ impl RadixQueue {
                 return None;
             }
             let lowest = self.occupied.trailing_zeros() as usize;
-            let least = self.later[lowest].iter().map(|e| e.key).min().expect("non-empty");
+            let least = match self.least_later {
+                Some(least) => least,
+                None => self.later[lowest].iter().map(|e| e.key).min().expect("non-empty"),
+            };
             if least > limit {
+                self.least_later = Some(least);
                 return None;
             }
+            self.least_later = None;
             // The bucket's times share their bits above bit `lowest` with the least one and
             // differ from it below: each goes to a lower bucket, or to `now`.
             self.last = (least >> 64) as u64;
