@@ -153,7 +153,7 @@ impl FlowStats {
 #[derive(Clone, Debug, Default)]
 pub struct FlowReceiver {
     /// Flow id → what arrived (flow ids are small: a dense table).
-    flows: Vec<Option<FlowStats>>,
+    flows: crate::flow_map::FlowMap<FlowStats>,
 }
 
 impl FlowReceiver {
@@ -167,20 +167,16 @@ impl FlowReceiver {
             }
             _ => return false,
         };
-        let id = flow_id as usize;
-        if id >= self.flows.len() {
-            self.flows.resize(id + 1, None);
-        }
-        self.flows[id].get_or_insert_with(FlowStats::default).record(now, sequence, len);
+        self.flows.get_or_insert_with(flow_id, FlowStats::default).record(now, sequence, len);
         true
     }
 
     pub fn stats(&self, id: u32) -> FlowStats {
-        self.flows.get(id as usize).copied().flatten().unwrap_or_default()
+        self.flows.get(id).copied().unwrap_or_default()
     }
 
     /// Every flow seen, by id.
     pub fn flows(&self) -> impl Iterator<Item = (u32, FlowStats)> + '_ {
-        self.flows.iter().enumerate().filter_map(|(id, stats)| stats.map(|s| (id as u32, s)))
+        self.flows.iter().map(|(id, &stats)| (id, stats))
     }
 }

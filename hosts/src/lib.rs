@@ -14,6 +14,7 @@ mod dcqcn;
 mod dctcp;
 mod fecn_source;
 mod flow;
+mod flow_map;
 mod hpcc;
 mod nic;
 mod pacer;

@@ -29,7 +29,7 @@ use super::{Network, Node, SimHost};
 use pfcswitch_hosts::FlowSpec;
 use pfcswitch_link::rng::Rng;
 use pfcswitch_link::time::Instant;
-use pfcswitch_switch::config::{L2_HEADER_MAX, StaticPorts, SwitchConfig};
+use pfcswitch_switch::config::{L2_HEADER_MAX, StaticEntry, StaticPorts, SwitchConfig};
 use pfcswitch_switch::config_error::ConfigError;
 use pfcswitch_wire::{EthernetAddress, Ipv4Addr, Pcp};
 use std::time::Duration;
@@ -87,11 +87,11 @@ impl CbdScenario {
         assert!(fabric.fail_link(0, 4) && fabric.fail_link(3, 5), "the leaf-spine has these links");
         let mut configs = fabric.switch_configs(base, host_mac);
         for (switch, host, port) in PINNED {
+            // A pinned route replaces the host's entry, or the default route for that host.
             let mac = host_mac(host).to_string();
-            let entry = (configs[switch].fdb.static_entries.iter_mut())
-                .find(|e| e.mac == mac)
-                .expect("every switch routes every host");
-            entry.port = StaticPorts::Group(vec![format!("p{}", port + 1)]);
+            let entries = &mut configs[switch].fdb.static_entries;
+            entries.retain(|e| e.mac != mac);
+            entries.push(StaticEntry { mac, port: StaticPorts::Group(vec![format!("p{}", port + 1)]) });
         }
         let priority = base.pfc.lossless.first().and_then(|&p| Pcp::new(p)).ok_or_else(|| ConfigError {
             key: "pfc.lossless".into(),

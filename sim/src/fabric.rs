@@ -6,7 +6,10 @@
 //! - every host has a static FDB entry in every switch: the ports on a shortest path to it,
 //!   an ECMP group where there are several (equal-cost multipath, as BGP/ECMP fabrics
 //!   forward; with failed links the shortest paths may go down and up again, as in OFC's
-//!   deadlock scenario, Fig. 9);
+//!   deadlock scenario, Fig. 9); where more than half the hosts share one route (a leaf's or
+//!   an aggregation switch's uplinks), that route is the switch's default route
+//!   (`fdb.default_route`) and only the other hosts have entries, so a leaf's table holds
+//!   its pod, not the fabric (a k = 32 fat-tree has 8,192 hosts);
 //! - only host ports learn;
 //! - broadcasts follow one spanning tree (breadth-first from switch 0), so each reaches
 //!   every host once and none loops.
@@ -220,7 +223,8 @@ impl Fabric {
     }
 
     /// One configuration per switch, named `sw1`, `sw2`, …, ports `p1`, `p2`, … at their
-    /// links' speeds, from `base` for everything else: a static entry for every reachable
+    /// links' speeds, from `base` for everything else: the route most hosts take as the
+    /// default route when more than half take it, a static entry for every other reachable
     /// host (`host_mac`), learning on host ports only, flooding along [`Fabric::flooding`].
     pub fn switch_configs(
         &self,
@@ -249,19 +253,32 @@ impl Fabric {
                         ..template.clone()
                     })
                     .collect();
+                let group = |mask: u64| {
+                    StaticPorts::Group(
+                        (0..ports.len()).filter(|p| mask & (1 << p) != 0).map(|p| format!("p{}", p + 1)).collect(),
+                    )
+                };
+                let default_route = majority_route(&routes[s]);
                 config.fdb.static_entries = (routes[s].iter().enumerate())
-                    .filter(|&(_, &mask)| mask != 0)
-                    .map(|(host, &mask)| StaticEntry {
-                        mac: host_mac(host).to_string(),
-                        port: StaticPorts::Group(
-                            (0..ports.len()).filter(|p| mask & (1 << p) != 0).map(|p| format!("p{}", p + 1)).collect(),
-                        ),
-                    })
+                    .filter(|&(_, &mask)| mask != 0 && Some(mask) != default_route)
+                    .map(|(host, &mask)| StaticEntry { mac: host_mac(host).to_string(), port: group(mask) })
                     .collect();
+                config.fdb.default_route = default_route.map(group);
                 config
             })
             .collect()
     }
+}
+
+/// The route most hosts take from a switch, if more than half do: its default route (a
+/// leaf's or an aggregation switch's uplinks), so that its table holds only the others.
+/// Every host still goes where its own entry would send it.
+fn majority_route(routes: &[u64]) -> Option<u64> {
+    let mut counts: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    for &mask in routes.iter().filter(|&&mask| mask != 0) {
+        *counts.entry(mask).or_default() += 1;
+    }
+    counts.into_iter().find(|&(_, count)| 2 * count > routes.len()).map(|(mask, _)| mask)
 }
 
 impl Fabric {
@@ -382,6 +399,26 @@ mod tests {
         for host in 0..4 {
             for from in 0..6 {
                 walk(&fabric, &routes, from, host, 1);
+            }
+        }
+    }
+
+    #[test]
+    fn a_fat_tree_edge_routes_its_own_hosts_and_the_rest_by_default_as_before() {
+        let fabric = Fabric::fat_tree(4, G1, 1);
+        let mac = |h: usize| EthernetAddress([2, 0, 0, 0, 0, h as u8 + 1]);
+        let configs = fabric.switch_configs(&SwitchConfig::with_ports("base", 1, G1), mac);
+        let routes = fabric.routes();
+        let edge = &configs[0];
+        assert_eq!(edge.static_fdb_entries().unwrap().len(), 2, "its two hosts only");
+        assert_eq!(edge.fdb_default_route().unwrap(), 0b1100, "both uplinks");
+        let cores = configs.iter().filter(|c| c.fdb.default_route.is_none()).count();
+        assert_eq!(cores, 4, "a core switch has no majority route: one port per pod");
+        for (s, config) in configs.iter().enumerate() {
+            let entries: std::collections::HashMap<_, _> = config.static_fdb_entries().unwrap().into_iter().collect();
+            for (host, &mask) in routes[s].iter().enumerate() {
+                let route = entries.get(&mac(host)).copied().unwrap_or(config.fdb_default_route().unwrap());
+                assert_eq!(route, mask, "sw{} to h{}", s + 1, host + 1);
             }
         }
     }

@@ -55,11 +55,19 @@ pub struct Fdb {
     table: HashMap<EthernetAddress, Slot, BuildHasherDefault<MacHasher>>,
     capacity: usize,
     aging: Duration,
+    /// Ports for unicast the table misses (0: none, it floods).
+    default_route: u64,
 }
 
 impl Fdb {
+    /// A table for `capacity` learned entries (static ones come on top), allocated as it fills.
     pub fn new(capacity: usize, aging: Duration) -> Fdb {
-        Fdb { table: HashMap::with_capacity_and_hasher(capacity, Default::default()), capacity, aging }
+        Fdb { table: HashMap::default(), capacity, aging, default_route: 0 }
+    }
+
+    /// Room for `capacity` entries now, so that learning never allocates (the datapath's choice).
+    pub fn preallocate(&mut self) {
+        self.table.reserve(self.capacity.saturating_sub(self.table.len()));
     }
 
     /// A static entry towards `ports` (bit i: port i; several bits: an ECMP group).
@@ -91,6 +99,21 @@ impl Fdb {
     pub fn lookup(&self, now: Instant, mac: EthernetAddress) -> Option<u64> {
         let slot = self.table.get(&mac)?;
         (!self.expired(now, slot)).then_some(slot.ports)
+    }
+
+    /// Where unicast to `mac` goes: its entry, else the default route if there is one.
+    pub fn route(&self, now: Instant, mac: EthernetAddress) -> Option<u64> {
+        self.lookup(now, mac).or((self.default_route != 0).then_some(self.default_route))
+    }
+
+    /// `fdb.default_route` as a port set (0: none).
+    pub fn set_default_route(&mut self, ports: u64) {
+        self.default_route = ports;
+    }
+
+    /// The default route's ports (0: none).
+    pub fn default_route(&self) -> u64 {
+        self.default_route
     }
 
     fn expired(&self, now: Instant, slot: &Slot) -> bool {

@@ -92,6 +92,34 @@ fn ecmp_keeps_each_flow_on_one_uplink_and_spreads_flows_over_both() {
     assert!((8..=24).contains(&on_p2), "32 flows spread over both uplinks: {on_p2} on p2");
 }
 
+/// The leaf with `fdb.default_route` over both uplinks and no entry for remote hosts.
+#[test]
+fn the_default_route_takes_unknown_unicast_over_its_group_while_broadcasts_still_flood() {
+    let mut config = SwitchConfig::with_ports("leaf", 4, BitRate::gbps(1));
+    config.fdb.default_route = Some(StaticPorts::Group(vec!["p2".into(), "p3".into()]));
+    let mut sw = Switch::new(&config).unwrap().0;
+    let mut uplinks = std::collections::BTreeSet::new();
+    for flow in 0..16u16 {
+        let bytes = DataFrameSpec { src_port: 40_000 + flow, ..DataFrameSpec::between(mac(1), mac(9), None, 100) };
+        let now = Instant::from_nanos(10_000 * u64::from(flow));
+        sw.handle_rx(now, 0, u64::from(flow), &bytes.to_bytes());
+        let sent = drain(&mut sw, now);
+        assert_eq!(sent.len(), 1, "one copy, not a flood: {sent:?}");
+        uplinks.insert(sent[0].0);
+    }
+    assert_eq!(uplinks.into_iter().collect::<Vec<_>>(), [2, 3], "flows spread over the group");
+    let later = Instant::from_nanos(1_000_000);
+    sw.handle_rx(later, 0, 99, &frame(mac(1), EthernetAddress::BROADCAST, None, 0));
+    assert_eq!(drain(&mut sw, later).iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2, 3], "a broadcast floods");
+    let report = pfcswitch_switch::report::Snapshot::of(&sw, &config, later, 0.0);
+    let default = report.fdb.iter().find(|entry| entry.mac == "default").expect("listed");
+    assert_eq!(default.port, "p2,p3");
+
+    config.fdb.default_route = Some(StaticPorts::One("p9".into()));
+    let Err(error) = Switch::new(&config) else { panic!("a default route to no port is refused") };
+    assert_eq!((error.key.as_str(), error.reason.as_str()), ("fdb.default_route", "no port named `p9`"));
+}
+
 #[test]
 fn uplinks_without_learning_and_flooding_learn_nothing_and_get_no_floods() {
     let mut sw = leaf();

@@ -1,8 +1,9 @@
-//! Every per-port, per-priority structure is allocated when the switch is built: in steady
-//! state, receiving, queueing, scheduling, PFC and sending a frame allocate nothing — under
-//! OFC too: its flow tables, nested queues and outboxes; and with QCN's congestion points,
-//! culprit records and CNM queues, at outputs and inputs, under every sampling; and in buffer
-//! mode "pools" (dynamic thresholds).
+//! Every per-port, per-priority structure is allocated by `Switch::preallocate`, which the
+//! datapath calls when it builds the switch (the simulator lets them grow instead). Then, in
+//! steady state, receiving, queueing, scheduling, PFC and sending a frame allocate nothing —
+//! under OFC too: its flow tables, nested queues and outboxes; and with QCN's congestion
+//! points, culprit records and CNM queues, at outputs and inputs, under every sampling; and
+//! in buffer mode "pools" (dynamic thresholds).
 
 #[path = "common/workload.rs"]
 mod workload;

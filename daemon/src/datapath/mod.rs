@@ -146,6 +146,7 @@ impl Datapath {
         }
         let cables = cables_of(&config, &options.cables)?;
         let (mut switch, _) = Switch::new(&config).map_err(|e| DatapathError::Config(e.to_string()))?;
+        switch.preallocate();
         switch.set_shaper_burst(config.switch.shaper_burst);
         // Subscribed before the first read of the states, so that no change falls between.
         let links =

@@ -71,7 +71,7 @@ pub struct Transport {
     by_id: HashMap<u32, usize>,
     next_connection: usize,
     /// Receiver state by connection id (dense: the runner numbers connections from 0).
-    inbound: Vec<Option<Inbound>>,
+    inbound: crate::flow_map::FlowMap<Inbound>,
     /// Connection ids with an ACK or NAK to send, in order.
     control: VecDeque<u32>,
     /// Connection ids with a CNP to send, in order.
@@ -132,7 +132,7 @@ impl Transport {
             roster: Roster::default(),
             by_id: HashMap::new(),
             next_connection: 0,
-            inbound: Vec::new(),
+            inbound: Default::default(),
             control: VecDeque::new(),
             cnps: VecDeque::new(),
             reflections: VecDeque::with_capacity(MAX_REFLECTIONS),
@@ -200,7 +200,7 @@ impl Transport {
 
     /// Receiver state per connection id that sent here.
     pub fn receiver_stats(&self) -> impl Iterator<Item = (u32, &ReceiverStats)> + '_ {
-        self.inbound.iter().enumerate().filter_map(|(id, inbound)| inbound.as_ref().map(|i| (id as u32, &i.stats)))
+        self.inbound.iter().map(|(id, inbound)| (id, &inbound.stats))
     }
 
     /// Each connection's FECN source, if FECN is on.
@@ -313,10 +313,7 @@ impl Transport {
     /// (its sender's first unacknowledged) of `traffic`'s connection is nearest to.
     fn expected_sequence(&self, traffic: &TrafficRepr) -> u32 {
         match traffic.kind {
-            TrafficKind::Data => {
-                let inbound = self.inbound.get(traffic.flow_id as usize).and_then(Option::as_ref);
-                inbound.map_or(0, Inbound::expected)
-            }
+            TrafficKind::Data => self.inbound.get(traffic.flow_id).map_or(0, Inbound::expected),
             TrafficKind::Ack | TrafficKind::Nak | TrafficKind::Cnp => {
                 self.by_id.get(&traffic.flow_id).map_or(0, |&i| self.connections[i].acknowledged())
             }
@@ -331,11 +328,8 @@ impl Transport {
         (src_ip, ecn): (Ipv4Addr, u8),
         traffic: &TrafficRepr,
     ) {
-        let id = traffic.flow_id as usize;
-        if id >= self.inbound.len() {
-            self.inbound.resize(id + 1, None);
-        }
-        let inbound = self.inbound[id].get_or_insert_with(|| Inbound::new(view.l2.src, src_ip, view.l2.vlan));
+        let inbound =
+            self.inbound.get_or_insert_with(traffic.flow_id, || Inbound::new(view.l2.src, src_ip, view.l2.vlan));
         if self.int.kind == Some(IntKind::Md) {
             inbound.keep_int(&self.int.metadata);
         }
@@ -426,11 +420,11 @@ impl Transport {
     /// The first CNP whose priority may go.
     fn next_cnp(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
         let position = self.cnps.iter().position(|&id| {
-            let inbound = self.inbound[id as usize].as_ref().expect("queued by its receiver");
+            let inbound = self.inbound.get(id).expect("queued by its receiver");
             nic.can_send_to(now, inbound.cnp_priority(&self.config), inbound.sender())
         })?;
         let id = self.cnps.remove(position).expect("found");
-        let inbound = self.inbound[id as usize].as_mut().expect("queued by its receiver");
+        let inbound = self.inbound.get_mut(id).expect("queued by its receiver");
         Some(inbound.cnp(id, &self.config, buffer))
     }
 
@@ -442,18 +436,18 @@ impl Transport {
             .iter()
             .position(|&id| nic.can_send_to(now, self.control_priority(id), self.control_dst(id)))?;
         let id = self.control.remove(position).expect("found");
-        let inbound = self.inbound[id as usize].as_mut().expect("queued by its receiver");
+        let inbound = self.inbound.get_mut(id).expect("queued by its receiver");
         Some(inbound.acknowledgement(id, now, &self.config, buffer))
     }
 
     /// Where connection `id`'s ACKs and NAKs go: its sender.
     fn control_dst(&self, id: u32) -> EthernetAddress {
-        self.inbound[id as usize].as_ref().expect("queued by its receiver").sender()
+        self.inbound.get(id).expect("queued by its receiver").sender()
     }
 
     /// The priority of connection `id`'s ACKs and NAKs: its data's.
     fn control_priority(&self, id: u32) -> Pcp {
-        self.inbound[id as usize].as_ref().expect("queued by its receiver").priority()
+        self.inbound.get(id).expect("queued by its receiver").priority()
     }
 
     /// The first reflection whose priority may go, back to its source.
@@ -501,7 +495,7 @@ impl Transport {
         let control =
             self.control.iter().map(|&id| nic.ready_at_to(self.control_priority(id), self.control_dst(id))).min();
         let cnps = self.cnps.iter().map(|&id| {
-            let inbound = self.inbound[id as usize].as_ref().expect("queued by its receiver");
+            let inbound = self.inbound.get(id).expect("queued by its receiver");
             nic.ready_at_to(inbound.cnp_priority(&self.config), inbound.sender())
         });
         let reflections = self.reflections.iter().map(|r| nic.ready_at_to(r.priority(), r.dst)).min();

@@ -1,4 +1,5 @@
-//! Frame descriptors, ingress accounting and egress queues, all sized when the switch is built.
+//! Frame descriptors, ingress accounting and egress queues, bounded when the switch is built
+//! and allocated as they fill (or all at once: [`Buffers::preallocate`], [`Arena::preallocate`]).
 //!
 //! A frame is held by its datapath handle (a UMEM address) in a [`Descriptor`]; queues hold
 //! descriptor indices. Ingress accounting counts the bytes received on (port, priority)
@@ -55,22 +56,38 @@ pub struct Descriptor {
     pub int: crate::int::IntPlan,
 }
 
-/// Fixed pool of descriptors with a free list.
+/// A pool of at most `capacity` descriptors with a free list. Slots are made on first use, so
+/// a switch that carries little holds little (a simulated fabric has thousands of them);
+/// [`Arena::preallocate`] makes them all at once for a datapath whose per-frame path must
+/// not allocate. Indices come out in the same order either way: the last released first,
+/// else the lowest never used.
 #[derive(Debug)]
 pub struct Arena {
     slots: Vec<Descriptor>,
     free: Vec<u32>,
+    capacity: u32,
 }
 
 impl Arena {
     pub fn new(capacity: u32) -> Arena {
-        Arena { slots: vec![Descriptor::default(); capacity as usize], free: (0..capacity).rev().collect() }
+        Arena { slots: Vec::new(), free: Vec::new(), capacity }
+    }
+
+    /// Allocates every slot and the free list's room now.
+    pub fn preallocate(&mut self) {
+        let capacity = self.capacity as usize;
+        self.slots.reserve_exact(capacity - self.slots.len());
+        self.free.reserve_exact(capacity - self.free.len());
     }
 
     #[inline(always)]
     pub fn alloc(&mut self, descriptor: Descriptor) -> Option<u32> {
-        let index = self.free.pop()?;
-        self.slots[index as usize] = descriptor;
+        if let Some(index) = self.free.pop() {
+            self.slots[index as usize] = descriptor;
+            return Some(index);
+        }
+        let index = u32::try_from(self.slots.len()).ok().filter(|&index| index < self.capacity)?;
+        self.slots.push(descriptor);
         Some(index)
     }
 
@@ -92,7 +109,7 @@ impl Arena {
     /// Whether [`Arena::alloc`] would succeed.
     #[inline]
     pub fn has_room(&self) -> bool {
-        !self.free.is_empty()
+        !self.free.is_empty() || self.slots.len() < self.capacity as usize
     }
 
     #[inline]
@@ -150,8 +167,7 @@ impl Buffers {
         nested: u8,
         frames: u32,
     ) -> Buffers {
-        let queue =
-            |p: usize| NestedQueue::new(Self::queue_frames(&limits, unbounded, p, frames), nested & (1 << p) != 0);
+        let queue = |p: usize| NestedQueue::new(Self::queue_frames(&limits, unbounded, p, frames));
         let queues = (0..ports).map(|_| std::array::from_fn(queue)).collect();
         Buffers {
             book: Self::book(&limits),
@@ -166,6 +182,15 @@ impl Buffers {
             port_shared: vec![0; ports],
             pool_used: 0,
             pool_high_water: 0,
+        }
+    }
+
+    /// Allocates every queue's room now (see [`NestedQueue::preallocate`]).
+    pub fn preallocate(&mut self) {
+        for queues in &mut self.queues {
+            for (p, queue) in queues.iter_mut().enumerate() {
+                queue.preallocate(self.nested & (1 << p) != 0);
+            }
         }
     }
 
@@ -190,7 +215,7 @@ impl Buffers {
     }
 
     /// Applies new limits to queues that may hold frames (a configuration reload): queue
-    /// capacities grow if needed, queues that stop being nested are flattened (each flow's
+    /// bounds change (frames above a lower one stay), queues that stop being nested are flattened (each flow's
     /// frames stay in order), and the pool accounting is recomputed under the new mode.
     pub fn set_limits(&mut self, limits: BufferLimits, static_pg: StaticPg, unbounded: u8, nested: u8, frames: u32) {
         self.static_pg = static_pg;
@@ -198,11 +223,10 @@ impl Buffers {
         self.nested = nested;
         for queues in &mut self.queues {
             for (p, queue) in queues.iter_mut().enumerate() {
-                let is_nested = nested & (1 << p) != 0;
-                if !is_nested {
+                if nested & (1 << p) == 0 {
                     queue.flatten();
                 }
-                queue.reserve(Self::queue_frames(&limits, unbounded, p, frames), is_nested);
+                queue.set_limit(Self::queue_frames(&limits, unbounded, p, frames));
             }
         }
         for (port, levels) in self.egress.iter().enumerate() {

@@ -1,4 +1,5 @@
-//! `[fdb]`: MAC learning's aging and the static entries (single ports or ECMP groups).
+//! `[fdb]`: MAC learning's aging, the static entries (single ports or ECMP groups) and the
+//! default route.
 
 use pfcswitch_link::units;
 use serde::{Deserialize, Serialize};
@@ -14,11 +15,16 @@ pub struct FdbConfig {
     /// Entries that never age and are never overwritten by learning.
     #[serde(rename = "static")]
     pub static_entries: Vec<StaticEntry>,
+    /// Where unicast to an address the table does not hold goes, instead of flooding: a
+    /// port or an ECMP group, as a Clos fabric's default route towards its spines. It keeps
+    /// a leaf's table to its own hosts however large the fabric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_route: Option<StaticPorts>,
 }
 
 impl Default for FdbConfig {
     fn default() -> Self {
-        FdbConfig { aging: Duration::from_secs(300), static_entries: Vec::new() }
+        FdbConfig { aging: Duration::from_secs(300), static_entries: Vec::new(), default_route: None }
     }
 }
 

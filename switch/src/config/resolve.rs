@@ -4,6 +4,7 @@
 //! [`SwitchConfig::validate`] reports.
 
 use super::buffer::{BufferLimits, BufferMode, DEFAULT_LOSSY_FRAMES, MIN_FRAME_CHARGE};
+use super::fdb::StaticPorts;
 use super::pfc::{DEFAULT_PFC_MAX, headroom_bound};
 use super::pipeline::EgressFull;
 use super::policy::PolicyKind;
@@ -231,26 +232,30 @@ impl SwitchConfig {
                 if !mac.is_unicast() {
                     return Err(error(format!("{key}.mac"), format!("{mac} is not a unicast address")));
                 }
-                let names = entry.port.names();
-                if names.is_empty() {
-                    return Err(error(format!("{key}.port"), "an empty list; name one port or more"));
-                }
-                names
-                    .iter()
-                    .try_fold(0u64, |ports, name| {
-                        let port = self
-                            .ports
-                            .iter()
-                            .position(|p| &p.name == name)
-                            .ok_or_else(|| error(format!("{key}.port"), format!("no port named `{name}`")))?;
-                        if ports & (1 << port) != 0 {
-                            return Err(error(format!("{key}.port"), format!("`{name}` is listed twice")));
-                        }
-                        Ok(ports | 1 << port)
-                    })
-                    .map(|ports| (mac, ports))
+                Ok((mac, self.port_group(&format!("{key}.port"), &entry.port)?))
             })
             .collect()
+    }
+
+    /// `fdb.default_route` resolved to a port set (0: none, unknown unicast floods).
+    pub fn fdb_default_route(&self) -> Result<u64, ConfigError> {
+        self.fdb.default_route.as_ref().map_or(Ok(0), |ports| self.port_group("fdb.default_route", ports))
+    }
+
+    /// A port or an ECMP group as a port set, each name once.
+    fn port_group(&self, key: &str, ports: &StaticPorts) -> Result<u64, ConfigError> {
+        let names = ports.names();
+        if names.is_empty() {
+            return Err(error(key, "an empty list; name one port or more"));
+        }
+        names.iter().try_fold(0u64, |mask, name| {
+            let port = (self.ports.iter().position(|p| &p.name == name))
+                .ok_or_else(|| error(key, format!("no port named `{name}`")))?;
+            if mask & (1 << port) != 0 {
+                return Err(error(key, format!("`{name}` is listed twice")));
+            }
+            Ok(mask | 1 << port)
+        })
     }
 
     /// The ports for which `has` holds (bit i: port i).

@@ -43,6 +43,7 @@ impl SwitchConfig {
         self.egress_full()?;
         self.scheduler_weights()?;
         self.static_fdb_entries()?;
+        self.fdb_default_route()?;
         if self.fdb.aging.is_zero() {
             return Err(error("fdb.aging", "must be greater than zero"));
         }

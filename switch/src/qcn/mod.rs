@@ -231,7 +231,7 @@ pub struct Qcn {
 
 impl Qcn {
     /// `None` when `config` monitors no priority.
-    pub fn new(config: &QcnConfig, ports: usize, frames: u32) -> Option<Qcn> {
+    pub fn new(config: &QcnConfig, ports: usize) -> Option<Qcn> {
         let mask = config.mask();
         if mask == 0 {
             return None;
@@ -248,7 +248,7 @@ impl Qcn {
             rng,
             cps,
             counters: vec![CpCounters::default(); ports * 8],
-            culprits: vec![Culprit::default(); frames as usize],
+            culprits: Vec::new(),
             pending: (0..ports).map(|_| VecDeque::with_capacity(PENDING_CNMS)).collect(),
         })
     }
@@ -265,13 +265,24 @@ impl Qcn {
         self.mask & priority.mask() != 0
     }
 
-    /// Keeps what a CNM would say about the frame now held at `index`.
-    pub fn remember(&mut self, index: u32, culprit: Culprit) {
-        self.culprits[index as usize] = culprit;
+    /// Room for the records of `frames` descriptors now (the datapath's choice), rather than
+    /// as frames arrive.
+    pub fn preallocate(&mut self, frames: u32) {
+        self.culprits.resize(self.culprits.len().max(frames as usize), Culprit::default());
     }
 
-    pub fn culprit(&self, index: u32) -> &Culprit {
-        &self.culprits[index as usize]
+    /// Keeps what a CNM would say about the frame now held at `index`.
+    pub fn remember(&mut self, index: u32, culprit: Culprit) {
+        let index = index as usize;
+        if index >= self.culprits.len() {
+            self.culprits.resize(index + 1, Culprit::default());
+        }
+        self.culprits[index] = culprit;
+    }
+
+    /// The record of the frame at `index`; blank if none was kept (see [`Qcn`]).
+    pub fn culprit(&self, index: u32) -> Culprit {
+        self.culprits.get(index as usize).copied().unwrap_or_default()
     }
 
     /// A frame of `len` bytes entered the queue CP (port, priority) watches, which now holds
@@ -292,8 +303,9 @@ impl Qcn {
             Sampling::Arrival => Some(arrived),
             Sampling::OccupancyDeterministic => {
                 let culprits = &self.culprits;
-                let (pick, overflow) =
-                    most_bytes(held().map(|(index, len)| (index, len, culprits[index as usize].flow())));
+                let (pick, overflow) = most_bytes(held().map(|(index, len)| {
+                    (index, len, culprits.get(index as usize).copied().unwrap_or_default().flow())
+                }));
                 self.counters[at].flows_untracked += u64::from(overflow);
                 pick
             }
@@ -313,8 +325,8 @@ impl Qcn {
         feedback: Feedback,
         culprit: u32,
     ) {
+        let culprit = self.culprit(culprit);
         let counters = &mut self.counters[port * 8 + priority.index()];
-        let culprit = self.culprits[culprit as usize];
         if culprit.src == EthernetAddress::default() {
             // Held since before the last change of `[qcn]`: nothing known to answer.
             counters.no_culprit += 1;

@@ -284,6 +284,7 @@ pub struct XdpPortReport {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FdbReport {
+    /// The address, or `default` for `fdb.default_route`.
     pub mac: String,
     /// The port, or an ECMP group's ports separated by commas.
     pub port: String,
@@ -428,20 +429,27 @@ impl Snapshot {
                 }
             })
             .collect();
-        let fdb = switch
-            .fdb_entries(now)
-            .into_iter()
-            .map(|e| FdbReport {
-                mac: e.mac.to_string(),
-                port: (0..config.ports.len())
-                    .filter(|index| e.ports & (1 << index) != 0)
-                    .map(|index| config.ports[index].name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                is_static: e.is_static,
-                age_seconds: e.age.as_secs_f64(),
-            })
-            .collect();
+        let names = |ports: u64| {
+            (0..config.ports.len())
+                .filter(|index| ports & (1 << index) != 0)
+                .map(|index| config.ports[index].name.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let entries = switch.fdb_entries(now).into_iter().map(|e| FdbReport {
+            mac: e.mac.to_string(),
+            port: names(e.ports),
+            is_static: e.is_static,
+            age_seconds: e.age.as_secs_f64(),
+        });
+        // The default route last, as `default`, the way a routing table lists 0.0.0.0/0.
+        let default_route = Some(switch.fdb_default_route()).filter(|&ports| ports != 0).map(|ports| FdbReport {
+            mac: "default".into(),
+            port: names(ports),
+            is_static: true,
+            age_seconds: 0.0,
+        });
+        let fdb = entries.chain(default_route).collect();
         Snapshot {
             switch: config.switch.name.clone(),
             version: env!("CARGO_PKG_VERSION").to_string(),

@@ -145,6 +145,11 @@ impl Switch {
         self.fdb.entries(now)
     }
 
+    /// `fdb.default_route`'s ports (bit i: port i; 0: none, unknown unicast floods).
+    pub fn fdb_default_route(&self) -> u64 {
+        self.fdb.default_route()
+    }
+
     /// Zeroes counters, high-water marks and accumulated pause times; state stays.
     pub fn reset_counters(&mut self, now: Instant) {
         self.counters.fill(PortCounters::default());

@@ -10,8 +10,10 @@
 //! ```
 //!
 //! Every decision about a frame is made here, on the caller's clock. Payloads are never
-//! copied: a data frame is held by its handle, and every structure is sized in
-//! [`Switch::new`], so the per-frame path does not allocate.
+//! copied: a data frame is held by its handle. Every structure is bounded in [`Switch::new`]
+//! and allocated as it fills, so that an idle switch costs little (a simulated fabric has
+//! thousands); [`Switch::preallocate`] allocates everything at once, so that the datapath's
+//! per-frame path does not allocate.
 //!
 //! The files here split one `impl Switch` by concern: `rx` (the receive path), `forward`
 //! (the pipeline onto egress queues), `tx` (polling the wire), `pause` (PFC obeyed, sent and
@@ -152,6 +154,8 @@ pub struct Switch {
     /// Read MAC Control frames shorter than 60 bytes as padded (`[pfc] short_frames`).
     pad_short_frames: bool,
     frames: u32,
+    /// [`Switch::preallocate`] was called: a reload allocates the new bounds too.
+    preallocated: bool,
     /// Lossless frames held, and the most frames lossy ones may hold (under `pfc` the
     /// descriptors the lossless ingress limits can need are kept from lossy traffic).
     lossless_held: u32,
@@ -196,6 +200,7 @@ impl Switch {
             });
         }
         let mut fdb = Fdb::new(DEFAULT_FDB_CAPACITY, config.fdb.aging);
+        fdb.set_default_route(config.fdb_default_route()?);
         for (mac, port) in config.static_fdb_entries()? {
             fdb.add_static(mac, port);
         }
@@ -219,7 +224,7 @@ impl Switch {
             policy: PolicyEngine::from_config(config),
             xoff: XoffTransmitter::new(&speeds, config.pfc.quanta),
             pipeline: Pipeline {
-                fifos: (0..ports.len()).map(|_| VecDeque::with_capacity(frames as usize)).collect(),
+                fifos: (0..ports.len()).map(|_| VecDeque::new()).collect(),
                 waiting: 0,
                 interval: config.pipeline.rate.map(|rate| rate.interval()),
                 next_slot: Instant::ZERO,
@@ -227,21 +232,40 @@ impl Switch {
                 egress_full: config.egress_full()?,
                 blocked: None,
             },
-            freed: VecDeque::with_capacity(frames as usize),
+            freed: VecDeque::new(),
             lossless: config.lossless_mask(),
             pad_short_frames: config.pfc.short_frames == crate::config::ShortFrames::Pad,
             frames,
+            preallocated: false,
             lossless_held: 0,
             lossy_frame_limit: config.lossy_frame_limit(),
             pfcwd: Watchdog::new(ports.len(), config.lossless_mask(), &config.pfcwd),
             pfcwd_events: Vec::with_capacity(ports.len() * 8),
-            qcn: Qcn::new(&config.qcn, ports.len(), frames),
+            qcn: Qcn::new(&config.qcn, ports.len()),
             fecn: Fecn::new(&config.fecn, &speeds),
             ecn: EcnMarker::new(&config.ecn, &speeds),
             int: IntStamper::new(&config.int, &config.switch.name, &config.ports),
             ports,
         };
         Ok((switch, warnings))
+    }
+
+    /// Allocates every descriptor, queue and record up to its bound now rather than as
+    /// frames arrive: the datapath calls it at start and after a reload, so that its
+    /// per-frame path never allocates. Behaviour is the same either way.
+    pub fn preallocate(&mut self) {
+        self.preallocated = true;
+        let frames = self.frames as usize;
+        self.arena.preallocate();
+        self.buffers.preallocate();
+        for fifo in &mut self.pipeline.fifos {
+            fifo.reserve(frames.saturating_sub(fifo.len()));
+        }
+        self.freed.reserve(frames.saturating_sub(self.freed.len()));
+        self.fdb.preallocate();
+        if let Some(qcn) = &mut self.qcn {
+            qcn.preallocate(self.frames);
+        }
     }
 
     /// Lets each port send up to `burst` early to make up for a late wake-up (the datapath

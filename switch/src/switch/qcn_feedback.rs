@@ -45,7 +45,7 @@ impl Switch {
             Placement::Input => port,
             Placement::Output => {
                 // Towards the source; over the culprit's own ingress where an ECMP group leads there.
-                match self.fdb.lookup(now, qcn.culprit(culprit).src) {
+                match self.fdb.route(now, qcn.culprit(culprit).src) {
                     Some(ports) if ports.count_ones() == 1 => ports.trailing_zeros() as usize,
                     _ => usize::from(arena.get(culprit).ingress),
                 }

@@ -70,6 +70,7 @@ impl Switch {
         self.lossy_frame_limit = new.lossy_frame_limit();
         self.learning = new.port_mask(|port| port.learning);
         self.flooding = new.port_mask(|port| port.flooding);
+        self.fdb.set_default_route(new.fdb_default_route()?);
         for (index, (port, config)) in self.ports.iter_mut().zip(&new.ports).enumerate() {
             port.default_priority = Pcp::from_low_bits(config.default_priority);
             port.dscp_map = (config.trust == crate::config::Trust::Dscp).then(|| new.dscp_map(index)).transpose()?;
@@ -113,7 +114,7 @@ impl Switch {
         }
         if new.qcn != old.qcn {
             // Fresh CPs and culprit records: frames held now are never blamed (see `Qcn`).
-            self.qcn = Qcn::new(&new.qcn, self.ports.len(), self.frames);
+            self.qcn = Qcn::new(&new.qcn, self.ports.len());
         }
         if new.ecn != old.ecn || new.ports.iter().zip(&old.ports).any(|(new, old)| new.speed != old.speed) {
             self.ecn = EcnMarker::new(&new.ecn, &speeds);
@@ -130,6 +131,9 @@ impl Switch {
         self.pipeline.interval = new.pipeline.rate.map(|rate| rate.interval());
         self.pipeline.egress_full = egress_full;
         self.pipeline.blocked = None;
+        if self.preallocated {
+            self.preallocate();
+        }
         self.run_pipeline(now);
         Ok(warnings)
     }

@@ -43,7 +43,7 @@ impl Switch {
         }
         let others = self.all_ports() & !(1u64 << port);
         let live = !self.links_down;
-        let egress = match view.l2.dst.is_unicast().then(|| self.fdb.lookup(now, view.l2.dst)).flatten() {
+        let egress = match view.l2.dst.is_unicast().then(|| self.fdb.route(now, view.l2.dst)).flatten() {
             // An ECMP group picks among its live members: flows of a dead one rehash.
             Some(ports) => match (ports & others, ports & others & live) {
                 (candidates, 0) if candidates != 0 => {

@@ -174,6 +174,8 @@ impl Workload {
         config.buffer.egress_max = Some(ByteSize(1_000_000));
         edit(&mut config);
         let (mut switch, _) = Switch::new(&config).expect("valid");
+        // As the datapath does: the per-frame path must then never allocate (tests/no_alloc.rs).
+        switch.preallocate();
         // Each poll may catch up: time advances in steps, not per frame.
         switch.set_shaper_burst(Duration::from_secs(1));
         let mut frames = Vec::new();

@@ -33,30 +33,37 @@ pub struct NestedQueue {
     draining: Option<usize>,
     resume_pending: bool,
     frames: usize,
+    /// The most frames the normal queue takes ([`NestedQueue::has_room`]).
+    limit: usize,
     rotations: u64,
 }
 
 impl NestedQueue {
-    /// A queue for up to `frames` frames; the backups are allocated only if `nested`.
-    pub fn new(frames: usize, nested: bool) -> NestedQueue {
-        let backup = || VecDeque::with_capacity(if nested { frames + 1 } else { 0 });
-        NestedQueue { normal: VecDeque::with_capacity(frames), backups: [backup(), backup()], ..Default::default() }
+    /// A queue for up to `frames` frames, allocated as it fills.
+    pub fn new(frames: usize) -> NestedQueue {
+        NestedQueue { limit: frames, ..Default::default() }
     }
 
-    /// Grows the queues to hold `frames` (a reload; never shrinks a queue holding frames).
-    pub fn reserve(&mut self, frames: usize, nested: bool) {
-        self.normal.reserve(frames.saturating_sub(self.normal.len()));
+    /// A new bound (a reload): frames beyond it stay, and arrivals wait until it has room.
+    pub fn set_limit(&mut self, frames: usize) {
+        self.limit = frames;
+    }
+
+    /// Allocates room for the bound now, in the backups too if `nested`, so that the
+    /// per-frame path never allocates (the datapath's choice).
+    pub fn preallocate(&mut self, nested: bool) {
+        self.normal.reserve(self.limit.saturating_sub(self.normal.len()));
         if nested {
             for backup in &mut self.backups {
-                backup.reserve((frames + 1).saturating_sub(backup.len()));
+                backup.reserve((self.limit + 1).saturating_sub(backup.len()));
             }
         }
     }
 
-    /// Whether another frame fits without growing (the per-frame path never allocates).
+    /// Whether another frame is within the bound.
     #[inline]
     pub fn has_room(&self) -> bool {
-        self.normal.len() < self.normal.capacity()
+        self.normal.len() < self.limit
     }
 
     /// An arrival joins the normal queue.
@@ -217,7 +224,7 @@ mod tests {
 
     impl Harness {
         fn new() -> Harness {
-            Harness { queue: NestedQueue::new(512, true), ..Default::default() }
+            Harness { queue: NestedQueue::new(512), ..Default::default() }
         }
 
         fn settle(&mut self) {
