@@ -79,6 +79,12 @@ pub fn request(socket: &Path, request: &ControlRequest) -> Result<ControlRespons
     Connection::open(socket)?.request(request)
 }
 
+/// Whether the daemon behind `socket` is ready: its forwarding loop, which alone answers
+/// `Queues`, runs (the socket exists earlier, before the loop has taken its scheduling).
+pub fn forwarding_loop_answers(socket: &Path) -> bool {
+    matches!(request(socket, &ControlRequest::Queues), Ok(ControlResponse::Queues { .. }))
+}
+
 pub fn snapshot(socket: &Path) -> Result<Snapshot> {
     match request(socket, &ControlRequest::Snapshot)? {
         ControlResponse::Snapshot(snapshot) => Ok(*snapshot),

@@ -447,10 +447,21 @@ impl Network {
         self.schedule(Event::arrival(at, self.sequence, handle));
     }
 
-    /// Lets switch `s` transmit what it may now, on every port.
+    /// Lets switch `s` transmit what it may now, on every port that has work, in port order.
+    /// The others are not polled: their `poll_tx` would only let the shaper rest, which with
+    /// the exact shaper (no burst) the simulator keeps changes no later decision. Sending on
+    /// one port may give a later one work (the pipeline, a pause), so the set is read again
+    /// after each port, as a pass over every port would find it.
     fn poll_switch(&mut self, s: usize) {
         let now = self.now;
-        for port in 0..self.switches[s].port_count() {
+        let mut from = 0u32;
+        loop {
+            let work = self.switches[s].ports_with_work() & u64::MAX.checked_shl(from).unwrap_or(0);
+            if work == 0 {
+                break;
+            }
+            from = work.trailing_zeros() + 1;
+            let port = from as usize - 1;
             while let Some(tx) = self.switches[s].poll_tx(now, port) {
                 let handle = match tx {
                     Tx::Data { handle, last, mark, ce, int, .. } => {

@@ -208,11 +208,7 @@ impl Topology {
     /// socket before it takes its scheduling and starts).
     pub fn wait_ready(&self, switch: &str) {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        let answers = || {
-            let answer = pfcswitch_lab::control::request(&self.socket(switch), &ControlRequest::Queues);
-            matches!(answer, Ok(ControlResponse::Queues { .. }))
-        };
-        while !answers() {
+        while !pfcswitch_lab::control::forwarding_loop_answers(&self.socket(switch)) {
             assert!(
                 std::time::Instant::now() < deadline,
                 "pfcswitchd in {switch} did not answer on its control socket"

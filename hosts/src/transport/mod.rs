@@ -70,7 +70,7 @@ pub struct Transport {
     /// Connection id → index into `connections`.
     by_id: HashMap<u32, usize>,
     next_connection: usize,
-    /// Receiver state by connection id (dense: the runner numbers connections from 0).
+    /// Receiver state by connection id (ids number the whole experiment: a map, not a vector).
     inbound: crate::flow_map::FlowMap<Inbound>,
     /// Connection ids with an ACK or NAK to send, in order.
     control: VecDeque<u32>,

@@ -1,11 +1,10 @@
 //! One pfcswitchd per switch namespace: started detached (it outlives `topology up`), found
 //! again by its pid file, stopped with SIGTERM and, after 5 s, SIGKILL.
 
-use crate::control::request;
+use crate::control::forwarding_loop_answers;
 use anyhow::{Context, Result, bail};
 use pfcswitch_link::units::format_duration;
 use pfcswitch_switch::config::SwitchConfig;
-use pfcswitch_switch::report::{ControlRequest, ControlResponse};
 use pfcswitch_topology::Topology;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -104,7 +103,7 @@ pub(super) fn wait_ready(namespace: &str) -> Result<()> {
     let pid = read_pid(namespace);
     while Instant::now() < deadline {
         let socket = socket_path(namespace);
-        if socket.exists() && matches!(request(&socket, &ControlRequest::Queues), Ok(ControlResponse::Queues { .. })) {
+        if socket.exists() && forwarding_loop_answers(&socket) {
             return Ok(());
         }
         if !pid.is_some_and(alive) {

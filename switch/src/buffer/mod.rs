@@ -152,6 +152,8 @@ pub struct Buffers {
     /// Per port, bit p set: egress queue (port, p) holds a frame (OFC's held frames too).
     /// The per-event paths read this instead of eight queues.
     occupied: Vec<u8>,
+    /// Bit i set: port i's `occupied` is not 0 (a large switch's busy ports at a glance).
+    occupied_ports: u64,
     /// Shared mode: pool bytes held by each egress port, and by all.
     port_shared: Vec<u64>,
     pool_used: u64,
@@ -179,6 +181,7 @@ impl Buffers {
             egress: vec![[Level::default(); 8]; ports],
             queues,
             occupied: vec![0; ports],
+            occupied_ports: 0,
             port_shared: vec![0; ports],
             pool_used: 0,
             pool_high_water: 0,
@@ -215,8 +218,9 @@ impl Buffers {
     }
 
     /// Applies new limits to queues that may hold frames (a configuration reload): queue
-    /// bounds change (frames above a lower one stay), queues that stop being nested are flattened (each flow's
-    /// frames stay in order), and the pool accounting is recomputed under the new mode.
+    /// bounds change (frames above a lower one stay), queues that stop being nested are
+    /// flattened (each flow's frames stay in order), and the pool accounting is recomputed
+    /// under the new mode.
     pub fn set_limits(&mut self, limits: BufferLimits, static_pg: StaticPg, unbounded: u8, nested: u8, frames: u32) {
         self.static_pg = static_pg;
         self.unbounded = unbounded;
@@ -364,6 +368,7 @@ impl Buffers {
         let before = self.egress[port][priority].bytes;
         self.queues[port][priority].push(index);
         self.occupied[port] |= 1 << priority;
+        self.occupied_ports |= 1 << port;
         self.egress[port][priority].add(u64::from(len));
         let extra = self.shared_part(priority, before + u64::from(len)) - self.shared_part(priority, before);
         self.port_shared[port] += extra;
@@ -389,6 +394,9 @@ impl Buffers {
         self.queues[port][priority].pop();
         if self.queues[port][priority].is_empty() {
             self.occupied[port] &= !(1 << priority);
+            if self.occupied[port] == 0 {
+                self.occupied_ports &= !(1 << port);
+            }
         }
         let before = self.egress[port][priority].bytes;
         self.egress[port][priority].sub(u64::from(len));
@@ -417,6 +425,12 @@ impl Buffers {
             }
         }
         backlog
+    }
+
+    /// Bit i set: port i's egress queues hold a frame.
+    #[inline]
+    pub fn occupied_ports(&self) -> u64 {
+        self.occupied_ports
     }
 
     /// Whether `port`'s egress queues hold no frame at all.

@@ -29,6 +29,9 @@ struct PortXoff {
 pub struct XoffTransmitter {
     ports: Vec<PortXoff>,
     quanta: u16,
+    /// Bit i set: port i has a frame to send (its `changed` is not 0), so that a large
+    /// switch finds its pending ports without visiting all of them.
+    pending: u64,
 }
 
 impl XoffTransmitter {
@@ -47,7 +50,7 @@ impl XoffTransmitter {
                 xoff_to_xon: [0; 8],
             })
             .collect();
-        XoffTransmitter { ports, quanta }
+        XoffTransmitter { ports, quanta, pending: 0 }
     }
 
     /// Uses a new pause time from now on (a configuration reload); asserted classes are
@@ -58,6 +61,7 @@ impl XoffTransmitter {
             state.refresh_every = speed.pause_duration(quanta) / 2;
             state.changed |= state.asserted;
         }
+        self.pending = Self::pending_of(&self.ports);
     }
 
     /// Asserts (`xoff`) or releases XOFF for (port, priority); a no-op if unchanged.
@@ -76,16 +80,28 @@ impl XoffTransmitter {
             state.pausing[p] += now - state.since[p];
             state.xoff_to_xon[p] += 1;
         }
+        self.pending |= 1 << port;
     }
 
     /// Sends an asserted class again at the next poll (its OFC flows changed).
     pub fn announce(&mut self, port: usize, priority: Pcp) {
         let state = &mut self.ports[port];
         state.changed |= state.asserted & priority.mask();
+        self.pending |= u64::from(state.changed != 0) << port;
     }
 
     pub fn is_pending(&self, port: usize) -> bool {
-        self.ports[port].changed != 0
+        debug_assert_eq!(self.pending & (1 << port) != 0, self.ports[port].changed != 0, "port {port}");
+        self.pending & (1 << port) != 0
+    }
+
+    /// Bit i set: port i has a PFC frame to send.
+    pub fn pending_ports(&self) -> u64 {
+        self.pending
+    }
+
+    fn pending_of(ports: &[PortXoff]) -> u64 {
+        (ports.iter().enumerate()).filter(|(_, state)| state.changed != 0).fold(0, |mask, (i, _)| mask | 1 << i)
     }
 
     /// The PFC frame to send on `port` now, if a class changed: asserted classes carry the
@@ -99,6 +115,7 @@ impl XoffTransmitter {
         let quanta = std::array::from_fn(|p| if state.asserted & (1 << p) != 0 { self.quanta } else { 0 });
         state.changed = 0;
         state.refresh_at = (state.asserted != 0).then(|| now + state.refresh_every);
+        self.pending &= !(1 << port);
         Some(PfcRepr { enable, quanta })
     }
 
@@ -116,10 +133,11 @@ impl XoffTransmitter {
 
     /// Marks ports whose refresh is due as pending.
     pub fn handle_timeout(&mut self, now: Instant) {
-        for state in &mut self.ports {
+        for (port, state) in self.ports.iter_mut().enumerate() {
             if state.refresh_at.is_some_and(|at| at <= now) {
                 state.changed |= state.asserted;
                 state.refresh_at = None;
+                self.pending |= u64::from(state.changed != 0) << port;
             }
         }
     }

@@ -24,7 +24,11 @@ impl Switch {
         if let Some(fecn) = &self.fecn {
             consider(fecn.next_timeout());
         }
-        for (index, port) in self.ports.iter().enumerate().filter(|&(index, _)| self.link_is_up(index)) {
+        let mut candidates = self.ports_with_work();
+        while candidates != 0 {
+            let index = candidates.trailing_zeros() as usize;
+            candidates &= candidates - 1;
+            let port = &self.ports[index];
             // Pause frames, OFC frames and CNMs: a CNM waiting behind a paused data priority
             // must not wait for the resume.
             let control = self.has_control(index);

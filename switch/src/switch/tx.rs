@@ -76,6 +76,20 @@ impl Switch {
         int.egress(now, ports, frame.priority, frame.len, frame.int, queue_bytes, counters)
     }
 
+    /// The ports that may send (bit i: port i): link up, with frames queued or a frame of the
+    /// switch's own (a PFC frame; under OFC or QCN every port, their outboxes are not tracked
+    /// by port). [`Switch::poll_tx`] on any other port returns `None`, having only let its
+    /// shaper rest, and [`Switch::poll_timeout`] passes it over: a 32-port switch touched by
+    /// one frame need not visit 32 ports.
+    #[inline]
+    pub fn ports_with_work(&self) -> u64 {
+        let own = match (&self.policy, &self.qcn) {
+            (PolicyEngine::Ofc(_), _) | (_, Some(_)) => self.all_ports(),
+            _ => self.xoff.pending_ports(),
+        };
+        (self.buffers.occupied_ports() | own) & self.all_ports() & !self.links_down
+    }
+
     /// Whether the switch has a frame of its own to send on `port`: a PFC or OFC frame, or
     /// a CNM.
     pub(super) fn has_control(&self, port: usize) -> bool {
