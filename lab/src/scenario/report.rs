@@ -219,17 +219,22 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
             "foreign_frames": e.foreign_frames, "socket_drops": e.socket_drops, "timer_late_p99_us": e.timer_late_p99_us,
             "reflections_dropped": e.reflections_dropped, "malformed": e.malformed,
         })).collect::<Vec<_>>(),
-        "switches": record.snapshots.iter().map(|(name, s)| json!({ "name": name, "snapshot": s })).collect::<Vec<_>>(),
         "pfc_explain": record.snapshots.iter()
             .map(|(name, s)| json!({ "switch": name, "priority_groups": pfcswitch_switch::explain::explain(s) }))
             .collect::<Vec<_>>(),
-        "queue_samples": record.samples,
         "simulator": record.simulator,
         "plots": plot_files,
     });
     let path = out.join("results.json");
-    std::fs::write(&path, serde_json::to_vec_pretty(&results)?)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    let write = || -> Result<()> {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&path)?);
+        let switches = record.snapshots.iter().map(|(name, snapshot)| SwitchEntry { name, snapshot }).collect();
+        let streamed = Streamed { rest: &results, switches, queue_samples: record.samples };
+        serde_json::to_writer_pretty(&mut file, &streamed)?;
+        std::io::Write::flush(&mut file)?;
+        Ok(())
+    };
+    write().with_context(|| format!("cannot write {}", path.display()))?;
     println!("\nresults: {}", path.display());
     println!("fct.txt: {} (HPCC's format)", super::hpcc_out::write_fct(record, out)?.display());
     if record.simulator.is_some() {
@@ -239,6 +244,23 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         println!("plot:    {file}");
     }
     Ok(outcome)
+}
+
+/// `results.json`: the switches' snapshots and the queue samples, by far its largest parts
+/// (1.2 GB for a k = 32 fat-tree), are written from the record as they are serialised,
+/// not built as a JSON tree first (which took ten gigabytes there).
+#[derive(serde::Serialize)]
+struct Streamed<'a> {
+    #[serde(flatten)]
+    rest: &'a serde_json::Value,
+    switches: Vec<SwitchEntry<'a>>,
+    queue_samples: &'a [super::record::QueueSample],
+}
+
+#[derive(serde::Serialize)]
+struct SwitchEntry<'a> {
+    name: &'a str,
+    snapshot: &'a Snapshot,
 }
 
 /// Per switch port: PFC frames, drops and high-water marks; with the totals.
