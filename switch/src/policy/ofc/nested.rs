@@ -44,7 +44,7 @@ impl NestedQueue {
         NestedQueue { limit: frames, ..Default::default() }
     }
 
-    /// A new bound (a reload): frames beyond it stay, and arrivals wait until it has room.
+    /// A new bound (a reload): frames beyond it stay, and it has no room until they leave.
     pub fn set_limit(&mut self, frames: usize) {
         self.limit = frames;
     }
