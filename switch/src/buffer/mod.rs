@@ -436,6 +436,7 @@ impl Buffers {
     /// Whether `port`'s egress queues hold no frame at all.
     #[inline]
     pub fn port_is_empty(&self, port: usize) -> bool {
+        debug_assert_eq!(self.occupied[port] == 0, self.occupied_ports & (1 << port) == 0, "port {port}");
         self.occupied[port] == 0
     }
 
