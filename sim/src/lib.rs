@@ -507,7 +507,7 @@ impl Network {
             let next = match node {
                 Node::Switch(s) if self.is_killed(s) => None,
                 Node::Switch(s) => {
-                    if self.switches[s].poll_timeout().is_some_and(|due| due <= now) {
+                    if self.switches[s].is_due(now) {
                         self.switches[s].handle_timeout(now);
                     }
                     self.poll_switch(s);

@@ -22,6 +22,7 @@ pub mod int;
 pub mod ledger;
 pub mod pfcwd;
 pub mod policy;
+mod port_set;
 pub mod qcn;
 pub mod report;
 pub mod sched;

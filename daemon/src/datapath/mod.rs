@@ -221,7 +221,7 @@ impl Datapath {
             self.loops += 1;
             let now = self.clock.now();
             let received = self.receive(now);
-            if self.switch.poll_timeout().is_some_and(|at| at <= now) {
+            if self.switch.is_due(now) {
                 self.switch.handle_timeout(now);
             }
             let (sent, tx_waiting) = self.transmit(now);

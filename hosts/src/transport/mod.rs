@@ -365,6 +365,7 @@ impl Transport {
         };
         let Some(&index) = self.by_id.get(&traffic.flow_id) else { return };
         self.connections[index].on_acknowledgement(now, traffic, hops, payload, rto);
+        self.roster.may_retire();
     }
 
     /// A CNM for the connection its CN-TAG names feeds that connection's reaction point.
@@ -459,11 +460,11 @@ impl Transport {
 
     /// The probe of the first connection due one, on the connection's priority and VLAN.
     fn next_probe(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
-        let (payload, until) = (self.config.payload_len(), self.config.long_lived_until);
+        let until = self.config.long_lived_until;
         let connections = &self.connections;
         let &index = self.roster.live().iter().find(|&&i| {
             let c = &connections[i];
-            c.probe_at(payload, until).is_some_and(|at| at <= now) && nic.can_send_to(now, c.spec.priority, c.spec.dst)
+            c.probe_at(until).is_some_and(|at| at <= now) && nic.can_send_to(now, c.spec.priority, c.spec.dst)
         })?;
         let connection = &mut self.connections[index];
         let spec = connection.spec;
@@ -502,7 +503,7 @@ impl Transport {
         let of_connection = |c: &Connection| {
             let ready = nic.ready_at_to(c.spec.priority, c.spec.dst);
             let segment = c.send_at(payload, window, c.until(until), ready);
-            let probe = c.probe_at(payload, until).map(|at| at.max(ready));
+            let probe = c.probe_at(until).map(|at| at.max(ready));
             let rate_timer = c.reaction.as_ref().and_then(|r| r.rp.poll_timeout());
             [segment, c.rto_deadline, rate_timer, probe].into_iter().flatten().min()
         };
@@ -522,8 +523,12 @@ impl Transport {
     /// Fires retransmission timers: a connection with unacknowledged segments goes back.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.roster.update(now, &self.connections);
+        let mut fired = false;
         for &i in self.roster.live() {
-            self.connections[i].handle_timeout(now);
+            fired |= self.connections[i].handle_timeout(now);
+        }
+        if fired {
+            self.roster.may_retire();
         }
     }
 }

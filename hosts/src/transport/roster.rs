@@ -4,7 +4,8 @@
 //! its length. A connection whose first message has not started waits in start order; one
 //! whose every message is acknowledged, with no timer left, is retired; only the others are
 //! visited. The choices are the same as scanning every connection: a waiting connection can
-//! do nothing before its start, and a retired one nothing at all.
+//! do nothing before its start, and a retired one nothing at all. Only an ACK or a fired
+//! retransmission timer retires a connection, so the live list is swept only after one.
 
 use super::sender::Connection;
 use pfcswitch_link::time::Instant;
@@ -16,6 +17,8 @@ pub(super) struct Roster {
     live: Vec<usize>,
     /// (start of the first message, index) of the connections not started yet.
     waiting: BTreeSet<(Instant, usize)>,
+    /// A connection may have retired since the last sweep of `live`.
+    sweep: bool,
 }
 
 impl Roster {
@@ -28,8 +31,16 @@ impl Roster {
             Some(start) => {
                 self.waiting.insert((start, index));
             }
-            None => self.live.push(index),
+            None => {
+                self.live.push(index);
+                self.sweep = true;
+            }
         }
+    }
+
+    /// Notes that a live connection was acknowledged or timed out, which may retire it.
+    pub fn may_retire(&mut self) {
+        self.sweep = true;
     }
 
     /// Starts the waiting connections whose first message is due at `now` and retires the
@@ -46,7 +57,9 @@ impl Roster {
         if started {
             self.live.sort_unstable();
         }
-        self.live.retain(|&i| !connections[i].is_retired());
+        if std::mem::take(&mut self.sweep) {
+            self.live.retain(|&i| !connections[i].is_retired());
+        }
     }
 
     /// The live connections, ascending.

@@ -46,6 +46,12 @@ pub(super) struct Connection {
     first_unacked: usize,
     /// Messages before this index have a first sequence number.
     assigned: usize,
+    /// One past the last segment of the messages before `assigned` (0 before the first):
+    /// kept here, as `send_at` runs for every live connection at every poll and reading it
+    /// from `messages` cost a cache miss each time (HPCC's fat-tree, docs/performance.md).
+    assigned_end: u32,
+    /// The start of message `assigned`, if there is one (the same reason).
+    next_start: Option<Instant>,
     base: u32,
     next: u32,
     /// Highest sequence number ever sent, plus one: below it, a send is a retransmission.
@@ -76,9 +82,11 @@ impl Connection {
         Connection {
             spec,
             pacer,
+            next_start: messages.first().map(|m| m.start),
             messages: messages.into_iter().map(|spec| Message { spec, first_seq: None, finish: None }).collect(),
             first_unacked: 0,
             assigned: 0,
+            assigned_end: 0,
             base: 0,
             next: 0,
             sent_through: 0,
@@ -130,20 +138,16 @@ impl Connection {
 
     /// When its FECN source sends the next probe: while a started message is unfinished,
     /// and a long-lived one only until it stops.
-    pub(super) fn probe_at(&self, payload: usize, until: Instant) -> Option<Instant> {
+    pub(super) fn probe_at(&self, until: Instant) -> Option<Instant> {
         let source = self.fecn.as_ref()?;
         let message = self.messages.get(self.first_unacked)?;
         let at = source.next_probe_at().max(message.spec.start);
-        (message.spec.size.is_some() || (at < self.until(until) && self.sends_long_lived(payload))).then_some(at)
+        (message.spec.size.is_some() || (at < self.until(until) && self.sends_long_lived())).then_some(at)
     }
 
     /// When its long-lived flow stops, given the transport's `long_lived_until`.
     pub(super) fn until(&self, long_lived_until: Instant) -> Instant {
         self.spec.until.map_or(long_lived_until, |until| until.min(long_lived_until))
-    }
-
-    fn end_of_assigned(&self, payload: usize) -> u32 {
-        self.assigned.checked_sub(1).and_then(|last| self.messages[last].end_seq(payload)).unwrap_or(0)
     }
 
     /// The message that segment `seq` belongs to, and the segment's offset in it.
@@ -163,13 +167,9 @@ impl Connection {
         }
         let swift = self.swift.as_ref().map_or(Instant::ZERO, SwiftWindow::ready_at);
         let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Pacer::ready_at).max(self.limited_until()).max(swift);
-        let at = if self.next < self.end_of_assigned(payload) {
-            pacer
-        } else {
-            self.messages.get(self.assigned)?.spec.start.max(pacer)
-        };
+        let at = if self.next < self.assigned_end { pacer } else { self.next_start?.max(pacer) };
         let at = at.max(not_before);
-        (at < until || !self.sends_long_lived(payload)).then_some(at)
+        (at < until || !self.sends_long_lived()).then_some(at)
     }
 
     /// The segments that may be unacknowledged: the configured `window`, or less where the
@@ -184,8 +184,8 @@ impl Connection {
     }
 
     /// Whether the segment at `next` belongs (or would belong) to a long-lived flow.
-    fn sends_long_lived(&self, payload: usize) -> bool {
-        let index = if self.next < self.end_of_assigned(payload) { self.assigned - 1 } else { self.assigned };
+    fn sends_long_lived(&self) -> bool {
+        let index = if self.next < self.assigned_end { self.assigned - 1 } else { self.assigned };
         self.messages.get(index).is_some_and(|m| m.spec.size.is_none())
     }
 
@@ -261,10 +261,13 @@ impl Connection {
     /// send now, and returns its length.
     pub(super) fn send_segment(&mut self, now: Instant, config: &TransportConfig, buffer: &mut [u8]) -> usize {
         let payload = config.payload_len();
-        if self.next == self.end_of_assigned(payload) {
+        if self.next == self.assigned_end {
             let seq = self.next;
-            self.messages[self.assigned].first_seq = Some(seq);
+            let message = &mut self.messages[self.assigned];
+            message.first_seq = Some(seq);
+            self.assigned_end = message.end_seq(payload).expect("just assigned");
             self.assigned += 1;
+            self.next_start = self.messages.get(self.assigned).map(|m| m.spec.start);
         }
         let seq = self.next;
         let (index, offset) = self.locate(seq, payload);
@@ -330,11 +333,14 @@ impl Connection {
 
     /// Fires the QCN reaction point's timer and the retransmission timer: with segments
     /// unacknowledged, the connection goes back to the first of them.
-    pub(super) fn handle_timeout(&mut self, now: Instant) {
+    /// Fires the reaction point's timers and the retransmission timer; returns whether the
+    /// latter fired (which may leave the connection with nothing left to do).
+    pub(super) fn handle_timeout(&mut self, now: Instant) -> bool {
         if let Some(reaction) = &mut self.reaction {
             reaction.handle_timeout(now);
         }
-        if self.rto_deadline.is_some_and(|at| at <= now) {
+        let fired = self.rto_deadline.is_some_and(|at| at <= now);
+        if fired {
             self.rto_deadline = None;
             if self.base < self.next {
                 self.stats.timeouts += 1;
@@ -347,5 +353,6 @@ impl Connection {
                 }
             }
         }
+        fired
     }
 }

@@ -6,6 +6,7 @@
 //! asserted pause at half its duration so the peer never resumes by timeout, and keeps the
 //! pausing time and XOFF→XON counts.
 
+use crate::port_set::ports_in;
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{Pcp, PfcRepr};
@@ -32,6 +33,10 @@ pub struct XoffTransmitter {
     /// Bit i set: port i has a frame to send (its `changed` is not 0), so that a large
     /// switch finds its pending ports without visiting all of them.
     pending: u64,
+    /// Bit i set: port i has a refresh booked (its `refresh_at` is set): the switch asks
+    /// for the next timeout at every poll, and visiting every port for it was a tenth of
+    /// `poll_timeout` on a 32-port switch.
+    refreshing: u64,
 }
 
 impl XoffTransmitter {
@@ -50,7 +55,7 @@ impl XoffTransmitter {
                 xoff_to_xon: [0; 8],
             })
             .collect();
-        XoffTransmitter { ports, quanta, pending: 0 }
+        XoffTransmitter { ports, quanta, pending: 0, refreshing: 0 }
     }
 
     /// Uses a new pause time from now on (a configuration reload); asserted classes are
@@ -115,6 +120,7 @@ impl XoffTransmitter {
         let quanta = std::array::from_fn(|p| if state.asserted & (1 << p) != 0 { self.quanta } else { 0 });
         state.changed = 0;
         state.refresh_at = (state.asserted != 0).then(|| now + state.refresh_every);
+        self.refreshing = self.refreshing & !(1 << port) | u64::from(state.asserted != 0) << port;
         self.pending &= !(1 << port);
         Some(PfcRepr { enable, quanta })
     }
@@ -128,15 +134,18 @@ impl XoffTransmitter {
 
     /// The earliest refresh due.
     pub fn next_timeout(&self) -> Option<Instant> {
-        self.ports.iter().filter_map(|p| p.refresh_at).min()
+        ports_in(self.refreshing).filter_map(|port| self.ports[port].refresh_at).min()
     }
 
     /// Marks ports whose refresh is due as pending.
     pub fn handle_timeout(&mut self, now: Instant) {
-        for (port, state) in self.ports.iter_mut().enumerate() {
+        for port in ports_in(self.refreshing) {
+            let state = &mut self.ports[port];
+            debug_assert!(state.refresh_at.is_some(), "port {port}");
             if state.refresh_at.is_some_and(|at| at <= now) {
                 state.changed |= state.asserted;
                 state.refresh_at = None;
+                self.refreshing &= !(1 << port);
                 self.pending |= u64::from(state.changed != 0) << port;
             }
         }

@@ -3,6 +3,7 @@
 
 use super::Switch;
 use crate::pfcwd::PfcwdEvent;
+use crate::port_set::ports_in;
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::Pcp;
 
@@ -10,24 +11,25 @@ impl Switch {
     /// The earliest time at which `handle_timeout` or `poll_tx` has something to do; it may
     /// lie in the past, meaning now.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let mut next = self.xoff.next_timeout();
-        let mut consider = |at: Instant| next = Some(next.map_or(at, |n: Instant| n.min(at)));
-        if let Some(at) = self.pfcwd.next_timeout(|port, p| self.xoff.asserting_since(port, p)) {
-            consider(at);
-        }
-        if let Some(at) = self.ofc().and_then(|ofc| ofc.next_timeout()) {
-            consider(at);
-        }
-        if self.pipeline.waiting > 0 && self.pipeline.blocked.is_none() && self.pipeline.interval.is_some() {
-            consider(self.pipeline.next_slot);
-        }
-        if let Some(fecn) = &self.fecn {
-            consider(fecn.next_timeout());
-        }
-        let mut candidates = self.ports_with_work();
-        while candidates != 0 {
-            let index = candidates.trailing_zeros() as usize;
-            candidates &= candidates - 1;
+        self.earliest_deadline(|_| false)
+    }
+
+    /// Whether `handle_timeout` or `poll_tx` has something to do at `now`: `poll_timeout()`
+    /// at or before `now`, found without computing the rest once one deadline is due (a
+    /// busy port usually is, and the watchdog's deadlines cost a visit of every queue).
+    pub fn is_due(&self, now: Instant) -> bool {
+        self.earliest_deadline(|at| at <= now).is_some_and(|at| at <= now)
+    }
+
+    /// The least deadline, or the first one for which `enough` holds.
+    fn earliest_deadline(&self, enough: impl Fn(Instant) -> bool) -> Option<Instant> {
+        let mut next: Option<Instant> = None;
+        let mut consider = |at: Instant| {
+            let least = next.map_or(at, |n| n.min(at));
+            next = Some(least);
+            enough(least)
+        };
+        for index in ports_in(self.ports_with_work()) {
             let port = &self.ports[index];
             // Pause frames, OFC frames and CNMs: a CNM waiting behind a paused data priority
             // must not wait for the resume.
@@ -37,14 +39,33 @@ impl Switch {
                 continue;
             }
             let ready = port.shaper.ready_at();
-            if control {
-                consider(ready);
+            if control && consider(ready) {
+                return next;
             }
             if let Some(resume) =
                 Pcp::ALL.into_iter().filter(|p| backlog & p.mask() != 0).map(|p| port.peer_pause.paused_until(p)).min()
+                && consider(ready.max(resume))
             {
-                consider(ready.max(resume));
+                return next;
             }
+        }
+        let pipeline = (self.pipeline.waiting > 0 && self.pipeline.blocked.is_none())
+            .then_some(self.pipeline.interval)
+            .flatten()
+            .map(|_| self.pipeline.next_slot);
+        let timers = [
+            self.xoff.next_timeout(),
+            pipeline,
+            self.ofc().and_then(|ofc| ofc.next_timeout()),
+            self.fecn.as_ref().map(|fecn| fecn.next_timeout()),
+        ];
+        for at in timers.into_iter().flatten() {
+            if consider(at) {
+                return next;
+            }
+        }
+        if let Some(at) = self.pfcwd.next_timeout(|port, p| self.xoff.asserting_since(port, p)) {
+            consider(at);
         }
         next
     }
