@@ -30,6 +30,7 @@
 //! RTT samples (TIMELY's and Swift's, taken at the sender) in `rtt`.
 
 mod config;
+mod glance;
 mod psn;
 mod reactions;
 mod receiver;
@@ -44,6 +45,7 @@ pub use config::{HpccTransport, QcnReaction, SwiftTransport, TimelyTransport, Tr
 pub use records::{ConnectionSpec, MessageRecord, MessageSpec, ReceiverStats, SenderStats};
 
 use crate::{Arrivals, Dcqcn, FecnSource, HopRecord, HostNic, Pacer, RateTrace, ReactionPoint, Swift, Timely};
+use glance::Glance;
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_link::units::BitRate as Rate;
@@ -65,6 +67,9 @@ use std::time::Duration;
 pub struct Transport {
     config: TransportConfig,
     connections: Vec<Connection>,
+    /// What the scans read of each connection, by the same index: refreshed after every
+    /// change to one ([`Transport::refresh`]).
+    glances: Vec<Glance>,
     /// Which connections the scans visit.
     roster: Roster,
     /// Connection id → index into `connections`.
@@ -129,6 +134,7 @@ impl Transport {
         Transport {
             config,
             connections: Vec::new(),
+            glances: Vec::new(),
             roster: Roster::default(),
             by_id: HashMap::new(),
             next_connection: 0,
@@ -153,7 +159,18 @@ impl Transport {
         let connection = Connection::new(spec, messages, pacer, &self.config);
         self.roster.add(self.connections.len(), &connection);
         self.by_id.entry(spec.id).or_insert(self.connections.len());
+        self.glances.push(self.glance_of(&connection));
         self.connections.push(connection);
+    }
+
+    fn glance_of(&self, connection: &Connection) -> Glance {
+        connection.glance(self.config.payload_len(), self.config.window, self.config.long_lived_until)
+    }
+
+    /// Takes the changes to connection `index` into its glance: every change to a connection
+    /// ends with this.
+    fn refresh(&mut self, index: usize) {
+        self.glances[index] = self.glance_of(&self.connections[index]);
     }
 
     /// Lets pacers and the QCN and FECN rate limiters send up to `burst` early after a late
@@ -171,6 +188,7 @@ impl Transport {
             if let Some(source) = &mut connection.fecn {
                 source.set_burst(burst);
             }
+            self.refresh(i);
         }
     }
 
@@ -343,17 +361,22 @@ impl Transport {
 
     /// A CNP for one of our connections: counted, and its DCQCN reaction point cuts the rate.
     fn receive_cnp(&mut self, now: Instant, id: u32) -> bool {
-        let Some(connection) = self.connection_mut(id) else { return false };
-        connection.stats.cnps += 1;
-        if let Some(reaction) = &mut connection.reaction {
-            reaction.notified(now, None);
-        }
-        true
+        self.change_connection(id, |connection| {
+            connection.stats.cnps += 1;
+            if let Some(reaction) = &mut connection.reaction {
+                reaction.notified(now, None);
+            }
+        })
+        .is_some()
     }
 
-    /// The sending connection `id` (the first added with it).
-    fn connection_mut(&mut self, id: u32) -> Option<&mut Connection> {
-        self.by_id.get(&id).map(|&i| &mut self.connections[i])
+    /// Applies `change` to the sending connection `id` (the first added with it), if there is
+    /// one, and refreshes its glance.
+    fn change_connection<R>(&mut self, id: u32, change: impl FnOnce(&mut Connection) -> R) -> Option<R> {
+        let &index = self.by_id.get(&id)?;
+        let result = change(&mut self.connections[index]);
+        self.refresh(index);
+        Some(result)
     }
 
     fn receive_acknowledgement(&mut self, now: Instant, traffic: &TrafficRepr) {
@@ -365,14 +388,18 @@ impl Transport {
         };
         let Some(&index) = self.by_id.get(&traffic.flow_id) else { return };
         self.connections[index].on_acknowledgement(now, traffic, hops, payload, rto);
+        self.refresh(index);
         self.roster.may_retire();
     }
 
     /// A CNM for the connection its CN-TAG names feeds that connection's reaction point.
     /// Without QCN, or for a flow this host does not send, it is not ours.
     fn receive_cnm(&mut self, now: Instant, flow: Option<u16>, quantized: u8) -> bool {
-        let Some(connection) = flow.and_then(|flow| self.connection_mut(u32::from(flow))) else { return false };
-        connection.reaction.as_mut().is_some_and(|reaction| reaction.notified(now, Some(quantized)))
+        let Some(flow) = flow else { return false };
+        self.change_connection(u32::from(flow), |connection| {
+            connection.reaction.as_mut().is_some_and(|reaction| reaction.notified(now, Some(quantized)))
+        })
+        .unwrap_or(false)
     }
 
     /// A probe for this host: reflect it to its source; a reflected probe of one of our
@@ -390,9 +417,9 @@ impl Transport {
             }
             FecnSubtype::Reflected => {
                 let flow = u32::from(probe.flow_id);
-                let Some(source) = self.connection_mut(flow).and_then(|c| c.fecn.as_mut()) else { return false };
-                source.on_reflected(now, &probe);
-                true
+                self.change_connection(flow, |c| c.fecn.as_mut().map(|source| source.on_reflected(now, &probe)))
+                    .flatten()
+                    .is_some()
             }
         }
     }
@@ -460,39 +487,39 @@ impl Transport {
 
     /// The probe of the first connection due one, on the connection's priority and VLAN.
     fn next_probe(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
-        let until = self.config.long_lived_until;
-        let connections = &self.connections;
+        let glances = &self.glances;
         let &index = self.roster.live().iter().find(|&&i| {
-            let c = &connections[i];
-            c.probe_at(until).is_some_and(|at| at <= now) && nic.can_send_to(now, c.spec.priority, c.spec.dst)
+            let g = &glances[i];
+            g.probe.is_some_and(|at| at <= now) && nic.can_send_to(now, g.priority, g.dst)
         })?;
         let connection = &mut self.connections[index];
         let spec = connection.spec;
         let probe = connection.fecn.as_mut().expect("probing").probe(now, spec.id as u16);
+        self.refresh(index);
         let vlan = Some(VlanRepr { pcp: spec.priority, dei: false, vid: spec.vid });
         Some(probe_frame(buffer, self.config.mac, spec.dst, vlan, &probe))
     }
 
     fn next_segment(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
-        let (payload, window, until) = (self.config.payload_len(), self.config.window, self.config.long_lived_until);
         let n = self.connections.len();
         // In turn from `next_connection`, as if every connection were visited.
         let live = self.roster.live();
         let (earlier, from_next) = live.split_at(live.partition_point(|&i| i < self.next_connection));
-        let connections = &self.connections;
+        let glances = &self.glances;
         let &chosen = from_next.iter().chain(earlier).find(|&&i| {
-            let c = &connections[i];
-            c.send_at(payload, window, c.until(until), now) == Some(now)
-                && nic.can_send_to(now, c.spec.priority, c.spec.dst)
+            let g = &glances[i];
+            g.send_at(now) == Some(now) && nic.can_send_to(now, g.priority, g.dst)
         })?;
         self.next_connection = (chosen + 1) % n;
-        Some(self.connections[chosen].send_segment(now, &self.config, buffer))
+        let len = self.connections[chosen].send_segment(now, &self.config, buffer);
+        self.refresh(chosen);
+        Some(len)
     }
 
     /// When this transport next needs `poll_transmit` or `handle_timeout`, if ever. A
     /// connection with a full window waits for an ACK, not a time.
     pub fn poll_timeout(&self, nic: &HostNic) -> Option<Instant> {
-        let (payload, window, until) = (self.config.payload_len(), self.config.window, self.config.long_lived_until);
+        debug_assert!(self.glances_are_fresh(), "a connection changed without a refresh");
         let control =
             self.control.iter().map(|&id| nic.ready_at_to(self.control_priority(id), self.control_dst(id))).min();
         let cnps = self.cnps.iter().map(|&id| {
@@ -500,14 +527,12 @@ impl Transport {
             nic.ready_at_to(inbound.cnp_priority(&self.config), inbound.sender())
         });
         let reflections = self.reflections.iter().map(|r| nic.ready_at_to(r.priority(), r.dst)).min();
-        let of_connection = |c: &Connection| {
-            let ready = nic.ready_at_to(c.spec.priority, c.spec.dst);
-            let segment = c.send_at(payload, window, c.until(until), ready);
-            let probe = c.probe_at(until).map(|at| at.max(ready));
-            let rate_timer = c.reaction.as_ref().and_then(|r| r.rp.poll_timeout());
-            [segment, c.rto_deadline, rate_timer, probe].into_iter().flatten().min()
+        let of_connection = |g: &Glance| {
+            let ready = nic.ready_at_to(g.priority, g.dst);
+            let probe = g.probe.map(|at| at.max(ready));
+            [g.send_at(ready), g.timer, probe].into_iter().flatten().min()
         };
-        let live = self.roster.live().iter().filter_map(|&i| of_connection(&self.connections[i]));
+        let live = self.roster.live().iter().filter_map(|&i| of_connection(&self.glances[i]));
         let mut next = control.into_iter().chain(cnps).chain(reflections).chain(live).min();
         // A waiting connection does nothing before its start: those starting later than what
         // is already due cannot come first.
@@ -515,17 +540,29 @@ impl Transport {
             if next.is_some_and(|n| start >= n) {
                 break;
             }
-            next = next.into_iter().chain(of_connection(&self.connections[i])).min();
+            next = next.into_iter().chain(of_connection(&self.glances[i])).min();
         }
         next
+    }
+
+    /// Whether every live connection's glance says what the connection would say now
+    /// (checked in debug builds).
+    fn glances_are_fresh(&self) -> bool {
+        self.roster.live().iter().all(|&i| self.glance_of(&self.connections[i]) == self.glances[i])
     }
 
     /// Fires retransmission timers: a connection with unacknowledged segments goes back.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.roster.update(now, &self.connections);
+        // A connection with no timer due has nothing to fire (its reaction point's and its
+        // retransmission timer are all its timers), so only those with one are visited.
         let mut fired = false;
-        for &i in self.roster.live() {
-            fired |= self.connections[i].handle_timeout(now);
+        for index in 0..self.roster.live().len() {
+            let i = self.roster.live()[index];
+            if self.glances[i].timer.is_some_and(|at| at <= now) {
+                fired |= self.connections[i].handle_timeout(now);
+                self.refresh(i);
+            }
         }
         if fired {
             self.roster.may_retire();

@@ -5,6 +5,7 @@
 //! the transport's choice (`mod.rs`).
 
 use super::config::TransportConfig;
+use super::glance::Glance;
 use super::reactions::{ReactionLimiter, SwiftWindow};
 use super::records::{ConnectionSpec, MessageRecord, MessageSpec, SenderStats};
 use super::rtt::SendTimes;
@@ -47,8 +48,8 @@ pub(super) struct Connection {
     /// Messages before this index have a first sequence number.
     assigned: usize,
     /// One past the last segment of the messages before `assigned` (0 before the first):
-    /// kept here, as `send_at` runs for every live connection at every poll and reading it
-    /// from `messages` cost a cache miss each time (HPCC's fat-tree, docs/performance.md).
+    /// kept here, as the glance (`glance`) needs it after every change and reading it from
+    /// `messages` cost a cache miss each time (HPCC's fat-tree, docs/performance.md).
     assigned_end: u32,
     /// The start of message `assigned`, if there is one (the same reason).
     next_start: Option<Instant>,
@@ -138,7 +139,7 @@ impl Connection {
 
     /// When its FECN source sends the next probe: while a started message is unfinished,
     /// and a long-lived one only until it stops.
-    pub(super) fn probe_at(&self, until: Instant) -> Option<Instant> {
+    fn probe_at(&self, until: Instant) -> Option<Instant> {
         let source = self.fecn.as_ref()?;
         let message = self.messages.get(self.first_unacked)?;
         let at = source.next_probe_at().max(message.spec.start);
@@ -146,7 +147,7 @@ impl Connection {
     }
 
     /// When its long-lived flow stops, given the transport's `long_lived_until`.
-    pub(super) fn until(&self, long_lived_until: Instant) -> Instant {
+    fn until(&self, long_lived_until: Instant) -> Instant {
         self.spec.until.map_or(long_lived_until, |until| until.min(long_lived_until))
     }
 
@@ -158,18 +159,24 @@ impl Connection {
         (index, ((seq - first) as usize * payload) as u32)
     }
 
-    /// When the connection may send its next segment, at `not_before` or later: never while
-    /// `window` segments are unacknowledged, and never a long-lived flow's segment at or after
-    /// `until` (the end of the workload).
-    pub(super) fn send_at(&self, payload: usize, window: u32, until: Instant, not_before: Instant) -> Option<Instant> {
-        if self.next - self.base >= self.window(payload, window) {
-            return None;
+    /// What the transport's scans read of it ([`Glance`]), given the transport's `payload`,
+    /// `window` and `long_lived_until`: never a segment while `window` segments are
+    /// unacknowledged, and never a long-lived flow's at or after its `until`.
+    pub(super) fn glance(&self, payload: usize, window: u32, long_lived_until: Instant) -> Glance {
+        let send_from = (self.next - self.base < self.window(payload, window)).then(|| {
+            let swift = self.swift.as_ref().map_or(Instant::ZERO, SwiftWindow::ready_at);
+            let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Pacer::ready_at).max(self.limited_until()).max(swift);
+            if self.next < self.assigned_end { Some(pacer) } else { self.next_start.map(|start| start.max(pacer)) }
+        });
+        let rate_timer = self.reaction.as_ref().and_then(|r| r.rp.poll_timeout());
+        Glance {
+            priority: self.spec.priority,
+            dst: self.spec.dst,
+            send_from: send_from.flatten(),
+            stop_at: self.sends_long_lived().then(|| self.until(long_lived_until)),
+            probe: self.probe_at(long_lived_until),
+            timer: [self.rto_deadline, rate_timer].into_iter().flatten().min(),
         }
-        let swift = self.swift.as_ref().map_or(Instant::ZERO, SwiftWindow::ready_at);
-        let pacer = self.pacer.as_ref().map_or(Instant::ZERO, Pacer::ready_at).max(self.limited_until()).max(swift);
-        let at = if self.next < self.assigned_end { pacer } else { self.next_start?.max(pacer) };
-        let at = at.max(not_before);
-        (at < until || !self.sends_long_lived()).then_some(at)
     }
 
     /// The segments that may be unacknowledged: the configured `window`, or less where the

@@ -191,15 +191,15 @@ fn a_paused_priority_does_not_hold_up_another_priority_s_acknowledgements() {
 #[test]
 fn a_long_lived_flow_sends_full_segments_until_the_end_of_the_workload() {
     let (mut a, mut a_nic) = transport(A);
+    // At the end of the workload it stops, while its sized messages would go on.
+    let end = Instant::from_nanos(1_000_000);
+    a.config.long_lived_until = end;
     a.add_connection(connection(0), vec![MessageSpec { id: 0, size: None, start: Instant::ZERO }]);
     let mut buffer = [0u8; 2048];
     let len = a.poll_transmit(Instant::ZERO, &mut a_nic, &mut buffer).unwrap();
     assert_eq!(len, 1500);
     let header = FrameView::parse(&buffer[..len]).unwrap().traffic().unwrap().2;
     assert_eq!((header.message_len, header.offset), (u32::MAX, 0));
-    // At the end of the workload it stops, while its sized messages would go on.
-    a.config.long_lived_until = Instant::from_nanos(1_000_000);
-    let end = Instant::from_nanos(1_000_000);
     let mut sent = 1;
     while let Some(at) = a.poll_timeout(&a_nic).filter(|&at| at < end + Duration::from_millis(1)) {
         sent += usize::from(a.poll_transmit(at, &mut a_nic, &mut buffer).is_some());
@@ -226,8 +226,8 @@ fn a_connection_with_its_own_end_stops_its_long_lived_flow_there() {
     let (mut a, mut a_nic) = transport(A);
     let stop = Instant::from_nanos(500_000);
     let spec = ConnectionSpec { until: Some(stop), ..connection(0) };
-    a.add_connection(spec, vec![MessageSpec { id: 0, size: None, start: Instant::ZERO }]);
     a.config.long_lived_until = Instant::from_nanos(1_000_000);
+    a.add_connection(spec, vec![MessageSpec { id: 0, size: None, start: Instant::ZERO }]);
     let mut buffer = [0u8; 2048];
     let mut last = Instant::ZERO;
     while let Some(at) = a.poll_timeout(&a_nic).filter(|&at| at < Instant::from_nanos(2_000_000)) {
