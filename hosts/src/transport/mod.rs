@@ -72,6 +72,8 @@ pub struct Transport {
     glances: Vec<Glance>,
     /// Which connections the scans visit.
     roster: Roster,
+    /// At or before every live connection's timers (`None`: none has one).
+    timers_from: Option<Instant>,
     /// Connection id → index into `connections`.
     by_id: HashMap<u32, usize>,
     next_connection: usize,
@@ -136,6 +138,7 @@ impl Transport {
             connections: Vec::new(),
             glances: Vec::new(),
             roster: Roster::default(),
+            timers_from: None,
             by_id: HashMap::new(),
             next_connection: 0,
             inbound: Default::default(),
@@ -159,7 +162,9 @@ impl Transport {
         let connection = Connection::new(spec, messages, pacer, &self.config);
         self.roster.add(self.connections.len(), &connection);
         self.by_id.entry(spec.id).or_insert(self.connections.len());
-        self.glances.push(self.glance_of(&connection));
+        let glance = self.glance_of(&connection);
+        self.timers_from = earliest(self.timers_from, glance.timer);
+        self.glances.push(glance);
         self.connections.push(connection);
     }
 
@@ -171,6 +176,7 @@ impl Transport {
     /// ends with this.
     fn refresh(&mut self, index: usize) {
         self.glances[index] = self.glance_of(&self.connections[index]);
+        self.timers_from = earliest(self.timers_from, self.glances[index].timer);
     }
 
     /// Lets pacers and the QCN and FECN rate limiters send up to `burst` early after a late
@@ -389,7 +395,7 @@ impl Transport {
         let Some(&index) = self.by_id.get(&traffic.flow_id) else { return };
         self.connections[index].on_acknowledgement(now, traffic, hops, payload, rto);
         self.refresh(index);
-        self.roster.may_retire();
+        self.roster.may_retire(index);
     }
 
     /// A CNM for the connection its CN-TAG names feeds that connection's reaction point.
@@ -428,7 +434,7 @@ impl Transport {
     /// returns its length: a CNP first, then an ACK or NAK, then data from the connections in
     /// turn.
     pub fn poll_transmit(&mut self, now: Instant, nic: &mut HostNic, buffer: &mut [u8]) -> Option<usize> {
-        self.roster.update(now, &self.connections);
+        self.update_roster(now);
         let next = (self.next_cnp(now, nic, buffer))
             .or_else(|| self.next_control(now, nic, buffer))
             .or_else(|| self.next_reflection(now, nic, buffer))
@@ -520,6 +526,13 @@ impl Transport {
     /// connection with a full window waits for an ACK, not a time.
     pub fn poll_timeout(&self, nic: &HostNic) -> Option<Instant> {
         debug_assert!(self.glances_are_fresh(), "a connection changed without a refresh");
+        debug_assert!(
+            self.roster
+                .live()
+                .iter()
+                .all(|&i| self.glances[i].timer.is_none_or(|at| self.timers_from.is_some_and(|from| from <= at))),
+            "a live connection's timer is before `timers_from`"
+        );
         let control =
             self.control.iter().map(|&id| nic.ready_at_to(self.control_priority(id), self.control_dst(id))).min();
         let cnps = self.cnps.iter().map(|&id| {
@@ -552,20 +565,38 @@ impl Transport {
     }
 
     /// Fires retransmission timers: a connection with unacknowledged segments goes back.
+    /// A connection with no timer due has nothing to fire (its reaction point's and its
+    /// retransmission timer are all its timers), so only those with one are visited, and
+    /// none while `now` is before every live connection's timers.
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.roster.update(now, &self.connections);
-        // A connection with no timer due has nothing to fire (its reaction point's and its
-        // retransmission timer are all its timers), so only those with one are visited.
-        let mut fired = false;
-        for index in 0..self.roster.live().len() {
-            let i = self.roster.live()[index];
+        self.update_roster(now);
+        if self.timers_from.is_none_or(|from| now < from) {
+            return;
+        }
+        let mut timers_from = None;
+        for position in 0..self.roster.live().len() {
+            let i = self.roster.live()[position];
             if self.glances[i].timer.is_some_and(|at| at <= now) {
-                fired |= self.connections[i].handle_timeout(now);
+                if self.connections[i].handle_timeout(now) {
+                    self.roster.may_retire(i);
+                }
                 self.refresh(i);
             }
+            timers_from = earliest(timers_from, self.glances[i].timer);
         }
-        if fired {
-            self.roster.may_retire();
+        self.timers_from = timers_from;
+    }
+
+    /// Starts the connections due at `now` and retires the finished ones. One that starts
+    /// may bring timers that `timers_from` does not bound.
+    fn update_roster(&mut self, now: Instant) {
+        if self.roster.update(now, &self.connections) {
+            self.timers_from = Some(Instant::ZERO);
         }
     }
+}
+
+/// The earlier of two optional times, `None` being never.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    [a, b].into_iter().flatten().min()
 }
