@@ -94,6 +94,11 @@ impl HostNic {
         self.can_send(now, priority) && self.flow_paused_until(priority, dst).is_none_or(|until| until <= now)
     }
 
+    /// Whether it obeys OFC's per-flow pauses ([`HostNic::obey_ofc_per_flow`]).
+    pub fn pauses_flows(&self) -> bool {
+        self.per_flow.is_some()
+    }
+
     /// The earliest time a frame of this host to `dst` may start.
     pub fn ready_at_to(&self, priority: Pcp, dst: EthernetAddress) -> Instant {
         let flow = self.flow_paused_until(priority, dst).unwrap_or(Instant::ZERO);

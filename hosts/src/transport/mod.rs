@@ -29,6 +29,7 @@
 //! FECN's per-host state, and the rate-based and Swift's window laws, in `reactions`; the
 //! RTT samples (TIMELY's and Swift's, taken at the sender) in `rtt`.
 
+mod agenda;
 mod config;
 mod glance;
 mod psn;
@@ -45,6 +46,7 @@ pub use config::{HpccTransport, QcnReaction, SwiftTransport, TimelyTransport, Tr
 pub use records::{ConnectionSpec, MessageRecord, MessageSpec, ReceiverStats, SenderStats};
 
 use crate::{Arrivals, Dcqcn, FecnSource, HopRecord, HostNic, Pacer, RateTrace, ReactionPoint, Swift, Timely};
+use agenda::Agenda;
 use glance::Glance;
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
@@ -74,6 +76,11 @@ pub struct Transport {
     roster: Roster,
     /// At or before every live connection's timers (`None`: none has one).
     timers_from: Option<Instant>,
+    /// The live connections' earliest sends and timers.
+    agenda: Agenda,
+    /// No connection has a long-lived flow and FECN is off: no glance has a stop or a
+    /// probe, so the agenda's answers are the scans' ([`agenda`]).
+    plain: bool,
     /// Connection id → index into `connections`.
     by_id: HashMap<u32, usize>,
     next_connection: usize,
@@ -134,11 +141,13 @@ impl Transport {
     pub fn new(config: TransportConfig) -> Transport {
         assert!(config.frame_len > config.segment_overhead(), "segments carry payload");
         Transport {
+            plain: config.fecn.is_none(),
             config,
             connections: Vec::new(),
             glances: Vec::new(),
             roster: Roster::default(),
             timers_from: None,
+            agenda: Agenda::default(),
             by_id: HashMap::new(),
             next_connection: 0,
             inbound: Default::default(),
@@ -158,14 +167,21 @@ impl Transport {
 
     /// Adds a connection with its messages (sent in start order).
     pub fn add_connection(&mut self, spec: ConnectionSpec, messages: Vec<MessageSpec>) {
+        let messages_are_sized = messages.iter().all(|m| m.size.is_some());
         let pacer = spec.rate.map(|rate| self.pacer(rate, spec.arrivals, self.frame_time(rate)));
         let connection = Connection::new(spec, messages, pacer, &self.config);
         self.roster.add(self.connections.len(), &connection);
         self.by_id.entry(spec.id).or_insert(self.connections.len());
+        self.plain &= messages_are_sized;
         let glance = self.glance_of(&connection);
         self.timers_from = earliest(self.timers_from, glance.timer);
         self.glances.push(glance);
         self.connections.push(connection);
+        let index = self.connections.len() - 1;
+        if self.roster.is_live()[index] {
+            self.agenda.note(index, &glance);
+        }
+        self.tidy();
     }
 
     fn glance_of(&self, connection: &Connection) -> Glance {
@@ -175,8 +191,23 @@ impl Transport {
     /// Takes the changes to connection `index` into its glance: every change to a connection
     /// ends with this.
     fn refresh(&mut self, index: usize) {
-        self.glances[index] = self.glance_of(&self.connections[index]);
-        self.timers_from = earliest(self.timers_from, self.glances[index].timer);
+        let glance = self.glance_of(&self.connections[index]);
+        self.glances[index] = glance;
+        self.timers_from = earliest(self.timers_from, glance.timer);
+        if self.roster.is_live()[index] {
+            self.agenda.note(index, &glance);
+        }
+    }
+
+    /// Drops the agenda's stale tops: every public call that changes the transport ends
+    /// with this, so that `poll_timeout` (which cannot) reads true tops.
+    fn tidy(&mut self) {
+        self.agenda.tidy(self.roster.live(), self.roster.is_live(), &self.glances);
+    }
+
+    /// Whether the agenda may answer for the connections with this NIC.
+    fn agenda_answers(&self, nic: &HostNic) -> bool {
+        self.plain && !nic.pauses_flows()
     }
 
     /// Lets pacers and the QCN and FECN rate limiters send up to `burst` early after a late
@@ -196,6 +227,7 @@ impl Transport {
             }
             self.refresh(i);
         }
+        self.tidy();
     }
 
     fn pacer(&self, rate: BitRate, arrivals: Arrivals, credit: Duration) -> Pacer {
@@ -275,6 +307,12 @@ impl Transport {
     /// Returns whether it was ours: a malformed datagram to our port is, and is counted by
     /// reason ([`Transport::malformed`]); foreign frames are for the caller to count.
     pub fn handle_rx(&mut self, now: Instant, frame: &[u8]) -> bool {
+        let ours = self.receive(now, frame);
+        self.tidy();
+        ours
+    }
+
+    fn receive(&mut self, now: Instant, frame: &[u8]) -> bool {
         let Ok(view) = FrameView::parse(frame) else { return false };
         if view.l2.dst != self.config.mac {
             return false;
@@ -440,6 +478,7 @@ impl Transport {
             .or_else(|| self.next_reflection(now, nic, buffer))
             .or_else(|| self.next_probe(now, nic, buffer))
             .or_else(|| self.next_segment(now, nic, buffer));
+        self.tidy();
         let Some(len) = next else {
             if nic.wire_free(now) {
                 // Nothing to send: the NIC's idle time is no credit for a burst later.
@@ -507,6 +546,12 @@ impl Transport {
     }
 
     fn next_segment(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
+        // None may send now unless one's send time has come: no need to look for it.
+        if self.agenda_answers(nic)
+            && !Pcp::ALL.into_iter().any(|p| self.agenda.earliest_send(p).is_some_and(|at| at <= now))
+        {
+            return None;
+        }
         let n = self.connections.len();
         // In turn from `next_connection`, as if every connection were visited.
         let live = self.roster.live();
@@ -545,7 +590,16 @@ impl Transport {
             let probe = g.probe.map(|at| at.max(ready));
             [g.send_at(ready), g.timer, probe].into_iter().flatten().min()
         };
-        let live = self.roster.live().iter().filter_map(|&i| of_connection(&self.glances[i]));
+        let visit = || self.roster.live().iter().filter_map(|&i| of_connection(&self.glances[i])).min();
+        let live = if self.agenda_answers(nic) {
+            debug_assert!(self.agenda.is_tidy(self.roster.is_live(), &self.glances), "an untidy agenda");
+            let sends = Pcp::ALL.into_iter().filter_map(|p| Some(self.agenda.earliest_send(p)?.max(nic.ready_at(p))));
+            let earliest = sends.chain(self.agenda.earliest_timer()).min();
+            debug_assert_eq!(earliest, visit(), "the agenda and a visit of every live connection differ");
+            earliest
+        } else {
+            visit()
+        };
         let mut next = control.into_iter().chain(cnps).chain(reflections).chain(live).min();
         // A waiting connection does nothing before its start: those starting later than what
         // is already due cannot come first.
@@ -585,6 +639,7 @@ impl Transport {
             timers_from = earliest(timers_from, self.glances[i].timer);
         }
         self.timers_from = timers_from;
+        self.tidy();
     }
 
     /// Starts the connections due at `now` and retires the finished ones. One that starts
@@ -592,7 +647,9 @@ impl Transport {
     fn update_roster(&mut self, now: Instant) {
         if self.roster.update(now, &self.connections) {
             self.timers_from = Some(Instant::ZERO);
+            self.agenda.rebuild(self.roster.live(), &self.glances);
         }
+        self.tidy();
     }
 }
 

@@ -19,6 +19,8 @@ pub(super) struct Roster {
     live: Vec<usize>,
     /// (start of the first message, index) of the connections not started yet.
     waiting: BTreeSet<(Instant, usize)>,
+    /// By connection index: whether it is in `live`.
+    is_live: Vec<bool>,
     /// Connections that may have retired since the last update.
     may_have_retired: Vec<usize>,
 }
@@ -29,12 +31,16 @@ impl Roster {
     /// lives with the messages.
     pub fn add(&mut self, index: usize, connection: &Connection) {
         let own_timers = connection.reaction.as_ref().is_some_and(|r| !r.rp.lives_with_its_messages());
+        if self.is_live.len() <= index {
+            self.is_live.resize(index + 1, false);
+        }
         match connection.first_start().filter(|_| !own_timers) {
             Some(start) => {
                 self.waiting.insert((start, index));
             }
             None => {
                 self.live.push(index);
+                self.is_live[index] = true;
                 self.may_have_retired.push(index);
             }
         }
@@ -54,6 +60,7 @@ impl Roster {
         {
             self.waiting.pop_first();
             self.live.push(index);
+            self.is_live[index] = true;
             started = true;
         }
         if started {
@@ -64,6 +71,7 @@ impl Roster {
                 && connections[index].is_retired()
             {
                 self.live.remove(position);
+                self.is_live[index] = false;
             }
         }
         started
@@ -72,6 +80,11 @@ impl Roster {
     /// The live connections, ascending.
     pub fn live(&self) -> &[usize] {
         &self.live
+    }
+
+    /// By connection index: whether it is live.
+    pub fn is_live(&self) -> &[bool] {
+        &self.is_live
     }
 
     /// The waiting connections, earliest start first.

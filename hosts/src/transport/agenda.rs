@@ -1,0 +1,93 @@
+//! The earliest send and timer of a host's live connections without visiting them: min-heaps
+//! of (time, connection) over the glances, one of timers and one of send times per priority,
+//! with entries made stale by later changes dropped when they reach the top. On HPCC's
+//! fat-tree at 50 % FB_Hadoop load a host has hundreds of live connections, and finding its
+//! next wake-up by visiting each at every poll was the largest cost of a run
+//! (docs/performance.md, "Simulator").
+//!
+//! A connection's next event is min(max(its send time, its priority's NIC readiness), its
+//! timer), so the minimum over connections is the minimum over priorities of max(the least
+//! send time, readiness), with the least timer: the same value as the visit gives. That holds
+//! while no connection has a long-lived flow's stop or FECN probes and the NIC pauses whole
+//! priorities, not flows; the transport visits every connection otherwise.
+
+use super::glance::Glance;
+use pfcswitch_link::time::Instant;
+use pfcswitch_wire::Pcp;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+type Heap = BinaryHeap<Reverse<(Instant, usize)>>;
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct Agenda {
+    timers: Heap,
+    /// By priority.
+    sends: [Heap; 8],
+}
+
+impl Agenda {
+    /// Adds connection `index`'s times, as its glance now says.
+    pub(super) fn note(&mut self, index: usize, glance: &Glance) {
+        if let Some(at) = glance.timer {
+            self.timers.push(Reverse((at, index)));
+        }
+        if let Some(at) = glance.send_from {
+            self.sends[glance.priority.index()].push(Reverse((at, index)));
+        }
+    }
+
+    /// Starts again from the live connections (`live`, with their glances).
+    pub(super) fn rebuild(&mut self, live: &[usize], glances: &[Glance]) {
+        self.timers.clear();
+        self.sends.iter_mut().for_each(Heap::clear);
+        for &index in live {
+            self.note(index, &glances[index]);
+        }
+    }
+
+    /// Drops the stale entries at the tops: a connection no longer live, or whose glance
+    /// gives another time now. Entries below the tops may be stale; the tops never are after
+    /// this, which is all [`Agenda::earliest_timer`] and [`Agenda::earliest_send`] read.
+    /// Rebuilds when stale entries outnumber the live connections' times, so that the heaps
+    /// stay small.
+    pub(super) fn tidy(&mut self, live: &[usize], is_live: &[bool], glances: &[Glance]) {
+        pop_stale(&mut self.timers, |at, i| is_live[i] && glances[i].timer == Some(at));
+        for heap in &mut self.sends {
+            pop_stale(heap, |at, i| is_live[i] && glances[i].send_from == Some(at));
+        }
+        let held = self.timers.len() + self.sends.iter().map(Heap::len).sum::<usize>();
+        if held > 4 * live.len() + 64 {
+            self.rebuild(live, glances);
+        }
+    }
+
+    /// Whether the tops are what `tidy` leaves (checked in debug builds).
+    pub(super) fn is_tidy(&self, is_live: &[bool], glances: &[Glance]) -> bool {
+        let top = |heap: &Heap| heap.peek().map(|Reverse(entry)| *entry);
+        top(&self.timers).is_none_or(|(at, i)| is_live[i] && glances[i].timer == Some(at))
+            && self
+                .sends
+                .iter()
+                .all(|heap| top(heap).is_none_or(|(at, i)| is_live[i] && glances[i].send_from == Some(at)))
+    }
+
+    /// The least timer of the live connections.
+    pub(super) fn earliest_timer(&self) -> Option<Instant> {
+        self.timers.peek().map(|Reverse((at, _))| *at)
+    }
+
+    /// The least send time of the live connections of `priority`.
+    pub(super) fn earliest_send(&self, priority: Pcp) -> Option<Instant> {
+        self.sends[priority.index()].peek().map(|Reverse((at, _))| *at)
+    }
+}
+
+fn pop_stale(heap: &mut Heap, valid: impl Fn(Instant, usize) -> bool) {
+    while let Some(&Reverse((at, index))) = heap.peek() {
+        if valid(at, index) {
+            break;
+        }
+        heap.pop();
+    }
+}
