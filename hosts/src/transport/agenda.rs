@@ -91,3 +91,45 @@ fn pop_stale(heap: &mut Heap, valid: impl Fn(Instant, usize) -> bool) {
         heap.pop();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pfcswitch_wire::EthernetAddress;
+
+    fn glance(priority: u8, send_from: Option<u64>, timer: Option<u64>) -> Glance {
+        Glance {
+            priority: Pcp::from_low_bits(priority),
+            dst: EthernetAddress([2, 0, 0, 0, 0, 1]),
+            send_from: send_from.map(Instant::from_nanos),
+            stop_at: None,
+            probe: None,
+            timer: timer.map(Instant::from_nanos),
+        }
+    }
+
+    /// Changes and retirements leave stale entries; after `tidy` the tops are the least
+    /// current times of the live connections.
+    #[test]
+    fn answers_the_least_current_time_of_the_live_connections() {
+        let mut glances =
+            vec![glance(3, Some(10), Some(500)), glance(3, Some(20), Some(400)), glance(0, Some(5), None)];
+        let (live, mut is_live) = (vec![0, 1, 2], vec![true; 3]);
+        let mut agenda = Agenda::default();
+        agenda.rebuild(&live, &glances);
+        assert_eq!(agenda.earliest_send(Pcp::from_low_bits(3)), Some(Instant::from_nanos(10)));
+        assert_eq!(agenda.earliest_timer(), Some(Instant::from_nanos(400)));
+        // Connection 0 sent (its next send later), connection 1 retired.
+        glances[0] = glance(3, Some(30), Some(600));
+        agenda.note(0, &glances[0]);
+        is_live[1] = false;
+        let live = vec![0, 2];
+        assert!(!agenda.is_tidy(&is_live, &glances));
+        agenda.tidy(&live, &is_live, &glances);
+        assert!(agenda.is_tidy(&is_live, &glances));
+        assert_eq!(agenda.earliest_send(Pcp::from_low_bits(3)), Some(Instant::from_nanos(30)));
+        assert_eq!(agenda.earliest_send(Pcp::from_low_bits(0)), Some(Instant::from_nanos(5)));
+        assert_eq!(agenda.earliest_send(Pcp::from_low_bits(1)), None);
+        assert_eq!(agenda.earliest_timer(), Some(Instant::from_nanos(600)));
+    }
+}
