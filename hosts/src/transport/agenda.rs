@@ -77,6 +77,21 @@ impl Agenda {
         self.timers.peek().map(|Reverse((at, _))| *at)
     }
 
+    /// Pops every live connection whose timer is at or before `now` into `due`, ascending
+    /// and each once (a connection refreshed twice with the same timer is held twice).
+    pub(super) fn take_due_timers(&mut self, now: Instant, is_live: &[bool], glances: &[Glance], due: &mut Vec<usize>) {
+        while let Some(&Reverse((at, index))) = self.timers.peek()
+            && at <= now
+        {
+            self.timers.pop();
+            if is_live[index] && glances[index].timer == Some(at) {
+                due.push(index);
+            }
+        }
+        due.sort_unstable();
+        due.dedup();
+    }
+
     /// The least send time of the live connections of `priority`.
     pub(super) fn earliest_send(&self, priority: Pcp) -> Option<Instant> {
         self.sends[priority.index()].peek().map(|Reverse((at, _))| *at)
@@ -131,5 +146,23 @@ mod tests {
         assert_eq!(agenda.earliest_send(Pcp::from_low_bits(0)), Some(Instant::from_nanos(5)));
         assert_eq!(agenda.earliest_send(Pcp::from_low_bits(1)), None);
         assert_eq!(agenda.earliest_timer(), Some(Instant::from_nanos(600)));
+    }
+
+    /// Due timers come out once each, ascending, without stale or later ones.
+    #[test]
+    fn takes_each_due_timer_once() {
+        let mut glances = vec![glance(3, None, Some(300)), glance(3, None, Some(100)), glance(0, None, Some(900))];
+        let (live, is_live) = (vec![0, 1, 2], vec![true; 3]);
+        let mut agenda = Agenda::default();
+        agenda.rebuild(&live, &glances);
+        // Connection 1 refreshed with the same timer; connection 0's moved past `now`.
+        agenda.note(1, &glances[1]);
+        glances[0] = glance(3, None, Some(700));
+        agenda.note(0, &glances[0]);
+        let mut due = Vec::new();
+        agenda.take_due_timers(Instant::from_nanos(500), &is_live, &glances, &mut due);
+        assert_eq!(due, [1]);
+        agenda.tidy(&live, &is_live, &glances);
+        assert_eq!(agenda.earliest_timer(), Some(Instant::from_nanos(700)));
     }
 }

@@ -74,8 +74,8 @@ pub struct Transport {
     glances: Vec<Glance>,
     /// Which connections the scans visit.
     roster: Roster,
-    /// At or before every live connection's timers (`None`: none has one).
-    timers_from: Option<Instant>,
+    /// Connections whose timer is due, reused by `handle_timeout`.
+    due: Vec<usize>,
     /// The live connections' earliest sends and timers.
     agenda: Agenda,
     /// No connection has a long-lived flow and FECN is off: no glance has a stop or a
@@ -146,7 +146,7 @@ impl Transport {
             connections: Vec::new(),
             glances: Vec::new(),
             roster: Roster::default(),
-            timers_from: None,
+            due: Vec::new(),
             agenda: Agenda::default(),
             by_id: HashMap::new(),
             next_connection: 0,
@@ -174,7 +174,6 @@ impl Transport {
         self.by_id.entry(spec.id).or_insert(self.connections.len());
         self.plain &= messages_are_sized;
         let glance = self.glance_of(&connection);
-        self.timers_from = earliest(self.timers_from, glance.timer);
         self.glances.push(glance);
         self.connections.push(connection);
         let index = self.connections.len() - 1;
@@ -193,7 +192,6 @@ impl Transport {
     fn refresh(&mut self, index: usize) {
         let glance = self.glance_of(&self.connections[index]);
         self.glances[index] = glance;
-        self.timers_from = earliest(self.timers_from, glance.timer);
         if self.roster.is_live()[index] {
             self.agenda.note(index, &glance);
         }
@@ -571,13 +569,6 @@ impl Transport {
     /// connection with a full window waits for an ACK, not a time.
     pub fn poll_timeout(&self, nic: &HostNic) -> Option<Instant> {
         debug_assert!(self.glances_are_fresh(), "a connection changed without a refresh");
-        debug_assert!(
-            self.roster
-                .live()
-                .iter()
-                .all(|&i| self.glances[i].timer.is_none_or(|at| self.timers_from.is_some_and(|from| from <= at))),
-            "a live connection's timer is before `timers_from`"
-        );
         let control =
             self.control.iter().map(|&id| nic.ready_at_to(self.control_priority(id), self.control_dst(id))).min();
         let cnps = self.cnps.iter().map(|&id| {
@@ -620,40 +611,28 @@ impl Transport {
 
     /// Fires retransmission timers: a connection with unacknowledged segments goes back.
     /// A connection with no timer due has nothing to fire (its reaction point's and its
-    /// retransmission timer are all its timers), so only those with one are visited, and
-    /// none while `now` is before every live connection's timers.
+    /// retransmission timer are all its timers), so only those the agenda's timer heap names
+    /// are visited, in index order as a visit of every live one would.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.update_roster(now);
-        if self.timers_from.is_none_or(|from| now < from) {
-            return;
-        }
-        let mut timers_from = None;
-        for position in 0..self.roster.live().len() {
-            let i = self.roster.live()[position];
-            if self.glances[i].timer.is_some_and(|at| at <= now) {
-                if self.connections[i].handle_timeout(now) {
-                    self.roster.may_retire(i);
-                }
-                self.refresh(i);
+        let mut due = std::mem::take(&mut self.due);
+        self.agenda.take_due_timers(now, self.roster.is_live(), &self.glances, &mut due);
+        for &i in &due {
+            if self.connections[i].handle_timeout(now) {
+                self.roster.may_retire(i);
             }
-            timers_from = earliest(timers_from, self.glances[i].timer);
+            self.refresh(i);
         }
-        self.timers_from = timers_from;
+        due.clear();
+        self.due = due;
         self.tidy();
     }
 
-    /// Starts the connections due at `now` and retires the finished ones. One that starts
-    /// may bring timers that `timers_from` does not bound.
+    /// Starts the connections due at `now` and retires the finished ones.
     fn update_roster(&mut self, now: Instant) {
         if self.roster.update(now, &self.connections) {
-            self.timers_from = Some(Instant::ZERO);
             self.agenda.rebuild(self.roster.live(), &self.glances);
         }
         self.tidy();
     }
-}
-
-/// The earlier of two optional times, `None` being never.
-fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    [a, b].into_iter().flatten().min()
 }
