@@ -8,13 +8,17 @@
 #![forbid(unsafe_code)]
 
 pub mod deadlock;
+mod endpoint;
 pub mod fabric;
 mod faults;
+mod frame_store;
 mod host;
 mod queue;
 
+pub use endpoint::{Endpoint, Node};
 pub use host::SimHost;
 
+use frame_store::FrameStore;
 use pfcswitch_link::rng::Rng;
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
@@ -24,30 +28,6 @@ use queue::{Event, RadixQueue};
 use serde::Serialize;
 use std::ops::ControlFlow;
 use std::time::Duration;
-
-/// A node of the network.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Node {
-    Switch(usize),
-    Host(usize),
-}
-
-/// One end of a link: a node and its port (hosts have port 0 only).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Endpoint {
-    pub node: Node,
-    pub port: usize,
-}
-
-impl Endpoint {
-    pub const fn switch(index: usize, port: usize) -> Endpoint {
-        Endpoint { node: Node::Switch(index), port }
-    }
-
-    pub const fn host(index: usize) -> Endpoint {
-        Endpoint { node: Node::Host(index), port: 0 }
-    }
-}
 
 /// Where a port's cable leads: the far end, the line rate and the propagation delay.
 #[derive(Clone, Copy, Debug)]
@@ -96,73 +76,6 @@ struct Tap {
 impl std::fmt::Debug for Tap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tap").field("ends", &self.ends).finish_non_exhaustive()
-    }
-}
-
-/// Frame bytes by handle, with buffers reused once freed, and where each frame on a wire
-/// is going (so that the event of its arrival needs to carry only its handle).
-#[derive(Debug, Default)]
-struct FrameStore {
-    frames: Vec<Vec<u8>>,
-    destinations: Vec<Endpoint>,
-    free: Vec<usize>,
-}
-
-impl FrameStore {
-    fn insert(&mut self, bytes: &[u8]) -> u64 {
-        let index = self.free.pop().unwrap_or_else(|| {
-            self.frames.push(Vec::with_capacity(1600));
-            self.destinations.push(Endpoint::host(0));
-            self.frames.len() - 1
-        });
-        self.frames[index].clear();
-        self.frames[index].extend_from_slice(bytes);
-        index as u64
-    }
-
-    /// A second buffer with the same bytes (a copy put on the wire while the switch still
-    /// holds the original for other ports).
-    fn duplicate(&mut self, handle: u64) -> u64 {
-        let index = self.insert(&[]) as usize;
-        let mut copy = std::mem::take(&mut self.frames[index]);
-        copy.extend_from_slice(&self.frames[handle as usize]);
-        self.frames[index] = copy;
-        index as u64
-    }
-
-    /// Writes an INT record (or flag) into frame `handle`: a record makes it longer, by room
-    /// made at the front for the headers `apply_int` moves there.
-    fn stamp_int(&mut self, handle: u64, int: &pfcswitch_wire::IntEgress) {
-        let frame = &mut self.frames[handle as usize];
-        let room = match int {
-            pfcswitch_wire::IntEgress::Push(_) => pfcswitch_wire::int_of(frame).map_or(0, |(_, h)| h.hop_words() * 4),
-            _ => 0,
-        };
-        let len = frame.len();
-        frame.splice(0..0, std::iter::repeat_n(0, room));
-        if pfcswitch_wire::apply_int(frame, room, len, int).is_err() {
-            frame.drain(..room);
-        }
-    }
-
-    fn get(&self, handle: u64) -> &[u8] {
-        &self.frames[handle as usize]
-    }
-
-    fn get_mut(&mut self, handle: u64) -> &mut [u8] {
-        &mut self.frames[handle as usize]
-    }
-
-    fn destination(&self, handle: u64) -> Endpoint {
-        self.destinations[handle as usize]
-    }
-
-    fn set_destination(&mut self, handle: u64, to: Endpoint) {
-        self.destinations[handle as usize] = to;
-    }
-
-    fn remove(&mut self, handle: u64) {
-        self.free.push(handle as usize);
     }
 }
 
@@ -295,7 +208,7 @@ impl Network {
     }
 
     pub fn stats(&self) -> SimStats {
-        SimStats { peak_frames: self.store.frames.len(), ..self.stats }
+        SimStats { peak_frames: self.store.peak(), ..self.stats }
     }
 
     pub fn add_switch(&mut self, switch: Switch) -> usize {

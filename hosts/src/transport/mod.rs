@@ -530,6 +530,8 @@ impl Transport {
 
     /// The probe of the first connection due one, on the connection's priority and VLAN.
     fn next_probe(&mut self, now: Instant, nic: &HostNic, buffer: &mut [u8]) -> Option<usize> {
+        // Without FECN no connection probes: no need to visit them all at every poll.
+        self.config.fecn?;
         let glances = &self.glances;
         let &index = self.roster.live().iter().find(|&&i| {
             let g = &glances[i];
