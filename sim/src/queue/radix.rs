@@ -1,4 +1,4 @@
-//! The pending events, as a radix heap: a priority queue for keys that never go below the
+//! The events booked farther ahead than the wheel reaches (timers), as a radix heap: a priority queue for keys that never go below the
 //! last one taken out, which a discrete-event simulator's times never do (nothing is booked
 //! in the past). An event goes into the bucket of the highest bit in which its time differs
 //! from the last time taken out: pushing is a bucket index and a `Vec::push`; taking the
@@ -10,29 +10,9 @@
 //! simulator's largest cost (docs/performance.md, "Simulator"). The order is the same: by
 //! key; events with equal keys are the same event.
 
+use super::event::Event;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-/// An event: its time and its place at that instant in one integer, so that the queue
-/// compares one number and holds 32 bytes an event. The order at one instant: arrivals
-/// first, in the order their frames were sent, then switches' timers, then hosts' (each by
-/// node index), so runs are reproducible and an instant's order does not depend on when its
-/// events were booked. Ordered by `key` first, which no two pending events share (a wake-up
-/// repeated for the same node and instant is the same event), so `handle` never decides.
-/// What the key means is the network's (`lib.rs`); the queue needs only its time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Event {
-    /// Time in ns (high 64 bits), then the rank at that instant (low 64 bits).
-    pub key: u128,
-    /// An arrival's frame handle; unused by a wake-up, whose node is in its rank.
-    pub handle: u64,
-}
-
-impl Event {
-    fn time_ns(&self) -> u64 {
-        (self.key >> 64) as u64
-    }
-}
 
 #[derive(Debug)]
 pub(crate) struct RadixQueue {
@@ -129,7 +109,7 @@ mod tests {
                 let at = (now >> 64) + rng.below(10_000) as u128;
                 let key = at << 64 | rng.below(1 << 20) as u128;
                 handle += 1;
-                radix.push(Event { key, handle });
+                radix.push(Event { key, handle, bytes_at: 0 });
                 heap.push(Reverse((key, handle)));
             }
             let limit = now + ((rng.below(5_000) as u128) << 64);
@@ -144,6 +124,9 @@ mod tests {
                 }
             }
         }
-        assert_eq!(radix.pop_at_most(u128::MAX), heap.pop().map(|Reverse((key, handle))| Event { key, handle }));
+        assert_eq!(
+            radix.pop_at_most(u128::MAX),
+            heap.pop().map(|Reverse((key, handle))| Event { key, handle, bytes_at: 0 })
+        );
     }
 }
