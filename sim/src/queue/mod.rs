@@ -173,22 +173,39 @@ mod tests {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
 
-    /// Against `BinaryHeap` on a simulator's pattern: events booked at or after the last
-    /// time taken out (at that time with any rank, within the wheel and far beyond it),
-    /// taken out in bursts up to a limit that is sometimes below every key held; `next`
-    /// shows the event taken out next whenever nothing is booked in between.
-    #[test]
-    fn takes_keys_out_in_the_order_a_binary_heap_does() {
+    /// What the checker drives: both queues.
+    pub(super) trait Queue: Default {
+        fn push(&mut self, event: Event);
+        /// Takes out as `pop_at_most` does, with the event `next` showed, if any.
+        fn pop(&mut self, limit: u128) -> (Option<Event>, Option<Event>);
+    }
+
+    impl Queue for EventQueue {
+        fn push(&mut self, event: Event) {
+            EventQueue::push(self, event);
+        }
+
+        fn pop(&mut self, limit: u128) -> (Option<Event>, Option<Event>) {
+            let mut shown = None;
+            let taken = self.pop_at_most(limit, |e| shown = Some(*e));
+            (taken, shown)
+        }
+    }
+
+    /// Against `BinaryHeap` on a simulator's pattern: `rounds` of events booked at or after
+    /// the last time taken out, `ahead(rng)` ns later (at that time with any rank), taken out
+    /// in bursts up to a limit that is sometimes below every key held. An event the queue
+    /// shows as next must not come before the one taken out next, unless one was booked in
+    /// between.
+    pub(super) fn check_against_binary_heap<Q: Queue>(rounds: usize, ahead: impl Fn(&mut Rng) -> u128) {
         let mut rng = Rng::new(7);
-        let (mut queue, mut heap) = (EventQueue::default(), BinaryHeap::new());
+        let (mut queue, mut heap) = (Q::default(), BinaryHeap::new());
         let mut now: u128 = 0;
         let mut handle = 0u64;
         let mut shown: Option<Event> = None;
-        for _ in 0..40_000 {
+        for _ in 0..rounds {
             for _ in 0..rng.below(4) {
-                // Mostly within the wheel, sometimes far beyond it (a timer).
-                let ahead = if rng.below(8) == 0 { rng.below(100_000) } else { rng.below(WHEEL_NS as usize + 500) };
-                let at = (now >> 64) + ahead as u128;
+                let at = (now >> 64) + ahead(&mut rng);
                 let key = at << 64 | rng.below(1 << 20) as u128;
                 handle += 1;
                 queue.push(Event { key, handle, bytes_at: 0 });
@@ -199,24 +216,31 @@ mod tests {
             loop {
                 let due = heap.peek().is_some_and(|Reverse((key, _))| *key <= limit);
                 let expected = due.then(|| heap.pop().unwrap().0);
-                let mut seen = None;
-                let taken = queue.pop_at_most(limit, |e| seen = Some(*e)).map(|e| (e.key, e.handle));
+                let (taken, next) = queue.pop(limit);
+                let taken = taken.map(|e| (e.key, e.handle));
                 assert_eq!(taken, expected);
                 if let (Some(shown), Some(taken)) = (shown, taken) {
-                    assert!(shown.key >= taken.0, "`next` showed an event before the one taken out");
+                    assert!(shown.key >= taken.0, "the queue showed an event before the one taken out");
                 }
                 match taken {
                     Some((key, _)) => {
                         now = now.max(key);
-                        shown = seen;
+                        shown = next;
                     }
                     None => break,
                 }
             }
         }
-        assert_eq!(
-            queue.pop_at_most(u128::MAX, |_| {}),
-            heap.pop().map(|Reverse((key, handle))| Event { key, handle, bytes_at: 0 })
-        );
+        let expected = heap.pop().map(|Reverse((key, handle))| Event { key, handle, bytes_at: 0 });
+        assert_eq!(queue.pop(u128::MAX).0, expected);
+    }
+
+    /// Mostly within the wheel, sometimes far beyond it (a timer).
+    #[test]
+    fn takes_keys_out_in_the_order_a_binary_heap_does() {
+        check_against_binary_heap::<EventQueue>(40_000, |rng| {
+            let ahead = if rng.below(8) == 0 { rng.below(100_000) } else { rng.below(WHEEL_NS as usize + 500) };
+            ahead as u128
+        });
     }
 }

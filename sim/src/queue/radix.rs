@@ -90,43 +90,21 @@ impl RadixQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pfcswitch_link::rng::Rng;
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
+    use crate::queue::tests::{Queue, check_against_binary_heap};
 
-    /// Against `BinaryHeap` on a simulator's pattern: events booked at or after the last
-    /// time taken out (at that time with any rank), taken out in bursts up to a limit that
-    /// is sometimes below every key held.
+    impl Queue for RadixQueue {
+        fn push(&mut self, event: Event) {
+            RadixQueue::push(self, event);
+        }
+
+        fn pop(&mut self, limit: u128) -> (Option<Event>, Option<Event>) {
+            (self.pop_at_most(limit), None)
+        }
+    }
+
+    /// Times from now to 10 µs ahead: every event in the radix heap.
     #[test]
     fn takes_keys_out_in_the_order_a_binary_heap_does() {
-        let mut rng = Rng::new(7);
-        let (mut radix, mut heap) = (RadixQueue::default(), BinaryHeap::new());
-        let mut now: u128 = 0;
-        let mut handle = 0u64;
-        for _ in 0..20_000 {
-            for _ in 0..rng.below(4) {
-                // Times from now to 10 µs ahead in the high half, a rank in the low.
-                let at = (now >> 64) + rng.below(10_000) as u128;
-                let key = at << 64 | rng.below(1 << 20) as u128;
-                handle += 1;
-                radix.push(Event { key, handle, bytes_at: 0 });
-                heap.push(Reverse((key, handle)));
-            }
-            let limit = now + ((rng.below(5_000) as u128) << 64);
-            loop {
-                let due = heap.peek().is_some_and(|Reverse((key, _))| *key <= limit);
-                let expected = due.then(|| heap.pop().unwrap().0);
-                let taken = radix.pop_at_most(limit).map(|e| (e.key, e.handle));
-                assert_eq!(taken, expected);
-                match taken {
-                    Some((key, _)) => now = now.max(key),
-                    None => break,
-                }
-            }
-        }
-        assert_eq!(
-            radix.pop_at_most(u128::MAX),
-            heap.pop().map(|Reverse((key, handle))| Event { key, handle, bytes_at: 0 })
-        );
+        check_against_binary_heap::<RadixQueue>(20_000, |rng| rng.below(10_000) as u128);
     }
 }
