@@ -14,6 +14,7 @@ mod faults;
 mod frame_store;
 mod host;
 mod queue;
+mod rank;
 
 pub use endpoint::{Endpoint, Node};
 pub use host::SimHost;
@@ -25,6 +26,7 @@ use pfcswitch_link::units::BitRate;
 use pfcswitch_switch::switch::{Switch, Tx};
 use pfcswitch_wire::{FrameView, MacControlRepr, Pcp, ethertype};
 use queue::{Event, EventQueue};
+use rank::{EventKind, Sender};
 use serde::Serialize;
 use std::ops::ControlFlow;
 use std::time::Duration;
@@ -79,55 +81,8 @@ impl std::fmt::Debug for Tap {
     }
 }
 
-/// What happens at an instant: the last bit of a frame (by its handle) reaches the far end
-/// of its wire, or a node's own timer (a transmitter free again, a pause ending, a
-/// retransmission timeout) comes due.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum EventKind {
-    Arrival(u64),
-    Wake(Node),
-}
-
 /// Events between two calls of [`Network::run_until_or`]'s check: about 0.1 s of wall time.
 pub const CHECK_EVERY: u64 = 1 << 16;
-
-/// A rank at or above this is a timer (below, an arrival's sequence number); with
-/// [`HOST_RANK`] a host's, else a switch's; the node's index in the low bits.
-const WAKE_RANK: u64 = 1 << 63;
-const HOST_RANK: u64 = 1 << 62;
-
-impl Event {
-    fn arrival(at: Instant, sequence: u64, handle: u64, bytes: &[u8]) -> Event {
-        debug_assert!(sequence < HOST_RANK);
-        Event { key: Self::key(at, sequence), handle, bytes_at: bytes.as_ptr() as usize }
-    }
-
-    fn wake(at: Instant, node: Node) -> Event {
-        let rank = match node {
-            Node::Switch(s) => WAKE_RANK | s as u64,
-            Node::Host(h) => WAKE_RANK | HOST_RANK | h as u64,
-        };
-        Event { key: Self::key(at, rank), handle: 0, bytes_at: 0 }
-    }
-
-    fn key(at: Instant, rank: u64) -> u128 {
-        u128::from(at.as_nanos()) << 64 | u128::from(rank)
-    }
-
-    fn at(&self) -> Instant {
-        Instant::from_nanos((self.key >> 64) as u64)
-    }
-
-    fn kind(&self) -> EventKind {
-        let rank = self.key as u64;
-        let index = (rank & (HOST_RANK - 1)) as usize;
-        match (rank & WAKE_RANK != 0, rank & HOST_RANK != 0) {
-            (false, _) => EventKind::Arrival(self.handle),
-            (true, false) => EventKind::Wake(Node::Switch(index)),
-            (true, true) => EventKind::Wake(Node::Host(index)),
-        }
-    }
-}
 
 /// A node's place in the schedule: the wake-up it has pending, and whether something
 /// happened to it at the current instant (so it must be polled before time moves on).
@@ -171,7 +126,10 @@ pub struct Network {
     touched: Vec<Node>,
     store: FrameStore,
     events: EventQueue,
-    sequence: u64,
+    /// The instant of the last polling round, and how many rounds it has had.
+    round: (Instant, u64),
+    /// The node being polled (see `rank`).
+    sender: Sender,
     stats: SimStats,
     trace: Option<Vec<TxRecord>>,
     pause_arrivals: Option<Vec<PauseArrival>>,
@@ -297,7 +255,7 @@ impl Network {
 
     /// The next event, if it comes at `until` or before.
     fn next_event(&mut self, until: Instant) -> Option<Event> {
-        let limit = Event::key(until, u64::MAX);
+        let limit = Event::key(until, u128::MAX);
         // A frame's bytes have gone cold in its time on the wire: reading them at its
         // arrival was a seventh of a run on HPCC's fat-tree.
         self.events.pop_at_most(limit, |event| {
@@ -361,9 +319,9 @@ impl Network {
         {
             log.push(PauseArrival { at, to, control });
         }
-        self.sequence += 1;
         self.store.set_destination(handle, to);
-        self.schedule(Event::arrival(at, self.sequence, handle, self.store.get(handle)));
+        let arrival = Event::arrival(at, self.now, &mut self.sender, handle, self.store.get(handle));
+        self.schedule(arrival);
     }
 
     /// Lets switch `s` transmit what it may now, on every port that has work, in port order.
@@ -421,8 +379,13 @@ impl Network {
     /// transmissions, and books its next wake-up.
     fn poll_touched(&mut self) {
         let now = self.now;
+        if self.touched.is_empty() {
+            return;
+        }
+        self.round = if self.round.0 == now { (now, self.round.1 + 1) } else { (now, 1) };
         self.touched.sort_unstable_by(|a, b| b.cmp(a));
         while let Some(node) = self.touched.pop() {
+            self.sender = Sender::new(self.round.1, node);
             let next = match node {
                 Node::Switch(s) if self.is_killed(s) => None,
                 Node::Switch(s) => {

@@ -6,10 +6,10 @@
 /// node index), so runs are reproducible and an instant's order does not depend on when its
 /// events were booked. Ordered by `key` first, which no two pending events share (a wake-up
 /// repeated for the same node and instant is the same event), so `handle` never decides.
-/// What the key means is the network's (`lib.rs`); the queue needs only its time.
+/// What the rank means is the network's (`rank.rs`); the queue needs only the time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Event {
-    /// Time in ns (high 64 bits), then the rank at that instant (low 64 bits).
+    /// Time in ns (high bits), then the rank at that instant (low [`RANK_BITS`] bits).
     pub key: u128,
     /// An arrival's frame handle; unused by a wake-up, whose node is in its rank.
     pub handle: u64,
@@ -19,8 +19,16 @@ pub(crate) struct Event {
     pub bytes_at: usize,
 }
 
+/// Bits of a key below its time.
+pub(crate) const RANK_BITS: u32 = 72;
+
 impl Event {
-    pub(super) fn time_ns(&self) -> u64 {
-        (self.key >> 64) as u64
+    pub(crate) fn time_ns(&self) -> u64 {
+        time_of(self.key)
     }
+}
+
+/// The time of `key`, in ns.
+pub(super) fn time_of(key: u128) -> u64 {
+    (key >> RANK_BITS) as u64
 }

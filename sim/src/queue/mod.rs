@@ -11,7 +11,7 @@
 mod event;
 mod radix;
 
-pub(crate) use event::Event;
+pub(crate) use event::{Event, RANK_BITS};
 use radix::RadixQueue;
 
 /// How far ahead of the last time taken out the wheel holds events, in ns: a frame's
@@ -206,14 +206,14 @@ mod tests {
         let mut shown: Option<Event> = None;
         for _ in 0..rounds {
             for _ in 0..rng.below(4) {
-                let at = (now >> 64) + ahead(&mut rng);
-                let key = at << 64 | rng.below(1 << 20) as u128;
+                let at = (now >> RANK_BITS) + ahead(&mut rng);
+                let key = at << RANK_BITS | rng.below(1 << 20) as u128;
                 handle += 1;
                 queue.push(Event { key, handle, bytes_at: 0 });
                 heap.push(Reverse((key, handle)));
                 shown = None;
             }
-            let limit = now + ((rng.below(5_000) as u128) << 64);
+            let limit = now + ((rng.below(5_000) as u128) << RANK_BITS);
             loop {
                 let due = heap.peek().is_some_and(|Reverse((key, _))| *key <= limit);
                 let expected = due.then(|| heap.pop().unwrap().0);

@@ -10,7 +10,7 @@
 //! simulator's largest cost (docs/performance.md, "Simulator"). The order is the same: by
 //! key; events with equal keys are the same event.
 
-use super::event::Event;
+use super::event::{Event, time_of};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -70,7 +70,7 @@ impl RadixQueue {
             self.least_later = None;
             // The bucket's times share their bits above bit `lowest` with the least one and
             // differ from it below: each goes to a lower bucket, or to `now`.
-            self.last = (least >> 64) as u64;
+            self.last = time_of(least);
             let mut moving = std::mem::take(&mut self.later[lowest]);
             self.occupied &= !(1 << lowest);
             for entry in moving.drain(..) {
