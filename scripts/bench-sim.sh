@@ -4,14 +4,16 @@
 # speed figure means something only beside a yardstick measured in the same run.
 #
 #   scripts/bench-sim.sh speed [REV]   REV (default 5c1ebcc, before the per-event work) and
-#                                      this checkout run `websearch-fat-tree --seed 1 --set
-#                                      duration=$DURATION` alternately, $ROUNDS rounds; prints
+#                                      this checkout, on one thread and on two (--threads 2),
+#                                      run `websearch-fat-tree --seed 1 --set
+#                                      duration=$DURATION` in turn, $ROUNDS rounds; prints
 #                                      wall seconds, events/s and peak RSS of each, and the
-#                                      median ratio.
-#   scripts/bench-sim.sh same REV      REV and this checkout run the comparison set (below);
-#                                      results.json (without its `simulator` timing),
-#                                      fct.txt, pfc.txt and qlen.txt must be byte-identical.
-#                                      Exits 1 naming the first scenario that differs.
+#                                      median ratios.
+#   scripts/bench-sim.sh same REV      REV and this checkout, on one thread and on two, run
+#                                      the comparison set (below); results.json (without its
+#                                      `simulator` timing), fct.txt, pfc.txt and qlen.txt
+#                                      must be byte-identical to REV's. Exits 1 naming the
+#                                      scenarios that differ.
 #
 # REV is built once in its own worktree and target directory under $TARGET/bench-sim/.
 # DURATION=100ms ROUNDS=3 OUT=$TARGET/bench-sim override; TARGET: $CARGO_TARGET_DIR or target.
@@ -85,10 +87,9 @@ simulate() {
 case "$MODE" in
   speed)
     for round in $(seq 1 "$ROUNDS"); do
-      for side in theirs ours; do
-        binary=$THEIRS && [ "$side" = ours ] && binary=$OURS
-        simulate "$binary" "$OUT/speed/$round-$side" websearch-fat-tree --set "duration=$DURATION"
-      done
+      simulate "$THEIRS" "$OUT/speed/$round-theirs" websearch-fat-tree --set "duration=$DURATION"
+      simulate "$OURS" "$OUT/speed/$round-ours" websearch-fat-tree --set "duration=$DURATION"
+      simulate "$OURS" "$OUT/speed/$round-split" websearch-fat-tree --set "duration=$DURATION" --threads 2
     done
     python3 - "$OUT/speed" "$ROUNDS" "$REV" "$HEAD_REV" <<'EOF'
 import json, statistics, sys
@@ -98,14 +99,17 @@ def load(round, side):
     sim["rss_mib"] = int(open(f"{root}/{round}-{side}/rss.kib").read()) / 1024
     return sim
 print(f"{'round':>5} {'build':>12} {'wall s':>8} {'events':>12} {'M events/s':>10} {'frame-hops':>12} {'peak RSS MiB':>12}")
-ratios = []
+ratios = {"ours": [], "split": []}
 for r in range(1, rounds + 1):
-    sides = {side: load(r, side) for side in ("theirs", "ours")}
-    for side, name in (("theirs", rev), ("ours", head)):
+    sides = {side: load(r, side) for side in ("theirs", "ours", "split")}
+    for side, name in (("theirs", rev), ("ours", head), ("split", head + " ×2")):
         s = sides[side]
         print(f"{r:>5} {name:>12} {s['wall_seconds']:>8.1f} {s['events']:>12,} {s['events_per_second']/1e6:>10.3f} {s['frame_hops']:>12,} {s['rss_mib']:>12.0f}")
-    ratios.append(sides["theirs"]["wall_seconds"] / sides["ours"]["wall_seconds"])
-print(f"speed-up ({rev} wall / this wall): median {statistics.median(ratios):.2f}, rounds " + ", ".join(f"{x:.2f}" for x in ratios))
+    for side in ratios:
+        ratios[side].append(sides["theirs"]["wall_seconds"] / sides[side]["wall_seconds"])
+for side, threads in (("ours", "one thread"), ("split", "two threads")):
+    x = ratios[side]
+    print(f"speed-up ({rev} wall / this wall, {threads}): median {statistics.median(x):.2f}, rounds " + ", ".join(f"{v:.2f}" for v in x))
 EOF
     ;;
   same)
@@ -118,14 +122,16 @@ EOF
     differ=0
     for entry in "${SAME_SET[@]}"; do
       name=$(echo "${entry#"$OUT/"}" | tr ' =/' '___' | tr -s '_' | sed 's/--//g')
-      for side in theirs ours; do
-        binary=$THEIRS && [ "$side" = ours ] && binary=$OURS
-        # shellcheck disable=SC2086 # the entry's words are the options
-        simulate "$binary" "$OUT/same/$side/$name" $entry
-      done
-      if python3 - "$OUT/same/theirs/$name" "$OUT/same/ours/$name" <<'EOF'
+      # shellcheck disable=SC2086 # the entry's words are the options
+      {
+        simulate "$THEIRS" "$OUT/same/theirs/$name" $entry
+        simulate "$OURS" "$OUT/same/ours/$name" $entry
+        simulate "$OURS" "$OUT/same/split/$name" $entry --threads 2
+      }
+      for side in ours split; do
+        if python3 - "$OUT/same/theirs/$name" "$OUT/same/$side/$name" "$side" <<'EOF'
 import json, os, sys
-a, b = sys.argv[1], sys.argv[2]
+a, b, side = sys.argv[1], sys.argv[2], sys.argv[3]
 def results(d):
     r = json.load(open(f"{d}/results.json"))
     events = r["simulator"]["events"]
@@ -141,13 +147,15 @@ same = ra == rb
 for f in ("fct.txt", "pfc.txt", "qlen.txt"):
     if os.path.exists(f"{a}/{f}") or os.path.exists(f"{b}/{f}"):
         same = same and open(f"{a}/{f}", "rb").read() == open(f"{b}/{f}", "rb").read()
-print(f"{os.path.basename(a):<40} events {ea:>12,} -> {eb:>12,}  {'identical' if same else 'DIFFERENT'}")
+threads = "two threads" if side == "split" else "one thread"
+print(f"{os.path.basename(a):<40} events {ea:>12,} -> {eb:>12,}  {'identical' if same else 'DIFFERENT'} on {threads}")
 sys.exit(0 if same else 1)
 EOF
-      then :; else differ=1; fi
+        then :; else differ=1; fi
+      done
     done
     [ "$differ" = 0 ] || { echo "bench-sim same: results differ from $REV (see $OUT/same)" >&2; exit 1; }
-    echo "bench-sim same: every scenario identical to $REV"
+    echo "bench-sim same: every scenario identical to $REV, on one thread and on two"
     ;;
   *) echo "bench-sim.sh: unknown mode $MODE (speed or same)" >&2; exit 2 ;;
 esac

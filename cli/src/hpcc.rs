@@ -148,6 +148,10 @@ pub struct Fig11Args {
     /// fct_analysis.py's bin width, in percent of the flows.
     #[arg(long, default_value_t = 5)]
     step: usize,
+    /// Simulator threads per run: 2 splits the fabric over two threads, with the same
+    /// results (docs/simulator.md, "Two threads").
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    threads: u8,
 }
 
 #[derive(Debug, Args)]
@@ -185,6 +189,7 @@ pub fn run(command: HpccCommand, json: bool) -> Result<()> {
                 controls: args.cc,
                 seed: args.seed,
                 step: args.step,
+                threads: args.threads,
             };
             fig11(&spec).map(drop)
         }

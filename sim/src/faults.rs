@@ -19,12 +19,13 @@ impl Network {
         if wire.up == up {
             return;
         }
+        let now = self.now();
         for side in [end, wire.to] {
             if let Some(wire) = self.wire_mut(side).as_mut() {
                 wire.up = up;
             }
             if let Node::Switch(s) = side.node {
-                self.switches[s].set_link(self.now, side.port, up);
+                self.switches[s].set_link(now, side.port, up);
             }
         }
     }
@@ -36,10 +37,6 @@ impl Network {
             self.killed.resize(s + 1, false);
         }
         self.killed[s] = true;
-    }
-
-    pub(super) fn is_killed(&self, s: usize) -> bool {
-        self.killed.get(s).copied().unwrap_or(false)
     }
 
     /// Switch `s` starts again as `fresh`: a switch just built from its config, nothing

@@ -20,7 +20,7 @@
 //! The flight (serialisation plus propagation) inverted, so that of two frames arriving
 //! together the one sent first, which flew longer, ranks first.
 
-use crate::Node;
+use crate::endpoint::Node;
 use crate::queue::{Event, RANK_BITS};
 use pfcswitch_link::time::Instant;
 
@@ -65,15 +65,24 @@ impl Sender {
         Sender { round, node: host << (NODE_BITS - 1) | index as u64, calls: 0 }
     }
 
+    /// The place in the sending order of the next frame sent, at `sent`: what one thread's
+    /// sequence number was (records kept per part merge by it).
+    pub(crate) fn order(&self, sent: Instant) -> u128 {
+        u128::from(sent.as_nanos()) << 64 | self.low_bits()
+    }
+
+    /// Round, node and call: the rank below the flight.
+    fn low_bits(&self) -> u128 {
+        u128::from(self.round) << (NODE_BITS + CALL_BITS) | u128::from(self.node) << CALL_BITS | u128::from(self.calls)
+    }
+
     /// The rank of the next frame sent, which left at `sent` and arrives at `at`.
     fn next_rank(&mut self, sent: Instant, at: Instant) -> u128 {
         let flight = at.as_nanos() - sent.as_nanos();
         assert!(flight < 1 << FLIGHT_BITS, "a frame's flight of {flight} ns: at most 4.29 s");
         assert!(self.calls < 1 << CALL_BITS, "more than {} frames sent in one poll of a node", 1u64 << CALL_BITS);
-        let rank = ((u128::from(u32::MAX) - u128::from(flight)) << (ROUND_BITS + NODE_BITS + CALL_BITS))
-            | u128::from(self.round) << (NODE_BITS + CALL_BITS)
-            | u128::from(self.node) << CALL_BITS
-            | u128::from(self.calls);
+        let rank =
+            (u128::from(u32::MAX) - u128::from(flight)) << (ROUND_BITS + NODE_BITS + CALL_BITS) | self.low_bits();
         self.calls += 1;
         rank
     }

@@ -31,6 +31,11 @@ pub struct RunArgs {
     /// wire, stamped in nanoseconds of virtual time (`simulate`).
     #[arg(long, value_delimiter = ',', value_name = "LINKS")]
     pub capture: Vec<String>,
+    /// Simulator threads (`simulate` only): 2 splits the network over two threads, with the
+    /// same results as one (docs/simulator.md, "Two threads"). A run that needs one thread
+    /// (captures, lossy cables) says why and runs on one.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub threads: u8,
     /// Output directory (default: results/NAME/POLICY[-pfcwd-MODE][-qcn-MODE][-fecn-MODE][-dcqcn-MODE]-seedN).
     // The text is also `--help`'s, where brackets mean optional, not links.
     #[allow(rustdoc::broken_intra_doc_links)]

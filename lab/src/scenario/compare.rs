@@ -62,6 +62,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
                     seed,
                     set: args.set.clone(),
                     capture: Vec::new(),
+                    threads: 1,
                     out: Some(run_dir(&parent, policy, &modes, seed, suffix)),
                 };
                 let outcome = if args.sim { simulate(&run_args)? } else { run(&run_args)? };

@@ -45,6 +45,8 @@ pub struct Fig11Spec {
     pub seed: u64,
     /// `fct_analysis.py`'s bin width, in percent of the flows.
     pub step: usize,
+    /// Simulator threads per run (`scenario simulate --threads`).
+    pub threads: u8,
 }
 
 /// One control's run.
@@ -153,7 +155,7 @@ fn run_one(spec: &Fig11Spec, out: &Path, cc: CcMode, fat: &Path, flow: &Path, st
     write(&dir.join("switch.toml"), &switch)?;
     let run = dir.join("run");
     let started = Instant::now();
-    simulate_apart(&dir, &run, hosts_cc, spec.seed).with_context(|| format!("--cc {}", cc.name()))?;
+    simulate_apart(&dir, &run, hosts_cc, spec).with_context(|| format!("--cc {}", cc.name()))?;
     let wall = started.elapsed();
     let records = fct::read(&run.join("fct.txt"))?;
     let options = Options { step: spec.step, kind: FlowKind::Normal, ..Options::default() };
@@ -200,13 +202,13 @@ fn table(runs: &[SchemeRun]) -> String {
 /// run's memory goes back to the system when it ends (in one process the allocator kept
 /// every run's, 11 GB after seven), and its report goes to `dir/log.txt`. Prints the
 /// simulator's line on its speed and memory.
-fn simulate_apart(dir: &Path, run: &Path, cc: Option<CcMode>, seed: u64) -> Result<()> {
+fn simulate_apart(dir: &Path, run: &Path, cc: Option<CcMode>, spec: &Fig11Spec) -> Result<()> {
     let program = std::env::current_exe().context("cannot tell which program simulates")?;
     let log_path = dir.join("log.txt");
     let log = std::fs::File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
     let mut command = Command::new(&program);
     command.args(["scenario", "simulate"]).arg(dir.join("scenario.toml"));
-    command.args(["--seed", &seed.to_string()]).arg("--out").arg(run);
+    command.args(["--seed", &spec.seed.to_string(), "--threads", &spec.threads.to_string()]).arg("--out").arg(run);
     command.args(cc.iter().flat_map(|cc| ["--cc", cc.name()]));
     command.stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log);
     let status = command.status().with_context(|| format!("cannot start {}", program.display()))?;

@@ -10,12 +10,11 @@ use pcap_file::TsResolution;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pfcswitch_link::time::Instant;
 use pfcswitch_sim::{Endpoint, Network};
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 type Pcap = PcapWriter<BufWriter<File>>;
 
@@ -27,7 +26,7 @@ struct Files {
 
 /// Captures in progress on a simulated network.
 pub(super) struct SimCaptures {
-    files: Rc<RefCell<Files>>,
+    files: Arc<Mutex<Files>>,
     paths: Vec<PathBuf>,
 }
 
@@ -52,14 +51,14 @@ impl SimCaptures {
             paths.push(path);
             by_end.extend(ends.iter().map(|&end| (end, index)));
         }
-        let files = Rc::new(RefCell::new(Files { pcaps, error: None }));
+        let files = Arc::new(Mutex::new(Files { pcaps, error: None }));
         if !links.is_empty() {
-            let shared = Rc::clone(&files);
+            let shared = Arc::clone(&files);
             let ends = by_end.keys().copied().collect();
             net.tap(
                 ends,
                 Box::new(move |at: Instant, from: Endpoint, frame: &[u8]| {
-                    let mut files = shared.borrow_mut();
+                    let mut files = shared.lock().expect("a tap that panicked stops the run");
                     let pcap = &mut files.pcaps[by_end[&from]];
                     let packet =
                         PcapPacket::new(std::time::Duration::from_nanos(at.as_nanos()), frame.len() as u32, frame);
@@ -75,7 +74,8 @@ impl SimCaptures {
     /// Ends the captures, flushing every file; returns them.
     pub(super) fn stop(self, net: &mut Network) -> Result<Vec<PathBuf>> {
         net.untap();
-        let files = Rc::try_unwrap(self.files).ok().expect("the tap is gone").into_inner();
+        let files =
+            Arc::try_unwrap(self.files).ok().expect("the tap is gone").into_inner().expect("the tap did not panic");
         if let Some(error) = files.error {
             anyhow::bail!("writing a capture: {error}");
         }

@@ -166,6 +166,11 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         .collect::<Result<Vec<_>>>()?;
     let captures = SimCaptures::start(&mut net, &captured, &out.join("captures"))?;
     net.log_pause_arrivals();
+    if args.threads > 1
+        && let Err(why) = net.split()
+    {
+        eprintln!("simulating on one thread: {why}");
+    }
     let (mac, ip) = addresses[0];
     let transport = TransportConfig {
         qcn: in_force.qcn_reaction,
@@ -271,7 +276,7 @@ pub fn simulate(args: &RunArgs) -> Result<Outcome> {
         simulator: Some(&speed),
         ideal: &ideal,
         hpcc_nodes: &hpcc_nodes,
-        pause_arrivals: net.pause_arrivals(),
+        pause_arrivals: &net.pause_arrivals(),
         faults: &applied,
         capture_epoch_seconds: EPOCH.as_nanos() as f64 / 1e9,
     };

@@ -110,6 +110,16 @@ impl EventQueue {
         Some(event)
     }
 
+    /// The time of the earliest event held, in ns.
+    pub(crate) fn next_time(&mut self) -> Option<u64> {
+        let wheel = self.first_slot().map(|slot| self.least_in(slot).1);
+        let least = match (wheel, self.far.least()) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        Some(event::time_of(least))
+    }
+
     /// Removes the event at `place` of `slot`: the slot takes one of its crowd, if any, or
     /// is free.
     fn take(&mut self, slot: usize, place: Place) -> Event {

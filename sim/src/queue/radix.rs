@@ -51,6 +51,22 @@ impl RadixQueue {
         }
     }
 
+    /// The least key held, if any.
+    pub(crate) fn least(&mut self) -> Option<u128> {
+        if let Some(std::cmp::Reverse(least)) = self.now.peek() {
+            return Some(least.key);
+        }
+        (self.occupied != 0).then(|| self.least_later(self.occupied.trailing_zeros() as usize))
+    }
+
+    /// The least key of bucket `lowest`, the lowest occupied one, kept until it changes.
+    fn least_later(&mut self, lowest: usize) -> u128 {
+        let least =
+            self.least_later.unwrap_or_else(|| self.later[lowest].iter().map(|e| e.key).min().expect("non-empty"));
+        self.least_later = Some(least);
+        least
+    }
+
     /// Takes out the entry with the least key, if that key is at most `limit`. Nothing
     /// changes otherwise: events down to the last time taken out may still be booked.
     pub(crate) fn pop_at_most(&mut self, limit: u128) -> Option<Event> {
@@ -59,12 +75,8 @@ impl RadixQueue {
                 return None;
             }
             let lowest = self.occupied.trailing_zeros() as usize;
-            let least = match self.least_later {
-                Some(least) => least,
-                None => self.later[lowest].iter().map(|e| e.key).min().expect("non-empty"),
-            };
+            let least = self.least_later(lowest);
             if least > limit {
-                self.least_later = Some(least);
                 return None;
             }
             self.least_later = None;

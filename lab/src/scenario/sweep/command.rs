@@ -99,6 +99,7 @@ fn check_points(manifest: &Manifest) -> Result<()> {
                 seed: manifest.seeds[0],
                 set: set.clone(),
                 capture: Vec::new(),
+                threads: 1,
                 out: None,
             };
             let context = || format!("sweep point --set {} under {policy}", set.join(" --set "));

@@ -1,0 +1,261 @@
+//! A network split over two threads, with the results of one (issue 53, "the second core").
+//!
+//! Conservative synchronisation in windows, with the cables between the two parts as
+//! lookahead (Chandy–Misra–Bryant's bound, run as YAWNS-style windows): a frame sent from
+//! one part to the other flies at least `lookahead` (the shortest serialisation plus
+//! propagation delay of a cable between them), so once both parts have met and agreed
+//! that nothing of either happens before `next`, each can handle every event before
+//! `next + lookahead` alone. Frames for the other part's nodes wait in an outbox until the
+//! parts meet again, then are booked in the other part's queue with the key they were
+//! given when sent. The keys ([`crate::rank`]) rank an instant's events by what their
+//! senders alone know, so each part handles its events in the order one thread would, and
+//! every node sees the same frames at the same instants in the same order: the same run.
+//!
+//! The hosts are split in halves by index (a fat-tree's pods in order); each switch goes
+//! with the half whose hosts are fewer hops away, ties alternating (a fat-tree's core).
+//! What one thread alone has stays out: a tap and lossy cables (whose draws are made in
+//! sending order) refuse a split. Traces and pause logs are kept per part and merged in
+//! sending order.
+
+use crate::cables::{Cables, arrival_bytes};
+use crate::endpoint::Node;
+use crate::host::SimHost;
+use crate::part::{Check, Crossings, Members, Owners, Part, Shard};
+use crate::records::{CHECK_EVERY, SimStats};
+use pfcswitch_link::time::Instant;
+use pfcswitch_switch::switch::Switch;
+use std::ops::ControlFlow;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// No event: later than any.
+const NONE: u64 = u64::MAX;
+
+/// Hosts in halves by index; each switch with the half nearer to it in hops, ties
+/// alternating between the halves.
+pub(crate) fn partition(switches: usize, hosts: usize, cables: &Cables) -> Owners {
+    let index = |node: Node| match node {
+        Node::Switch(s) => s,
+        Node::Host(h) => switches + h,
+    };
+    let mut neighbours = vec![Vec::new(); switches + hosts];
+    for (end, wire) in cables.all() {
+        neighbours[index(end.node)].push(index(wire.to.node));
+    }
+    let half = hosts / 2;
+    let hops_from = |hosts: std::ops::Range<usize>| {
+        let mut hops = vec![u32::MAX; neighbours.len()];
+        let mut frontier: Vec<usize> = hosts.map(|h| switches + h).collect();
+        frontier.iter().for_each(|&n| hops[n] = 0);
+        let mut distance = 0;
+        while !frontier.is_empty() {
+            distance += 1;
+            let mut next = Vec::new();
+            for n in frontier {
+                for &m in &neighbours[n] {
+                    if hops[m] == u32::MAX {
+                        hops[m] = distance;
+                        next.push(m);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        hops
+    };
+    let (first, second) = (hops_from(0..half), hops_from(half..hosts));
+    let mut tie = 0;
+    let owners = (0..switches).map(|s| match first[s].cmp(&second[s]) {
+        std::cmp::Ordering::Less => 0,
+        std::cmp::Ordering::Greater => 1,
+        std::cmp::Ordering::Equal => {
+            tie ^= 1;
+            1 - tie
+        }
+    });
+    Owners { switches: owners.collect(), hosts: (0..hosts).map(|h| u8::from(h >= half)).collect() }
+}
+
+/// How far one part can run ahead of the other: the shortest flight (the least frame's
+/// serialisation plus the propagation delay) of a cable between them.
+pub(crate) fn lookahead(cables: &Cables, owners: &Owners) -> Duration {
+    (cables.all())
+        .filter(|(end, wire)| owners.of(end.node) != owners.of(wire.to.node))
+        .map(|(_, wire)| Instant::ZERO + wire.speed.bits_duration(arrival_bytes(0) * 8) + wire.delay)
+        .min()
+        .map_or(Duration::MAX, |least| least - Instant::ZERO)
+}
+
+/// What a split run works on: the network's nodes, state and cables, borrowed apart.
+pub(crate) struct Split<'a> {
+    pub(crate) switches: &'a mut [Switch],
+    pub(crate) hosts: &'a mut [SimHost],
+    pub(crate) parts: &'a mut [Part],
+    pub(crate) cables: &'a Cables,
+    pub(crate) killed: &'a [bool],
+    pub(crate) owners: &'a Owners,
+    pub(crate) lookahead: Duration,
+}
+
+/// Runs a split network until `end`, each part on its own thread (the first on this one).
+pub(crate) fn advance(split: Split<'_>, end: Instant, check: &mut Check<'_>) -> bool {
+    let Split { switches, hosts, parts, cables, killed, owners, lookahead } = split;
+    let [first, second] = &mut parts[..] else { unreachable!("a network is split in two") };
+    let [mut switches_0, mut switches_1] = by_part(switches, |s| owners.of(Node::Switch(s)));
+    let [mut hosts_0, mut hosts_1] = by_part(hosts, |h| owners.of(Node::Host(h)));
+    let meeting = Meeting::default();
+    let lookahead = u64::try_from(lookahead.as_nanos()).unwrap_or(NONE);
+    std::thread::scope(|scope| {
+        let mut shard = Shard {
+            part: second,
+            switches: &mut switches_1[..],
+            hosts: &mut hosts_1[..],
+            cables,
+            killed,
+            owners,
+            one_thread: None,
+        };
+        let meeting = &meeting;
+        let other = scope.spawn(move || run_windows(&mut shard, meeting, end, lookahead, None));
+        let mut shard = Shard {
+            part: first,
+            switches: &mut switches_0[..],
+            hosts: &mut hosts_0[..],
+            cables,
+            killed,
+            owners,
+            one_thread: None,
+        };
+        let done = run_windows(&mut shard, meeting, end, lookahead, Some(check));
+        let done_too = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        debug_assert_eq!(done, done_too);
+        done
+    })
+}
+
+/// Each part's nodes, by index (`None` where the other part's are).
+fn by_part<T>(nodes: &mut [T], owner: impl Fn(usize) -> usize) -> [Vec<Option<&mut T>>; 2] {
+    let mut sets = [Vec::with_capacity(nodes.len()), Vec::with_capacity(nodes.len())];
+    for (index, node) in nodes.iter_mut().enumerate() {
+        let owner = owner(index);
+        sets[1 - owner].push(None);
+        sets[owner].push(Some(node));
+    }
+    sets
+}
+
+/// Where the two parts meet between windows. What a part says for a window is in slot
+/// `window % 2`: the other part reads it after the window's barrier, before it reaches
+/// the next, and the part writes that slot again only after the next.
+#[derive(Default)]
+struct Meeting {
+    barrier: SpinBarrier,
+    /// By part: frames from the other part, to book.
+    inboxes: [Mutex<Crossings>; 2],
+    /// By window parity, by part: the earliest it has to do, or sent the other, in ns.
+    next: [[AtomicU64; 2]; 2],
+    /// By window parity, by part: events handled and frame hops so far.
+    work: [[(AtomicU64, AtomicU64); 2]; 2],
+    /// By window parity: the first part's check said stop.
+    stop: [AtomicBool; 2],
+}
+
+/// Handles one part's events window by window until `end` (or until the first part's
+/// `check` says stop, checked every [`CHECK_EVERY`] events of both): false if stopped.
+fn run_windows<S, H>(
+    shard: &mut Shard<'_, S, H>,
+    meeting: &Meeting,
+    end: Instant,
+    lookahead: u64,
+    mut check: Option<&mut Check<'_>>,
+) -> bool
+where
+    S: ?Sized + Members<Switch>,
+    H: ?Sized + Members<SimHost>,
+{
+    let _poison = PoisonOnPanic(&meeting.barrier);
+    let (me, other) = (shard.part.index, 1 - shard.part.index);
+    let mut next_check = CHECK_EVERY;
+    for window in 0usize.. {
+        let slot = window % 2;
+        let part = &mut *shard.part;
+        let sent = part.outbox.earliest().unwrap_or(NONE);
+        if sent != NONE {
+            part.outbox.move_to(&mut meeting.inboxes[other].lock().expect("the other part panicked"));
+        }
+        meeting.next[slot][me].store(part.next_work().unwrap_or(NONE).min(sent), Ordering::Relaxed);
+        let (events, hops) = &meeting.work[slot][me];
+        events.store(part.stats.events, Ordering::Relaxed);
+        hops.store(part.stats.frame_hops, Ordering::Relaxed);
+        if let Some(check) = check.as_mut() {
+            // Both parts' work as of the last meeting: the other's slot of this window
+            // may not be written yet.
+            let last = &meeting.work[1 - slot];
+            let stats = SimStats {
+                events: last.iter().map(|(events, _)| events.load(Ordering::Relaxed)).sum(),
+                frame_hops: last.iter().map(|(_, hops)| hops.load(Ordering::Relaxed)).sum(),
+                ..SimStats::default()
+            };
+            let stop = window > 0 && stats.events >= next_check && {
+                next_check = stats.events + CHECK_EVERY;
+                check(part.now, &stats).is_break()
+            };
+            meeting.stop[slot].store(stop, Ordering::Relaxed);
+        }
+        meeting.barrier.wait();
+        part.receive(&mut meeting.inboxes[me].lock().expect("the other part panicked"));
+        if meeting.stop[slot].load(Ordering::Relaxed) {
+            return false;
+        }
+        let next = meeting.next[slot].iter().map(|next| next.load(Ordering::Relaxed)).min().unwrap_or(NONE);
+        if next > end.as_nanos() {
+            break;
+        }
+        let until = next.saturating_add(lookahead - 1).min(end.as_nanos());
+        shard.advance(Instant::from_nanos(until), &mut |_, _| ControlFlow::Continue(()));
+    }
+    shard.part.now = shard.part.now.max(end);
+    true
+}
+
+/// Two threads wait for each other: spinning, as a window is short (tens of microseconds
+/// on HPCC's fabric), then yielding the core. A thread that panics poisons it, so that the
+/// other panics too instead of waiting for ever.
+#[derive(Default)]
+struct SpinBarrier {
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+    poisoned: AtomicBool,
+}
+
+impl SpinBarrier {
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) == 1 {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            assert!(!self.poisoned.load(Ordering::Relaxed), "the other thread of a split network panicked");
+            spins += 1;
+            if spins < 4096 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+struct PoisonOnPanic<'a>(&'a SpinBarrier);
+
+impl Drop for PoisonOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.poisoned.store(true, Ordering::Relaxed);
+        }
+    }
+}
