@@ -19,6 +19,9 @@ pub(crate) struct FrameStore {
     starts: Vec<usize>,
     destinations: Vec<Endpoint>,
     free: Vec<usize>,
+    /// Buffers come back from another part's store (see [`FrameStore::take`]), for slots
+    /// whose buffer left.
+    spare: Vec<Vec<u8>>,
 }
 
 impl FrameStore {
@@ -87,6 +90,34 @@ impl FrameStore {
 
     pub(crate) fn remove(&mut self, handle: u64) {
         self.free.push(handle as usize);
+    }
+
+    /// Takes frame `handle`'s buffer out, with where the frame starts in it, for another
+    /// part's store: a frame crossing between the halves of a split network moves, not its
+    /// bytes. The slot is free, with a spare buffer (or none yet) in its place.
+    pub(crate) fn take(&mut self, handle: u64) -> (Vec<u8>, usize) {
+        let index = handle as usize;
+        let buffer = std::mem::replace(&mut self.frames[index], self.spare.pop().unwrap_or_default());
+        self.free.push(index);
+        (buffer, self.starts[index])
+    }
+
+    /// Holds a buffer another store gave up, the frame starting at `start`: its handle, and
+    /// the buffer the slot held before (to go back to that store, see `take`).
+    pub(crate) fn put(&mut self, buffer: Vec<u8>, start: usize) -> (u64, Vec<u8>) {
+        let index = self.free.pop().unwrap_or_else(|| {
+            self.frames.push(Vec::new());
+            self.starts.push(HEADROOM);
+            self.destinations.push(Endpoint::host(0));
+            self.frames.len() - 1
+        });
+        self.starts[index] = start;
+        (index as u64, std::mem::replace(&mut self.frames[index], buffer))
+    }
+
+    /// Buffers back from the store that took some of this one's (see `take`).
+    pub(crate) fn give_back(&mut self, buffers: impl Iterator<Item = Vec<u8>>) {
+        self.spare.extend(buffers.filter(|buffer| buffer.capacity() > 0));
     }
 
     /// Frame buffers ever held at once.

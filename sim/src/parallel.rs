@@ -189,7 +189,7 @@ where
         let slot = window % 2;
         let part = &mut *shard.part;
         let sent = part.outbox.earliest().unwrap_or(NONE);
-        if sent != NONE {
+        if !part.outbox.is_empty() {
             part.outbox.move_to(&mut meeting.inboxes[other].lock().expect("the other part panicked"));
         }
         meeting.next[slot][me].store(part.next_work().unwrap_or(NONE).min(sent), Ordering::Relaxed);

@@ -29,30 +29,29 @@ struct Slot {
     touched: bool,
 }
 
-/// Frames sent to another part's nodes: each arrival's key and destination, the bytes one
-/// after another.
+/// Frames sent to another part's nodes, each with its arrival's key, its destination, and
+/// its buffer (moved from one part's store to the other's, with where the frame starts);
+/// and the buffers going back the other way.
 #[derive(Debug, Default)]
 pub(crate) struct Crossings {
-    frames: Vec<(u128, Endpoint, usize)>,
-    bytes: Vec<u8>,
+    frames: Vec<(u128, Endpoint, Vec<u8>, usize)>,
+    returns: Vec<Vec<u8>>,
 }
 
 impl Crossings {
-    fn push(&mut self, key: u128, to: Endpoint, frame: &[u8]) {
-        self.bytes.extend_from_slice(frame);
-        self.frames.push((key, to, self.bytes.len()));
-    }
-
     /// The earliest arrival held, in ns.
     pub(crate) fn earliest(&self) -> Option<u64> {
         self.frames.iter().map(|&(key, ..)| Event { key, handle: 0, bytes_at: 0 }.time_ns()).min()
     }
 
-    /// Moves every frame held to the end of `to`.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.frames.is_empty() && self.returns.is_empty()
+    }
+
+    /// Moves everything held to the end of `to`.
     pub(crate) fn move_to(&mut self, to: &mut Crossings) {
-        let base = to.bytes.len();
-        to.bytes.append(&mut self.bytes);
-        to.frames.extend(self.frames.drain(..).map(|(key, end, at)| (key, end, base + at)));
+        to.frames.append(&mut self.frames);
+        to.returns.append(&mut self.returns);
     }
 }
 
@@ -121,18 +120,18 @@ impl Part {
         if self.touched.is_empty() { self.next_time() } else { Some(self.now.as_nanos()) }
     }
 
-    /// Books the arrival of every frame in `crossings` (another part's), emptying it.
+    /// Books the arrival of every frame in `crossings` (another part's) and takes back the
+    /// buffers it returns, emptying it; the buffers the frames displace go back in the
+    /// outbox.
     pub(crate) fn receive(&mut self, crossings: &mut Crossings) {
-        let mut start = 0;
-        for &(key, to, end) in &crossings.frames {
-            let handle = self.store.insert(&crossings.bytes[start..end]);
-            start = end;
+        for (key, to, buffer, start) in crossings.frames.drain(..) {
+            let (handle, displaced) = self.store.put(buffer, start);
+            self.outbox.returns.push(displaced);
             self.store.set_destination(handle, to);
             let bytes_at = self.store.get(handle).as_ptr() as usize;
             self.events.push(Event { key, handle, bytes_at });
         }
-        crossings.frames.clear();
-        crossings.bytes.clear();
+        self.store.give_back(crossings.returns.drain(..));
     }
 
     fn slot(&mut self, node: Node) -> &mut Slot {
@@ -287,8 +286,8 @@ impl<S: ?Sized + Members<Switch>, H: ?Sized + Members<SimHost>> Shard<'_, S, H> 
             part.store.set_destination(handle, to);
             part.events.push(arrival);
         } else {
-            part.outbox.push(arrival.key, to, frame);
-            part.store.remove(handle);
+            let (buffer, start) = part.store.take(handle);
+            part.outbox.frames.push((arrival.key, to, buffer, start));
         }
     }
 

@@ -259,7 +259,7 @@ impl Transport {
 
     /// Each connection's FECN source, if FECN is on.
     pub fn fecn_sources(&self) -> impl Iterator<Item = (u32, &FecnSource)> + '_ {
-        self.connections.iter().filter_map(|c| c.fecn.as_ref().map(|f| (c.spec.id, f)))
+        self.connections.iter().filter_map(|c| c.fecn.as_deref().map(|f| (c.spec.id, f)))
     }
 
     /// Datagrams to this host's port that did not parse, as `layer: reason` and how many.
