@@ -12,7 +12,8 @@
 //! every node sees the same frames at the same instants in the same order: the same run.
 //!
 //! The hosts are split in halves by index (a fat-tree's pods in order); each switch goes
-//! with the half whose hosts are fewer hops away, ties alternating (a fat-tree's core).
+//! with the half whose hosts are fewer hops away, and of those as far from both (a
+//! fat-tree's core) the first half by index goes with the first.
 //! What one thread alone has stays out: a tap and lossy cables (whose draws are made in
 //! sending order) refuse a split. Traces and pause logs are kept per part and merged in
 //! sending order.
@@ -32,8 +33,8 @@ use std::time::Duration;
 /// No event: later than any.
 const NONE: u64 = u64::MAX;
 
-/// Hosts in halves by index; each switch with the half nearer to it in hops, ties
-/// alternating between the halves.
+/// Hosts in halves by index; each switch with the half nearer to it in hops, the first half
+/// of the ties with the first.
 pub(crate) fn partition(switches: usize, hosts: usize, cables: &Cables) -> Owners {
     let index = |node: Node| match node {
         Node::Switch(s) => s,
@@ -65,13 +66,18 @@ pub(crate) fn partition(switches: usize, hosts: usize, cables: &Cables) -> Owner
         hops
     };
     let (first, second) = (hops_from(0..half), hops_from(half..hosts));
+    // Ties in index order, the first half to the first part: each part's switches in one
+    // run of the network's vector (and of the heap, as built), not alternating with the
+    // other's, so that the two threads write next to each other only at one boundary:
+    // alternating, `websearch-fat-tree` split took 10 % longer.
+    let ties = (0..switches).filter(|&s| first[s] == second[s]).count();
     let mut tie = 0;
     let owners = (0..switches).map(|s| match first[s].cmp(&second[s]) {
         std::cmp::Ordering::Less => 0,
         std::cmp::Ordering::Greater => 1,
         std::cmp::Ordering::Equal => {
-            tie ^= 1;
-            1 - tie
+            tie += 1;
+            u8::from(tie > ties / 2)
         }
     });
     Owners { switches: owners.collect(), hosts: (0..hosts).map(|h| u8::from(h >= half)).collect() }
