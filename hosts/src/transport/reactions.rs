@@ -51,9 +51,17 @@ impl Reaction {
     }
 
     /// Whether it has nothing to do before its connection's first message or after the last
-    /// is acknowledged ([`Dcqcn::lives_with_its_messages`]).
+    /// is acknowledged ([`Dcqcn::lives_with_its_messages`]): HPCC's and TIMELY's laws move
+    /// only on acknowledgements (no timer: `poll_timeout` above), so their connections wait
+    /// for their start and retire as plain ones do. Live from the run's start to its end,
+    /// they were all scanned at every send: with 100 ms of flows on HPCC's fat-tree (5,186
+    /// connections a host) that scan was 37 % of the run.
     pub(super) fn lives_with_its_messages(&self) -> bool {
-        matches!(self, Reaction::Dcqcn(rp) if rp.lives_with_its_messages())
+        match self {
+            Reaction::Dcqcn(rp) => rp.lives_with_its_messages(),
+            Reaction::Hpcc(_) | Reaction::Timely(_) => true,
+            Reaction::Qcn(_) => false,
+        }
     }
 }
 
