@@ -258,7 +258,6 @@ impl<S: ?Sized + Members<Switch>, H: ?Sized + Members<SimHost>> Shard<'_, S, H> 
         if let Some(tap) = one_thread.and_then(|one| one.tap.as_deref_mut()).filter(|tap| tap.ends.contains(&from)) {
             (tap.see)(now, from, frame);
         }
-        let order = part.sender.order(now);
         if let Some(trace) = &mut part.logs.trace {
             let view = FrameView::parse(frame).ok();
             let record = TxRecord {
@@ -268,7 +267,7 @@ impl<S: ?Sized + Members<Switch>, H: ?Sized + Members<SimHost>> Shard<'_, S, H> 
                 priority: view.and_then(|v| v.pcp()),
                 control: view.and_then(|v| v.mac_control().ok()),
             };
-            trace.push((order, record));
+            trace.push((part.sender.order(now), record));
         }
         // Lost on the cable: sent (the tap and the trace saw it) but never arriving.
         if loss > 0.0 {
@@ -284,7 +283,7 @@ impl<S: ?Sized + Members<Switch>, H: ?Sized + Members<SimHost>> Shard<'_, S, H> 
             && frame.get(12..14) == Some(&ethertype::MAC_CONTROL.to_be_bytes()[..])
             && let Ok(control) = FrameView::parse(frame).and_then(|v| v.mac_control())
         {
-            log.push((order, PauseArrival { at, to, control }));
+            log.push((part.sender.order(now), PauseArrival { at, to, control }));
         }
         let arrival = Event::arrival(at, now, &mut part.sender, handle, frame);
         if self.owners.of(to.node) == part.index {

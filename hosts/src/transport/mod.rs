@@ -166,6 +166,13 @@ impl Transport {
     }
 
     /// Adds a connection with its messages (sent in start order).
+    /// Room for `additional` more connections: a host of a flow-size workload holds every
+    /// flow it sends, and a vector grown by doubling wastes up to half of them.
+    pub fn reserve_connections(&mut self, additional: usize) {
+        self.connections.reserve_exact(additional);
+        self.glances.reserve_exact(additional);
+    }
+
     pub fn add_connection(&mut self, spec: ConnectionSpec, messages: Vec<MessageSpec>) {
         let messages_are_sized = messages.iter().all(|m| m.size.is_some());
         let pacer = spec.rate.map(|rate| self.pacer(rate, spec.arrivals, self.frame_time(rate)));
@@ -184,7 +191,7 @@ impl Transport {
     }
 
     fn glance_of(&self, connection: &Connection) -> Glance {
-        connection.glance(self.config.payload_len(), self.config.window, self.config.long_lived_until)
+        glance_with(&self.config, connection)
     }
 
     /// Takes the changes to connection `index` into its glance: every change to a connection
@@ -274,7 +281,7 @@ impl Transport {
 
     /// Each connection's QCN reaction point and its rate over time, if QCN is on.
     pub fn reaction_points(&self) -> impl Iterator<Item = (u32, &ReactionPoint, &RateTrace)> + '_ {
-        self.connections.iter().filter_map(|c| match c.reaction.as_ref()? {
+        self.connections.iter().filter_map(|c| match c.reaction.as_deref()? {
             ReactionLimiter { rp: Reaction::Qcn(rp), limiter, .. } => Some((c.spec.id, rp, limiter.trace())),
             _ => None,
         })
@@ -282,7 +289,7 @@ impl Transport {
 
     /// Each connection's DCQCN reaction point and its rate over time, if DCQCN is on.
     pub fn dcqcn_points(&self) -> impl Iterator<Item = (u32, &Dcqcn, &RateTrace)> + '_ {
-        self.connections.iter().filter_map(|c| match c.reaction.as_ref()? {
+        self.connections.iter().filter_map(|c| match c.reaction.as_deref()? {
             ReactionLimiter { rp: Reaction::Dcqcn(rp), limiter, .. } => Some((c.spec.id, rp, limiter.trace())),
             _ => None,
         })
@@ -290,7 +297,7 @@ impl Transport {
 
     /// Each connection's TIMELY law and its rate over time, if TIMELY is on.
     pub fn timely_points(&self) -> impl Iterator<Item = (u32, &Timely, &RateTrace)> + '_ {
-        self.connections.iter().filter_map(|c| match c.reaction.as_ref()? {
+        self.connections.iter().filter_map(|c| match c.reaction.as_deref()? {
             ReactionLimiter { rp: Reaction::Timely(law), limiter, .. } => Some((c.spec.id, law, limiter.trace())),
             _ => None,
         })
@@ -632,9 +639,19 @@ impl Transport {
 
     /// Starts the connections due at `now` and retires the finished ones.
     fn update_roster(&mut self, now: Instant) {
-        if self.roster.update(now, &self.connections) {
+        let started = self.roster.update(now, &mut self.connections, &self.config);
+        if !started.is_empty() {
+            // A reaction point made at the start changes what the glance read before it.
+            for &i in started {
+                self.glances[i] = glance_with(&self.config, &self.connections[i]);
+            }
             self.agenda.rebuild(self.roster.live(), &self.glances);
         }
         self.tidy();
     }
+}
+
+/// What the scans read of `connection` under `config` ([`Glance`]).
+fn glance_with(config: &TransportConfig, connection: &Connection) -> Glance {
+    connection.glance(config.payload_len(), config.window, config.long_lived_until)
 }

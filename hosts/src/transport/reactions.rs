@@ -109,6 +109,11 @@ impl ReactionLimiter {
         Some(u64::try_from(window).unwrap_or(u64::MAX).max(1))
     }
 
+    /// Whether the transport reports it (its rate over time): all but HPCC's law.
+    pub(super) fn is_reported(&self) -> bool {
+        !matches!(self.rp, Reaction::Hpcc(_))
+    }
+
     /// Whether the limiter holds the flow back (not while released at line rate).
     pub(super) fn limits(&self) -> bool {
         self.rp.limits()

@@ -9,6 +9,7 @@
 //! looked at for retirement (sweeping every live one after each ACK cost a tenth of a run on
 //! HPCC's fat-tree).
 
+use super::config::TransportConfig;
 use super::sender::Connection;
 use pfcswitch_link::time::Instant;
 use std::collections::BTreeSet;
@@ -23,6 +24,8 @@ pub(super) struct Roster {
     is_live: Vec<bool>,
     /// Connections that may have retired since the last update.
     may_have_retired: Vec<usize>,
+    /// The connections the last update started.
+    started: Vec<usize>,
 }
 
 impl Roster {
@@ -52,18 +55,19 @@ impl Roster {
     }
 
     /// Starts the waiting connections whose first message is due at `now` and retires the
-    /// finished ones; returns whether any started.
-    pub fn update(&mut self, now: Instant, connections: &[Connection]) -> bool {
-        let mut started = false;
+    /// finished ones ([`Connection::start`], [`Connection::retire`]); returns those started.
+    pub fn update(&mut self, now: Instant, connections: &mut [Connection], config: &TransportConfig) -> &[usize] {
+        self.started.clear();
         while let Some(&(start, index)) = self.waiting.first()
             && start <= now
         {
             self.waiting.pop_first();
             self.live.push(index);
             self.is_live[index] = true;
-            started = true;
+            connections[index].start(config);
+            self.started.push(index);
         }
-        if started {
+        if !self.started.is_empty() {
             self.live.sort_unstable();
         }
         for index in self.may_have_retired.drain(..) {
@@ -72,9 +76,10 @@ impl Roster {
             {
                 self.live.remove(position);
                 self.is_live[index] = false;
+                connections[index].retire();
             }
         }
-        started
+        &self.started
     }
 
     /// The live connections, ascending.

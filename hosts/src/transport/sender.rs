@@ -59,8 +59,12 @@ pub(super) struct Connection {
     sent_through: u32,
     pub(super) rto_deadline: Option<Instant>,
     pub(super) stats: SenderStats,
-    /// QCN or DCQCN: the reaction point and the rate limiter it sets.
-    pub(super) reaction: Option<ReactionLimiter>,
+    /// The congestion control's reaction point and the rate limiter it sets. Boxed, and
+    /// held only while it can act: one that lives with its messages (HPCC's, TIMELY's, HPCC's
+    /// model of DCQCN) is made when the first message starts ([`Connection::start`]), and
+    /// HPCC's, which no report reads, goes when the connection retires. With 100 ms of flows
+    /// HPCC's fat-tree holds 1.66 million connections, of which a few thousand are live.
+    pub(super) reaction: Option<Box<ReactionLimiter>>,
     /// FECN: the probes and the rate limiter they set. Boxed, as is Swift's window: what a
     /// connection without them holds is a pointer, not their 240 and 224 bytes (HPCC's
     /// fabric holds 1.66 million connections for 100 ms of flows).
@@ -82,6 +86,8 @@ impl Connection {
         config: &TransportConfig,
     ) -> Connection {
         messages.sort_by_key(|m| (m.start, m.id));
+        // A reaction made at the start starts as one made now: it reads no clock.
+        let reaction = ReactionLimiter::new(config).filter(|r| messages.is_empty() || !r.rp.lives_with_its_messages());
         Connection {
             spec,
             pacer,
@@ -95,7 +101,7 @@ impl Connection {
             sent_through: 0,
             rto_deadline: None,
             stats: SenderStats::default(),
-            reaction: ReactionLimiter::new(config),
+            reaction: reaction.map(Box::new),
             fecn: config.fecn.map(|f| Box::new(FecnSource::new(f, config.epoch, config.bin))),
             dctcp: config.dctcp.map(|params| Dctcp::new(params, config.window)),
             swift: config.swift.map(|params| Box::new(SwiftWindow::new(params))),
@@ -114,6 +120,22 @@ impl Connection {
         self.first_unacked == self.messages.len()
             && self.rto_deadline.is_none()
             && self.reaction.as_ref().is_none_or(|r| r.rp.lives_with_its_messages())
+    }
+
+    /// Its first message started: the reaction point that waited for it is made.
+    pub(super) fn start(&mut self, config: &TransportConfig) {
+        if self.reaction.is_none() {
+            self.reaction = ReactionLimiter::new(config).map(Box::new);
+        }
+    }
+
+    /// It retired ([`Connection::is_retired`]): what only its sending needed goes. A late
+    /// acknowledgement still finds nothing to sample or resend.
+    pub(super) fn retire(&mut self) {
+        self.send_times = SendTimes::default();
+        if self.reaction.as_ref().is_some_and(|r| !r.is_reported()) {
+            self.reaction = None;
+        }
     }
 
     /// The first sequence number not yet acknowledged.
@@ -187,7 +209,7 @@ impl Connection {
         let window = self.dctcp.as_ref().map_or(window, |dctcp| dctcp.window().min(window));
         // HPCC's window (or DCQCN+w's, TIMELY+w's) in bytes of payload, as its simulator
         // counts it, at least a segment.
-        let bytes = self.reaction.as_ref().and_then(ReactionLimiter::window_bytes);
+        let bytes = self.reaction.as_deref().and_then(ReactionLimiter::window_bytes);
         let window = bytes.map_or(window, |bytes| (bytes.div_ceil(payload as u64).max(1) as u32).min(window));
         self.swift.as_ref().map_or(window, |swift| swift.window().min(window))
     }

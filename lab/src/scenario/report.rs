@@ -1,7 +1,7 @@
 //! A run's report: the tables it prints, its plots, and `results.json` with the summary
 //! (`summary.rs`) and what the run collected (`record.rs`). Comparing runs is `compare.rs`'s.
 
-use super::endpoint::SenderResult;
+use super::endpoint::{ReceiverResult, SenderResult};
 use super::phases::{self, FlowBins, Phase};
 use super::record::RunRecord;
 use super::slowdown::{self, FlowTime, SlowdownSummary};
@@ -196,24 +196,6 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         "speed": scenario.speed, "duration_seconds": scenario.duration.as_secs_f64(),
         "seconds": record.seconds, "gave_up": record.gave_up, "interrupted": record.interrupted, "hosts": record.hosts,
         "summary": outcome,
-        "flows": flows.iter().map(|f| json!({
-            "id": f.connection.id, "class": scenario.classes[f.connection.class].name,
-            "from": record.hosts[f.connection.sender], "to": record.hosts[f.connection.receiver],
-            "priority": f.connection.priority, "sender": f.sender, "receiver": f.receiver,
-            "goodput_mbps": f.goodput_mbps(), "link_use": f.utilisation(speed),
-        })).collect::<Vec<_>>(),
-        "messages": record.endpoints.iter().flat_map(|e| e.messages.iter().map(|m| {
-            let fct_ns = m.finish_ns.map(|f| f - m.start_ns);
-            let ideal = FlowTime::of(record, record.ideal, m).map(|(_, ideal)| ideal);
-            json!({
-                "flow": m.connection, "class": scenario.classes[record.connections[m.connection as usize].class].name,
-                "id": m.id, "size": m.size,
-                "start_seconds": (m.start_ns - record.epoch.as_nanos()) as f64 / 1e9,
-                "fct_ms": fct_ns.map(|f| f as f64 / 1e6),
-                "ideal_fct_ms": ideal.map(|i| i.as_secs_f64() * 1e3),
-                "slowdown": fct_ns.zip(ideal).map(|(f, i)| f as f64 / 1e9 / i.as_secs_f64()),
-            })
-        })).collect::<Vec<_>>(),
         "endpoints": record.endpoints.iter().map(|e| json!({
             "host": e.host, "pfc_rx": e.pfc_rx, "pause_rx": e.pause_rx, "paused_seconds": e.paused_seconds,
             "foreign_frames": e.foreign_frames, "socket_drops": e.socket_drops, "timer_late_p99_us": e.timer_late_p99_us,
@@ -229,7 +211,37 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     let write = || -> Result<()> {
         let mut file = std::io::BufWriter::new(std::fs::File::create(&path)?);
         let switches = record.snapshots.iter().map(|(name, snapshot)| SwitchEntry { name, snapshot }).collect();
-        let streamed = Streamed { rest: &results, switches, queue_samples: record.samples };
+        let class = |c: &PlannedConnection| scenario.classes[c.class].name.as_str();
+        let flows = Sequence(|| {
+            flows.iter().map(|f| FlowEntry {
+                id: f.connection.id,
+                class: class(f.connection),
+                from: &record.hosts[f.connection.sender],
+                to: &record.hosts[f.connection.receiver],
+                priority: f.connection.priority,
+                sender: f.sender,
+                receiver: f.receiver,
+                goodput_mbps: f.goodput_mbps(),
+                link_use: f.utilisation(speed),
+            })
+        });
+        let messages = Sequence(|| {
+            record.endpoints.iter().flat_map(|e| &e.messages).map(|m| {
+                let fct_ns = m.finish_ns.map(|f| f - m.start_ns);
+                let ideal = FlowTime::of(record, record.ideal, m).map(|(_, ideal)| ideal);
+                MessageEntry {
+                    flow: m.connection,
+                    class: class(&record.connections[m.connection as usize]),
+                    id: m.id,
+                    size: m.size,
+                    start_seconds: (m.start_ns - record.epoch.as_nanos()) as f64 / 1e9,
+                    fct_ms: fct_ns.map(|f| f as f64 / 1e6),
+                    ideal_fct_ms: ideal.map(|i| i.as_secs_f64() * 1e3),
+                    slowdown: fct_ns.zip(ideal).map(|(f, i)| f as f64 / 1e9 / i.as_secs_f64()),
+                }
+            })
+        });
+        let streamed = Streamed { rest: &results, flows, messages, switches, queue_samples: record.samples };
         serde_json::to_writer_pretty(&mut file, &streamed)?;
         std::io::Write::flush(&mut file)?;
         Ok(())
@@ -246,15 +258,55 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
     Ok(outcome)
 }
 
-/// `results.json`: the switches' snapshots and the queue samples, by far its largest parts
-/// (1.2 GB for a k = 32 fat-tree), are written from the record as they are serialised,
-/// not built as a JSON tree first (which took ten gigabytes there).
+/// `results.json`: its largest parts, the flows and messages (1.66 million of each for
+/// 100 ms of HPCC's fat-tree), the switches' snapshots and the queue samples (1.2 GB for a
+/// k = 32 fat-tree), are written from the record as they are serialised, not built as a
+/// JSON tree first (which took ten gigabytes in either run).
 #[derive(serde::Serialize)]
-struct Streamed<'a> {
+#[serde(bound(serialize = "Sequence<F>: serde::Serialize, Sequence<M>: serde::Serialize"))]
+struct Streamed<'a, F, M> {
     #[serde(flatten)]
     rest: &'a serde_json::Value,
+    flows: Sequence<F>,
+    messages: Sequence<M>,
     switches: Vec<SwitchEntry<'a>>,
     queue_samples: &'a [super::record::QueueSample],
+}
+
+/// A JSON array of what the iterator `F` makes yields, item by item.
+struct Sequence<F>(F);
+
+impl<F: Fn() -> I, I: Iterator<Item: serde::Serialize>> serde::Serialize for Sequence<F> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq((self.0)())
+    }
+}
+
+/// A flow of `results.json`: the planned connection and what its ends reported.
+#[derive(serde::Serialize)]
+struct FlowEntry<'a> {
+    id: u32,
+    class: &'a str,
+    from: &'a str,
+    to: &'a str,
+    priority: u8,
+    sender: Option<&'a SenderResult>,
+    receiver: Option<&'a ReceiverResult>,
+    goodput_mbps: f64,
+    link_use: f64,
+}
+
+/// A message of `results.json`, timed against its ideal.
+#[derive(serde::Serialize)]
+struct MessageEntry<'a> {
+    flow: u32,
+    class: &'a str,
+    id: u32,
+    size: Option<u32>,
+    start_seconds: f64,
+    fct_ms: Option<f64>,
+    ideal_fct_ms: Option<f64>,
+    slowdown: Option<f64>,
 }
 
 #[derive(serde::Serialize)]

@@ -3,7 +3,7 @@
 //! storms, the busiest port), and the per-flow view of a [`RunRecord`] it is computed from.
 //! Printing and plotting it is `report.rs`'s.
 
-use super::endpoint::{ReceiverResult, SenderResult};
+use super::endpoint::{ReceiverResult, SenderResult, first_by_id};
 use super::paths::{Crossed, PathSummary, Paths};
 use super::phases::Phase;
 use super::record::{QueueSample, RunRecord};
@@ -16,7 +16,7 @@ use pfcswitch_switch::counters::DropReason;
 use pfcswitch_switch::report::Snapshot;
 use pfcswitch_wire::FlowKey;
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Every flow's goodput before, during and after the storms: from the first storm's start to
 /// the last one's end, and from there to the workload's end.
@@ -335,13 +335,17 @@ impl Flow<'_> {
 
 /// The run's connections, in plan order, with their results.
 pub(super) fn flows<'a>(record: &'a RunRecord) -> Vec<Flow<'a>> {
+    let senders: Vec<HashMap<u32, &SenderResult>> =
+        record.endpoints.iter().map(|e| first_by_id(e.senders.iter().map(|s| (s.connection, s)))).collect();
+    let receivers: Vec<HashMap<u32, &ReceiverResult>> =
+        record.endpoints.iter().map(|e| first_by_id(e.receivers.iter().map(|r| (r.connection, r)))).collect();
     record
         .connections
         .iter()
         .map(|c| Flow {
             connection: c,
-            sender: record.endpoints[c.sender].senders.iter().find(|s| s.connection == c.id),
-            receiver: record.endpoints[c.receiver].receivers.iter().find(|r| r.connection == c.id),
+            sender: senders[c.sender].get(&c.id).copied(),
+            receiver: receivers[c.receiver].get(&c.id).copied(),
         })
         .collect()
 }
