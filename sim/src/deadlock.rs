@@ -168,7 +168,7 @@ fn blocked_cycle(net: &Network, priority: Pcp) -> Option<Vec<usize>> {
         .map(|(s, switch)| {
             (0..switch.port_count())
                 .filter(|&port| switch.queue_state(now, port, priority).egress.bytes > 0)
-                .filter_map(|port| match net.wire(super::Endpoint::switch(s, port))?.to.node {
+                .filter_map(|port| match net.cables.wire(super::Endpoint::switch(s, port))?.to.node {
                     Node::Switch(next) => Some(next),
                     Node::Host(_) => None,
                 })

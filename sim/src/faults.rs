@@ -15,13 +15,13 @@ impl Network {
     /// every node first). A link that is not there, or is in that state already, changes
     /// nothing.
     pub fn set_link(&mut self, end: Endpoint, up: bool) {
-        let Some(wire) = self.wire(end) else { return };
+        let Some(wire) = self.cables.wire(end) else { return };
         if wire.up == up {
             return;
         }
         let now = self.now();
         for side in [end, wire.to] {
-            if let Some(wire) = self.wire_mut(side).as_mut() {
+            if let Some(wire) = self.cables.wire_mut(side).as_mut() {
                 wire.up = up;
             }
             if let Node::Switch(s) = side.node {

@@ -103,7 +103,7 @@ impl Network {
     /// only: the draws are made in sending order).
     pub fn set_loss(&mut self, end: Endpoint, loss: f64) {
         assert!(loss == 0.0 || !self.is_split(), "a lossy cable in a network split over threads");
-        let Some(to) = self.wire(end).map(|wire| wire.to) else { return };
+        let Some(to) = self.cables.wire(end).map(|wire| wire.to) else { return };
         for side in [end, to] {
             if let Some(wire) = self.cables.wire_mut(side).as_mut() {
                 wire.loss = loss;
@@ -116,14 +116,6 @@ impl Network {
         assert!(!self.is_split(), "a cable added to a network split over threads");
         *self.cables.wire_mut(a) = Some(Wire { to: b, speed, delay, up: true, loss: 0.0 });
         *self.cables.wire_mut(b) = Some(Wire { to: a, speed, delay, up: true, loss: 0.0 });
-    }
-
-    fn wire(&self, from: Endpoint) -> Option<Wire> {
-        self.cables.wire(from)
-    }
-
-    fn wire_mut(&mut self, end: Endpoint) -> &mut Option<Wire> {
-        self.cables.wire_mut(end)
     }
 
     fn is_split(&self) -> bool {
