@@ -2,8 +2,8 @@
 //! incast that makes the switches pause their peers, every transmission (time, end, length,
 //! priority, pause content), every pause's arrival, every switch counter and every
 //! connection's record are the same, through runs stopped and resumed around a link going
-//! down and up, or stopped where frames were sent and given new flows. And what needs one thread (a tap, a lossy cable, a network that ran) refuses
-//! the split.
+//! down and up, or stopped where frames were sent and given new flows. And what needs one
+//! thread (a tap, a lossy cable, a network that ran) refuses the split.
 
 mod common;
 

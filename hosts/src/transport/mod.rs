@@ -165,7 +165,6 @@ impl Transport {
         &self.config
     }
 
-    /// Adds a connection with its messages (sent in start order).
     /// Room for `additional` more connections: a host of a flow-size workload holds every
     /// flow it sends, and a vector grown by doubling wastes up to half of them.
     pub fn reserve_connections(&mut self, additional: usize) {
@@ -173,6 +172,7 @@ impl Transport {
         self.glances.reserve_exact(additional);
     }
 
+    /// Adds a connection with its messages (sent in start order).
     pub fn add_connection(&mut self, spec: ConnectionSpec, messages: Vec<MessageSpec>) {
         let messages_are_sized = messages.iter().all(|m| m.size.is_some());
         let pacer = spec.rate.map(|rate| self.pacer(rate, spec.arrivals, self.frame_time(rate)));

@@ -273,7 +273,7 @@ struct Streamed<'a, F, M> {
     queue_samples: &'a [super::record::QueueSample],
 }
 
-/// A JSON array of what the iterator `F` makes yields, item by item.
+/// A JSON array of the items of the iterator `F` makes, serialised one by one.
 struct Sequence<F>(F);
 
 impl<F: Fn() -> I, I: Iterator<Item: serde::Serialize>> serde::Serialize for Sequence<F> {
