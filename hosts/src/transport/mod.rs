@@ -180,7 +180,7 @@ impl Transport {
         self.roster.add(self.connections.len(), &connection);
         self.by_id.entry(spec.id).or_insert(self.connections.len());
         self.plain &= messages_are_sized;
-        let glance = self.glance_of(&connection);
+        let glance = glance_with(&self.config, &connection);
         self.glances.push(glance);
         self.connections.push(connection);
         let index = self.connections.len() - 1;
@@ -190,14 +190,10 @@ impl Transport {
         self.tidy();
     }
 
-    fn glance_of(&self, connection: &Connection) -> Glance {
-        glance_with(&self.config, connection)
-    }
-
     /// Takes the changes to connection `index` into its glance: every change to a connection
     /// ends with this.
     fn refresh(&mut self, index: usize) {
-        let glance = self.glance_of(&self.connections[index]);
+        let glance = glance_with(&self.config, &self.connections[index]);
         self.glances[index] = glance;
         if self.roster.is_live()[index] {
             self.agenda.note(index, &glance);
@@ -615,7 +611,7 @@ impl Transport {
     /// Whether every live connection's glance says what the connection would say now
     /// (checked in debug builds).
     fn glances_are_fresh(&self) -> bool {
-        self.roster.live().iter().all(|&i| self.glance_of(&self.connections[i]) == self.glances[i])
+        self.roster.live().iter().all(|&i| glance_with(&self.config, &self.connections[i]) == self.glances[i])
     }
 
     /// Fires retransmission timers: a connection with unacknowledged segments goes back.
