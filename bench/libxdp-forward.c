@@ -21,7 +21,10 @@
  *   libxdp-forward --port-a IFACE --port-b IFACE
  *
  * Prints "ready" once both sockets are bound; SIGINT or SIGTERM stops it, and it detaches
- * its XDP programs on the way out, also after an error.
+ * its XDP programs on the way out, also after an error. On the way out it prints, per port,
+ * the kernel's counts of the frames its socket refused (XDP_STATISTICS), so a benchmark can
+ * say where the frames it did not forward died:
+ *   statistics PORT rx_dropped N rx_ring_full N rx_fill_ring_empty_descs N
  */
 #include <errno.h>
 #include <net/if.h>
@@ -205,6 +208,20 @@ static void give_frames(struct port *port, __u64 first)
 	xsk_ring_prod__submit(&port->fill, FRAMES / 2);
 }
 
+/* The kernel's count of the frames the port's socket refused: rx_dropped (no fill
+ * buffer), rx_ring_full, and how often the fill ring was found empty. */
+static void print_statistics(const struct port *port)
+{
+	struct xdp_statistics stats = { 0 };
+	socklen_t len = sizeof(stats);
+
+	if (getsockopt(xsk_socket__fd(port->xsk), SOL_XDP, XDP_STATISTICS, &stats, &len))
+		fail("cannot read XDP_STATISTICS of", port->name, errno);
+	printf("statistics %s rx_dropped %llu rx_ring_full %llu rx_fill_ring_empty_descs %llu\n", port->name,
+	       (unsigned long long)stats.rx_dropped, (unsigned long long)stats.rx_ring_full,
+	       (unsigned long long)stats.rx_fill_ring_empty_descs);
+}
+
 int main(int argc, char **argv)
 {
 	/* Each fill ring has room for every frame of the UMEM, twice what its port owns, as
@@ -259,6 +276,8 @@ int main(int argc, char **argv)
 	}
 	detach_all();
 	ports[0].ifindex = ports[1].ifindex = 0;
+	print_statistics(&ports[0]);
+	print_statistics(&ports[1]);
 	xsk_socket__delete(ports[0].xsk);
 	xsk_socket__delete(ports[1].xsk);
 	xsk_umem__delete(umem);

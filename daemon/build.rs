@@ -5,7 +5,7 @@ use std::env;
 use std::path::PathBuf;
 use std::process::Command;
 
-const PROGRAMS: &[&str] = &["classifier", "bench_redirect", "bench_sink", "endpoint"];
+const PROGRAMS: &[&str] = &["classifier", "bench_redirect", "bench_sink", "bench_generator", "endpoint"];
 
 fn main() {
     let ebpf_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("../ebpf");

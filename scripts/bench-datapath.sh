@@ -30,7 +30,18 @@
 #   pb-gen [pb-gen0] ---- [pb-a] pb-sw [pb-b] ---- [pb-sink0] pb-sink
 #
 # The generator (pfcswitch-bench flood: AF_XDP TX of one prebuilt frame, as fast as it goes)
-# runs on CPU GEN_CPU and the forwarder process on CPU FWD_CPU. pb-a's receive processing
+# runs on CPU GEN_CPU and the forwarder process on CPU FWD_CPU.
+#
+# GENERATOR=kernel is the overload mode: the generator is pfcswitch-bench overload, an XDP
+# program run inside the kernel with BPF_PROG_RUN on live frames (XDP_TX on pb-gen0), which
+# offers several times what any AF_XDP forwarder here takes; on the lossless path it obeys
+# the PFC frames it receives, as a NIC at 400 Gbit/s would. After each round, once the
+# generator has stopped and the sink has seen nothing for half a second, a ledger says where
+# every frame the generator sent went: dropped on the wire (the veth peer's ring full,
+# pb-gen0's xdp_xmit_errors), refused by the forwarder's AF_XDP sockets (the kernel's
+# XDP_STATISTICS: no fill buffer or RX ring full), dropped by pfcswitchd's classifier (by
+# reason) or its switch (by reason), or delivered to the sink; what none of them counts is
+# printed as unaccounted. The forwarders default to pfcswitchd, libxdp-forward and its twin. pb-a's receive processing
 # (its XDP program and the copy into the socket) runs in one of two placements, both
 # measured (PLACEMENTS):
 #
@@ -53,7 +64,8 @@
 # again (at most three times): a round with no forwarder measures nothing.
 #
 #   scripts/bench-datapath.sh
-#   env: WARMUP=1 WINDOW=5 (seconds), REPEAT=5, SIZES="60 1496", GEN_CPU=0 FWD_CPU=1,
+#   env: GENERATOR=flood|kernel, WARMUP=1 WINDOW=5 (seconds), REPEAT=5, SIZES="60 1496",
+#        GEN_CPU=0 FWD_CPU=1,
 #        PATHS="lossless lossy", PLACEMENTS="generator forwarder",
 #        FORWARDERS="pfcswitchd pfcswitchd-capfc pfcswitchd-spin0 libxdp-forward xsk-forward
 #        linux-bridge xdp-redirect",
@@ -77,7 +89,13 @@ GEN_CPU=${GEN_CPU:-0}
 FWD_CPU=${FWD_CPU:-1}
 PLACEMENTS=${PLACEMENTS:-"generator forwarder"}
 PATHS=${PATHS:-"lossless lossy"}
-FORWARDERS=${FORWARDERS:-"pfcswitchd pfcswitchd-capfc pfcswitchd-spin0 libxdp-forward xsk-forward linux-bridge xdp-redirect"}
+GENERATOR=${GENERATOR:-flood}
+case "$GENERATOR" in
+  flood) FORWARDERS=${FORWARDERS:-"pfcswitchd pfcswitchd-capfc pfcswitchd-spin0 libxdp-forward xsk-forward linux-bridge xdp-redirect"} ;;
+  # XDP_TX into a veth needs an XDP program on its peer: the kernel forwarders have none.
+  kernel) FORWARDERS=${FORWARDERS:-"pfcswitchd libxdp-forward libxdp-forward-twin"} ;;
+  *) echo "bench-datapath.sh: GENERATOR is flood or kernel, not $GENERATOR" >&2; exit 1 ;;
+esac
 GEN_MAC=02:00:00:00:00:01
 SINK_MAC=02:00:00:00:00:02
 NAMESPACES="pb-gen pb-sw pb-sink"
@@ -297,6 +315,31 @@ fi
 
 results=$work/results
 : >"$results"
+veth_counter() { # namespace iface name: one of the veth's `ethtool -S` counters
+  ip netns exec "$1" ethtool -S "$2" | awk -v name="$3:" '$1 == name { print $2 }'
+}
+
+ledger() { # name out wire0: "offered wire socket classifier switch delivered reasons" of a round
+  # in the overload mode, from the counters each place keeps (see the top)
+  local name=$1 out=$2 wire socket=0 classifier=0 switch=0 reasons=-
+  wire=$(($(veth_counter pb-gen pb-gen0 tx_queue_0_xdp_xmit_errors) - $3))
+  case "$name" in
+    pfcswitchd*)
+      socket=$("$cli" -j -s "$work/pb-sw.sock" status | jq '.datapath.xsk_rx_dropped')
+      "$cli" -j -s "$work/pb-sw.sock" ports >"$out.ports"
+      classifier=$(jq '[.[].xdp_drops // {} | add // 0] | add' "$out.ports")
+      switch=$(jq '[.[].drops] | add' "$out.ports")
+      reasons=$(jq -r '[.[] | (.drop_reasons | to_entries[]), (.xdp_drops // {} | to_entries[] | .key |= "xdp_" + .)]
+        | group_by(.key) | map({key: .[0].key, value: (map(.value) | add)}) | map(select(.value > 0))
+        | map("\(.key)=\(.value)") | join(",") | if . == "" then "-" else . end' "$out.ports") ;;
+  esac
+  echo "$(json "$out.flood" total_sent) $wire $socket $classifier $switch $(json "$out.sink" total_frames) $reasons"
+}
+
+reference_socket_drops() { # log: frames the reference's sockets refused (its exit statistics)
+  awk '$1 == "statistics" { n += $4 + $6 } END { print n + 0 }' "$1"
+}
+
 daemon_counters() { # "seconds received transmitted dropped": pfcswitchd's frames in on p1, out on p2,
   # and dropped anywhere, now
   local seconds
@@ -308,18 +351,24 @@ daemon_counters() { # "seconds received transmitted dropped": pfcswitchd's frame
 
 measure() { # placement path forwarder size run
   local placement=$1 path=$2 name=$3 size=$4 run=$5 out=$work/$1-$2-$3-$4-$5 sink_ns=pb-sink sink_iface=pb-sink0 nice=0
-  local tag=(--pcp 3) counters0="" counters1="" rates="- - -"
+  local tag=(--pcp 3) counters0="" counters1="" rates="- - -" generator=(flood) drain=() wire0=0 book="- - - - - - -"
   [ "$path" = lossy ] && tag=(--untagged)
+  if [ "$GENERATOR" = kernel ]; then
+    generator=(overload)
+    [ "$path" = lossless ] && generator+=(--pfc-speed 400Gbps)
+    drain=(--drain 0.5)
+    wire0=$(veth_counter pb-gen pb-gen0 tx_queue_0_xdp_xmit_errors)
+  fi
   [ "$name" = none ] && sink_ns=pb-sw sink_iface=pb-a
   [[ $name == pfcswitchd* || $name == xsk-forward || $name == libxdp-forward* ]] && nice=19
   start_forwarder "$name" "$out.forwarder.log"
   # The sink process only reads counters; its XDP program runs where frames arrive.
   taskset -c "$GEN_CPU" ip netns exec "$sink_ns" "$bench" sink --iface "$sink_iface" \
-    --warmup "$WARMUP" --window "$WINDOW" >"$out.sink" 2>"$out.sink.log" &
+    --warmup "$WARMUP" --window "$WINDOW" "${drain[@]}" >"$out.sink" 2>"$out.sink.log" &
   local sink_pid=$!
   wait_for "$out.sink.log" ready "$sink_pid" sink
   place_receive "$placement" "$nice"
-  taskset -c "$GEN_CPU" ip netns exec pb-gen "$bench" flood --iface pb-gen0 --size "$size" \
+  taskset -c "$GEN_CPU" ip netns exec pb-gen "$bench" "${generator[@]}" --iface pb-gen0 --size "$size" \
     --src "$GEN_MAC" --dst "$SINK_MAC" "${tag[@]}" --warmup "$WARMUP" --window "$WINDOW" >"$out.flood" &
   local flood_pid=$! busy0 total0 busy1 total1
   sleep "$(awk -v w="$WARMUP" 'BEGIN { print w + 0.5 }')"
@@ -357,17 +406,21 @@ measure() { # placement path forwarder size run
   fi
   wait "$flood_pid"
   wait "$sink_pid" || { cat "$out.sink.log" >&2; return 1; }
+  [ "$GENERATOR" = kernel ] && [ "$name" != none ] && book=$(ledger "$name" "$out" "$wire0")
   if [ -f "$out.perf" ] && [[ $name == pfcswitchd* ]]; then
     "$cli" -s "$work/pb-sw.sock" status >"$PROFILE/$placement-$path-$name-$((size + 4))B.status"
     "$cli" -s "$work/pb-sw.sock" ports >>"$PROFILE/$placement-$path-$name-$((size + 4))B.status"
   fi
   stop_forwarder
+  if [[ $book != -* && $name == libxdp-forward* ]]; then
+    book=$(echo "$book" | awk -v socket="$(reference_socket_drops "$out.forwarder.log")" '{ $3 = socket; print }')
+  fi
   [ -f "$out.perf" ] && profile_report "$out.perf" "$PROFILE/$placement-$path-$name-$((size + 4))B.txt"
   [ -f "$out.syscalls" ] && syscalls_report "$out.syscalls" "$(json "$out.sink" fps)" "$span" \
     >"$PROFILE/$placement-$path-$name-$((size + 4))B.syscalls"
   local line
   line="$placement $path $name $size $(json "$out.sink" fps) $(json "$out.flood" fps) $(json "$out.flood" peer_dropped_fps) \
-$(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.0f", t ? 100 * b / t : 0 }') $run $rates"
+$(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.0f", t ? 100 * b / t : 0 }') $run $rates $book"
   echo "$line" >>"$results"
   echo "   round $run: $line" >&2
 }
@@ -421,7 +474,7 @@ if [ "$busy_before" -gt 10 ] || [ "$busy_after" -gt 10 ]; then
 fi
 median_rows | awk -v cpu="$FWD_CPU" '
   { place[NR] = $1; path[NR] = $2; name[NR] = $3; size[NR] = $4; rx[NR] = $5; tx[NR] = $6; refused[NR] = $7
-    busy[NR] = $8; drx[NR] = $10; dtx[NR] = $11; ddrop[NR] = $12; low[NR] = $13; high[NR] = $14
+    busy[NR] = $8; drx[NR] = $10; dtx[NR] = $11; ddrop[NR] = $12; low[NR] = $(NF - 1); high[NR] = $NF
     if ($3 == "xsk-forward") bare[$1, $2, $4] = $5
     if ($3 == "libxdp-forward") reference[$1, $2, $4] = $5
   }
@@ -464,3 +517,28 @@ awk '
       printf "%-9s %-8s %-19s %5dB %10.2f %12.2f  %s\n", f[1], f[2], f[3], f[4] + 4, median, ratios[1], list
     }
   }' "$results"
+
+[ "$GENERATOR" = kernel ] || exit 0
+echo
+echo "Where the generator's frames went, in per cent of those it sent (overload mode): the round with the median" \
+  "delivered rate, and the largest share no counter accounts for in any round of the cell"
+median_rows | awk -v results="$results" '$3 != "none" && $13 != "-" {
+    offered = $13; unaccounted = offered - $14 - $15 - $16 - $17 - $18
+    key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4
+    row[key] = sprintf("%-9s %-8s %-19s %5dB %9.2f %6.1f %7.1f %10.1f %7.1f %9.1f %11.2f", $1, $2, $3, $4 + 4, offered / 1e6,
+      100 * $14 / offered, 100 * $15 / offered, 100 * $16 / offered, 100 * $17 / offered, 100 * $18 / offered,
+      100 * unaccounted / offered)
+    reasons[key] = $19; order[++n] = key
+  }
+  END {
+    while ((getline line < results) > 0) {
+      split(line, f, " ")
+      if (f[3] == "none" || f[13] == "-") continue
+      k = f[1] SUBSEP f[2] SUBSEP f[3] SUBSEP f[4]; u = 100 * (f[13] - f[14] - f[15] - f[16] - f[17] - f[18]) / f[13]
+      if (u < 0) u = -u
+      if (u > worst[k]) worst[k] = u
+    }
+    printf "%-9s %-8s %-19s %6s %9s %6s %7s %10s %7s %9s %11s %6s  %s\n", "receive", "path", "forwarder", "frame", "sent (M)", \
+      "wire", "socket", "classifier", "switch", "delivered", "unaccounted", "worst", "drops by reason"
+    for (i = 1; i <= n; i++) printf "%s %6.2f  %s\n", row[order[i]], worst[order[i]], reasons[order[i]]
+  }'

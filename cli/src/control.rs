@@ -100,6 +100,15 @@ pub fn status(snapshot: &Snapshot, json: bool) {
     }
 }
 
+/// The port's drops by reason, summed over its priorities.
+fn drop_reasons(port: &PortReport) -> std::collections::BTreeMap<&str, u64> {
+    let mut reasons = std::collections::BTreeMap::new();
+    for (reason, count) in port.priorities.iter().flat_map(|q| &q.drops) {
+        *reasons.entry(reason.as_str()).or_default() += count;
+    }
+    reasons
+}
+
 pub fn ports(snapshot: &Snapshot, json: bool) {
     // With `[int]` on, each stamping port's INT counters (`null` on the others).
     let int = |p: &PortReport| {
@@ -116,6 +125,8 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
                 "rx_frames": total(p, |q| q.rx_frames), "rx_bytes": total(p, |q| q.rx_bytes),
                 "tx_frames": total(p, |q| q.tx_frames), "tx_bytes": total(p, |q| q.tx_bytes),
                 "drops": p.priorities.iter().map(|q| q.drops.values().sum::<u64>()).sum::<u64>(),
+                "drop_reasons": drop_reasons(p),
+                "xdp_drops": p.xdp.as_ref().map(|x| &x.drops),
                 "malformed": p.malformed.values().sum::<u64>(),
                 "pause_rx": p.pause_rx, "short_mac_control": p.short_mac_control, "cable": p.cable,
                 "xdp_attach": p.xdp.as_ref().map(|x| &x.attach), "xsk_mode": p.xdp.as_ref().map(|x| &x.socket),

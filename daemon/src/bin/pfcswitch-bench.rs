@@ -2,6 +2,8 @@
 //! frames per second pfcswitchd forwards next to the forwarders it is compared with.
 //!
 //! - `flood`: the generator, an AF_XDP TX flood of one prebuilt frame (copy mode on veth).
+//! - `overload`: a generator inside the kernel (ebpf/bench_generator.c run with
+//!   BPF_PROG_RUN on live frames), many times faster than `flood`, which obeys PFC.
 //! - `xsk-forward`: the bare AF_XDP forwarder: pfcswitchd's UMEM, sockets and classifier,
 //!   no switch core; every frame received on one port leaves on the other by its address.
 //! - `xdp-redirect`: the kernel forwarder, XDP_REDIRECT through a DEVMAP (ebpf/bench_redirect.c).
@@ -10,17 +12,18 @@
 //! `flood` and `sink` print one JSON object on stdout. The forwarders print `ready` on stderr
 //! once attached and run until SIGTERM or SIGINT; their XDP programs leave with them.
 
-use aya::maps::{DevMap, MapData, PerCpuArray};
+use aya::maps::{Array, DevMap, MapData, PerCpuArray};
 use aya::programs::{Xdp, XdpMode};
 use aya::{Ebpf, EbpfLoader, Pod};
 use clap::{Parser, Subcommand};
 use pfcswitch_hosts::{FlowSender, FlowSpec};
+use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{EthernetAddress, Ipv4Addr, Pcp};
 use pfcswitchd::classifier::{Classifier, PortClassification, if_index};
 use pfcswitchd::signals::{self, SignalFd};
 use pfcswitchd::umem::{FramePool, UmemArea};
 use pfcswitchd::xsk::{Owner, QueueSocket, RING_SIZE, Sockets, rx_queue_count, tx_desc};
-use std::os::fd::RawFd;
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -40,6 +43,9 @@ struct Args {
 enum Command {
     /// Send one prebuilt 802.1Q-tagged frame as fast as AF_XDP allows; print the rate as JSON.
     Flood(FloodArgs),
+    /// Send one prebuilt frame from inside the kernel (XDP_TX of live frames), far faster than
+    /// any AF_XDP forwarder takes, obeying PFC; print the rates and totals as JSON.
+    Overload(OverloadArgs),
     /// Bare AF_XDP forwarder (pfcswitchd's sockets and classifier, no switch core).
     XskForward(Ports),
     /// Kernel forwarder: XDP_REDIRECT from each port to the other through a DEVMAP.
@@ -58,8 +64,9 @@ struct Window {
     window: f64,
 }
 
+/// The one frame a generator sends.
 #[derive(Debug, clap::Args)]
-struct FloodArgs {
+struct FrameArgs {
     /// Interface to send on.
     #[arg(long)]
     iface: String,
@@ -77,11 +84,32 @@ struct FloodArgs {
     /// path most traffic takes), of the same length on the wire.
     #[arg(long, conflicts_with = "pcp")]
     untagged: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct FloodArgs {
+    #[command(flatten)]
+    frame: FrameArgs,
     #[command(flatten)]
     window: Window,
     /// Seconds the flood goes on after the window, so the sink's window is covered too.
     #[arg(long, default_value_t = 1.0)]
     tail: f64,
+}
+
+#[derive(Debug, clap::Args)]
+struct OverloadArgs {
+    #[command(flatten)]
+    frame: FrameArgs,
+    #[command(flatten)]
+    window: Window,
+    /// Seconds the generator goes on after the window, so the sink's window is covered too.
+    #[arg(long, default_value_t = 1.0)]
+    tail: f64,
+    /// Obey PFC for the frames' priority as a NIC on a link of this speed would (the pause
+    /// time of a quantum is 512 bit times); without it, PFC frames are counted and ignored.
+    #[arg(long)]
+    pfc_speed: Option<BitRate>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -102,12 +130,18 @@ struct SinkArgs {
     /// Give up when no frame arrives within this many seconds.
     #[arg(long, default_value_t = 10.0)]
     first_frame_timeout: f64,
+    /// After the window, go on counting until no frame has arrived for this many seconds,
+    /// and print every frame counted since the start as `total_frames` (0: stop at the
+    /// window's end).
+    #[arg(long, default_value_t = 0.0)]
+    drain: f64,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
     let result = match &args.command {
         Command::Flood(flood_args) => flood(flood_args),
+        Command::Overload(overload_args) => overload(overload_args),
         Command::XskForward(ports) => xsk_forward(ports),
         Command::XdpRedirect(ports) => xdp_redirect(ports),
         Command::Sink(sink_args) => sink(sink_args),
@@ -160,11 +194,9 @@ fn tune_generator_socket(fd: RawFd) -> u32 {
     if set(libc::SOL_XDP, XDP_MAX_TX_SKB_BUDGET, RING_SIZE as libc::c_int) { RING_SIZE } else { 32 }
 }
 
-/// The generator. In copy mode every `sendto` turns a budget of TX descriptors into skbs and
-/// hands them to the veth; a completion means the frame left (or the peer dropped it, which
-/// the veth counts as tx_dropped). Every descriptor points at the same prebuilt frame.
-fn flood(args: &FloodArgs) -> Result<(), String> {
-    let mut area = UmemArea::new(1).map_err(text)?;
+/// Writes the generators' frame (a traffic-header frame of flow 1) into `frame`; returns its
+/// length.
+fn build_frame(args: &FrameArgs, frame: &mut [u8]) -> Result<usize, String> {
     let priority = Pcp::new(args.pcp).ok_or("--pcp must be 0-7")?;
     let spec = FlowSpec {
         id: 1,
@@ -178,20 +210,28 @@ fn flood(args: &FloodArgs) -> Result<(), String> {
         start: pfcswitch_link::time::Instant::ZERO,
         rate: None,
     };
-    let frame = area.chunk_mut(0);
     let mut len = FlowSender::new(spec).next_frame(spec.start, args.src, Ipv4Addr::new(10, 0, 0, 1), frame);
     if args.untagged {
         // The 802.1Q tag sits after the two addresses (bytes 12..16).
         frame.copy_within(16..len, 12);
         len -= 4;
     }
+    Ok(len)
+}
+
+/// The generator. In copy mode every `sendto` turns a budget of TX descriptors into skbs and
+/// hands them to the veth; a completion means the frame left (or the peer dropped it, which
+/// the veth counts as tx_dropped). Every descriptor points at the same prebuilt frame.
+fn flood(args: &FloodArgs) -> Result<(), String> {
+    let mut area = UmemArea::new(1).map_err(text)?;
+    let len = build_frame(&args.frame, area.chunk_mut(0))?;
     let desc = tx_desc(0, len as u32);
-    let mut sockets = Sockets::open(&area, std::slice::from_ref(&args.iface), Owner::FirstPort).map_err(text)?;
+    let mut sockets = Sockets::open(&area, std::slice::from_ref(&args.frame.iface), Owner::FirstPort).map_err(text)?;
     let queue = &mut sockets.queues[0];
     let budget = tune_generator_socket(queue.fd());
 
     let (mut completed, mut in_flight) = (0u64, 0u32);
-    let sample = |completed| FloodSample { at: Instant::now(), completed, peer_dropped: tx_dropped(&args.iface) };
+    let sample = |completed| FloodSample { at: Instant::now(), completed, peer_dropped: tx_dropped(&args.frame.iface) };
     let start = Instant::now();
     let window_start = start + seconds(args.window.warmup);
     let window_end = window_start + seconds(args.window.window);
@@ -221,7 +261,7 @@ fn flood(args: &FloodArgs) -> Result<(), String> {
     let secs = (last.at - first.at).as_secs_f64();
     let frames = last.completed - first.completed;
     let json = serde_json::json!({
-        "iface": args.iface,
+        "iface": args.frame.iface,
         "frame_len": len,
         "frames": frames,
         "seconds": secs,
@@ -230,6 +270,159 @@ fn flood(args: &FloodArgs) -> Result<(), String> {
         "peer_dropped_fps": (last.peer_dropped - first.peer_dropped) as f64 / secs,
         "frames_per_sendto": budget,
     });
+    println!("{json}");
+    Ok(())
+}
+
+// ---- overload ----
+
+/// `struct generator_config` of ebpf/bench_generator.c.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct GeneratorConfig {
+    priority: u32,
+    obey_pfc: u32,
+    picos_per_quantum: u64,
+}
+
+// SAFETY: two u32 and a u64, no padding.
+unsafe impl Pod for GeneratorConfig {}
+
+/// `enum generator_count` of ebpf/bench_generator.c, in its order.
+const GENERATOR_COUNTS: [&str; 4] = ["sent", "held", "pfc_rx", "other_rx"];
+
+/// `struct xdp_md` as BPF_PROG_RUN takes it: the frame's bounds and where it "arrived".
+#[repr(C)]
+#[derive(Debug, Default)]
+struct XdpMd {
+    data: u32,
+    data_end: u32,
+    data_meta: u32,
+    ingress_ifindex: u32,
+    rx_queue_index: u32,
+    egress_ifindex: u32,
+}
+
+/// The `test` member of `union bpf_attr` (BPF_PROG_TEST_RUN), padded to 8 bytes.
+#[repr(C)]
+#[derive(Debug, Default)]
+struct TestRunAttr {
+    prog_fd: u32,
+    retval: u32,
+    data_size_in: u32,
+    data_size_out: u32,
+    data_in: u64,
+    data_out: u64,
+    repeat: u32,
+    duration: u32,
+    ctx_size_in: u32,
+    ctx_size_out: u32,
+    ctx_in: u64,
+    ctx_out: u64,
+    flags: u32,
+    cpu: u32,
+    batch_size: u32,
+    pad: u32,
+}
+
+const BPF_PROG_TEST_RUN: libc::c_long = 10;
+const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
+/// Frames per system call: a few milliseconds at the generator's rate, so that the window's
+/// edges fall within one call.
+const FRAMES_PER_RUN: u32 = 1 << 16;
+
+/// Runs the generator program over `FRAMES_PER_RUN` live copies of `frame`, as if each had
+/// arrived on `ifindex`: XDP_TX sends them out of it.
+fn run_live(program: RawFd, frame: &[u8], ifindex: u32) -> Result<(), String> {
+    let ctx = XdpMd { data_end: frame.len() as u32, ingress_ifindex: ifindex, ..XdpMd::default() };
+    let mut attr = TestRunAttr {
+        prog_fd: program as u32,
+        data_size_in: frame.len() as u32,
+        data_in: frame.as_ptr() as u64,
+        repeat: FRAMES_PER_RUN,
+        ctx_size_in: std::mem::size_of::<XdpMd>() as u32,
+        ctx_in: (&raw const ctx) as u64,
+        flags: BPF_F_TEST_XDP_LIVE_FRAMES,
+        ..TestRunAttr::default()
+    };
+    // SAFETY: `attr` points at the frame and the context, which outlive the call; the
+    // kernel writes only into `attr`, whose size is given.
+    let result =
+        unsafe { libc::syscall(libc::SYS_bpf, BPF_PROG_TEST_RUN, &raw mut attr, std::mem::size_of::<TestRunAttr>()) };
+    match result {
+        0 => Ok(()),
+        _ => match std::io::Error::last_os_error() {
+            error if error.raw_os_error() == Some(libc::EINTR) => Ok(()),
+            error => Err(format!("BPF_PROG_RUN of the generator on live frames: {error}")),
+        },
+    }
+}
+
+/// The generator's counters (`GENERATOR_COUNTS`), summed over CPUs.
+fn generator_counts(map: &PerCpuArray<&MapData, u64>) -> Result<[u64; 4], String> {
+    let mut counts = [0; 4];
+    for (index, count) in (0u32..).zip(counts.iter_mut()) {
+        *count = map.get(&index, 0).map_err(text)?.iter().sum();
+    }
+    Ok(counts)
+}
+
+/// The in-kernel generator: BPF_PROG_RUN on live frames, XDP_TX on the generator's veth,
+/// with its PFC listener attached there. Prints the window's rates and the run's totals.
+fn overload(args: &OverloadArgs) -> Result<(), String> {
+    let mut frame = vec![0; pfcswitchd::umem::FRAME_SIZE as usize];
+    let len = build_frame(&args.frame, &mut frame)?;
+    frame.truncate(len);
+    let ifindex = if_index(&args.frame.iface).map_err(text)?;
+    let object = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/bench_generator.o"));
+    let mut ebpf = Ebpf::load(object).map_err(text)?;
+    let priority = if args.frame.untagged { 0 } else { u32::from(args.frame.pcp) };
+    let config = GeneratorConfig {
+        priority,
+        obey_pfc: u32::from(args.pfc_speed.is_some()),
+        picos_per_quantum: args.pfc_speed.map_or(0, |speed| 512 * 1_000_000_000_000 / speed.bps()),
+    };
+    let mut config_map: Array<&mut MapData, GeneratorConfig> =
+        ebpf.map_mut("config").ok_or("no map `config`")?.try_into().map_err(text)?;
+    config_map.set(0, config, 0).map_err(text)?;
+    attach(xdp_program(&mut ebpf, "bench_pfc_listener")?, &args.frame.iface)?;
+    let generator = xdp_program(&mut ebpf, "bench_generate")?;
+    let program = generator.fd().map_err(text)?.as_fd().as_raw_fd();
+    let counts_map: PerCpuArray<&MapData, u64> =
+        ebpf.map("counts").ok_or("no map `counts`")?.try_into().map_err(text)?;
+
+    let start = Instant::now();
+    let window_start = start + seconds(args.window.warmup);
+    let window_end = window_start + seconds(args.window.window);
+    let stop = window_end + seconds(args.tail);
+    let (mut first, mut last) = (None, None);
+    loop {
+        run_live(program, &frame, ifindex)?;
+        let now = Instant::now();
+        let sample = || generator_counts(&counts_map).map(|counts| (now, counts, tx_dropped(&args.frame.iface)));
+        if first.is_none() && now >= window_start {
+            first = Some(sample()?);
+        } else if last.is_none() && now >= window_end {
+            last = Some(sample()?);
+        } else if now >= stop {
+            break;
+        }
+    }
+    let totals = generator_counts(&counts_map)?;
+    let ((t0, first, dropped0), (t1, last, dropped1)) = (first.expect("window started"), last.expect("window ended"));
+    let secs = (t1 - t0).as_secs_f64();
+    // The veth counts the frames its peer's full ring refused as its own tx_dropped.
+    let mut json = serde_json::json!({
+        "iface": args.frame.iface,
+        "frame_len": len,
+        "seconds": secs,
+        "fps": (last[0] - first[0]) as f64 / secs,
+        "held_fps": (last[1] - first[1]) as f64 / secs,
+        "peer_dropped_fps": (dropped1 - dropped0) as f64 / secs,
+    });
+    for (name, total) in GENERATOR_COUNTS.iter().zip(totals) {
+        json[format!("total_{name}")] = total.into();
+    }
     println!("{json}");
     Ok(())
 }
@@ -406,13 +599,24 @@ fn sink(args: &SinkArgs) -> Result<(), String> {
     let (end, last) = total()?;
     let secs = (end - start).as_secs_f64();
     let frames = last.frames - first.frames;
-    let json = serde_json::json!({
+    let mut json = serde_json::json!({
         "iface": args.iface,
         "frames": frames,
         "bytes": last.bytes - first.bytes,
         "seconds": secs,
         "fps": frames as f64 / secs,
     });
+    if args.drain > 0.0 {
+        let (mut seen, mut quiet_since) = (last.frames, Instant::now());
+        while quiet_since.elapsed() < seconds(args.drain) {
+            std::thread::sleep(Duration::from_millis(20));
+            let (at, now) = total()?;
+            if now.frames != seen {
+                (seen, quiet_since) = (now.frames, at);
+            }
+        }
+        json["total_frames"] = seen.into();
+    }
     println!("{json}");
     Ok(())
 }
