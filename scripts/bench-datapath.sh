@@ -41,7 +41,8 @@
 # pb-gen0's xdp_xmit_errors), refused by the forwarder's AF_XDP sockets (the kernel's
 # XDP_STATISTICS: no fill buffer or RX ring full), dropped by pfcswitchd's classifier (by
 # reason) or its switch (by reason), or delivered to the sink; what none of them counts is
-# printed as unaccounted. The forwarders default to pfcswitchd, libxdp-forward and its twin. pb-a's receive processing
+# printed as unaccounted, beside the PFC frames the generator received. The forwarders default
+# to pfcswitchd, libxdp-forward and its twin. pb-a's receive processing
 # (its XDP program and the copy into the socket) runs in one of two placements, both
 # measured (PLACEMENTS):
 #
@@ -319,7 +320,7 @@ veth_counter() { # namespace iface name: one of the veth's `ethtool -S` counters
   ip netns exec "$1" ethtool -S "$2" | awk -v name="$3:" '$1 == name { print $2 }'
 }
 
-ledger() { # name out wire0: "offered wire socket classifier switch delivered reasons" of a round
+ledger() { # name out wire0: "offered wire socket classifier switch delivered reasons pfc" of a round
   # in the overload mode, from the counters each place keeps (see the top)
   local name=$1 out=$2 wire socket=0 classifier=0 switch=0 reasons=-
   wire=$(($(veth_counter pb-gen pb-gen0 tx_queue_0_xdp_xmit_errors) - $3))
@@ -333,7 +334,8 @@ ledger() { # name out wire0: "offered wire socket classifier switch delivered re
         | group_by(.key) | map({key: .[0].key, value: (map(.value) | add)}) | map(select(.value > 0))
         | map("\(.key)=\(.value)") | join(",") | if . == "" then "-" else . end' "$out.ports") ;;
   esac
-  echo "$(json "$out.flood" total_sent) $wire $socket $classifier $switch $(json "$out.sink" total_frames) $reasons"
+  echo "$(json "$out.flood" total_sent) $wire $socket $classifier $switch $(json "$out.sink" total_frames) $reasons" \
+    "$(json "$out.flood" total_pfc_rx)"
 }
 
 reference_socket_drops() { # log: frames the reference's sockets refused (its exit statistics)
@@ -351,7 +353,7 @@ daemon_counters() { # "seconds received transmitted dropped": pfcswitchd's frame
 
 measure() { # placement path forwarder size run
   local placement=$1 path=$2 name=$3 size=$4 run=$5 out=$work/$1-$2-$3-$4-$5 sink_ns=pb-sink sink_iface=pb-sink0 nice=0
-  local tag=(--pcp 3) counters0="" counters1="" rates="- - -" generator=(flood) drain=() wire0=0 book="- - - - - - -"
+  local tag=(--pcp 3) counters0="" counters1="" rates="- - -" generator=(flood) drain=() wire0=0 book="- - - - - - - -"
   [ "$path" = lossy ] && tag=(--untagged)
   if [ "$GENERATOR" = kernel ]; then
     generator=(overload)
@@ -528,7 +530,7 @@ median_rows | awk -v results="$results" '$3 != "none" && $13 != "-" {
     row[key] = sprintf("%-9s %-8s %-19s %5dB %9.2f %6.1f %7.1f %10.1f %7.1f %9.1f %11.2f", $1, $2, $3, $4 + 4, offered / 1e6,
       100 * $14 / offered, 100 * $15 / offered, 100 * $16 / offered, 100 * $17 / offered, 100 * $18 / offered,
       100 * unaccounted / offered)
-    reasons[key] = $19; order[++n] = key
+    reasons[key] = $19; pfc[key] = $20; order[++n] = key
   }
   END {
     while ((getline line < results) > 0) {
@@ -538,7 +540,7 @@ median_rows | awk -v results="$results" '$3 != "none" && $13 != "-" {
       if (u < 0) u = -u
       if (u > worst[k]) worst[k] = u
     }
-    printf "%-9s %-8s %-19s %6s %9s %6s %7s %10s %7s %9s %11s %6s  %s\n", "receive", "path", "forwarder", "frame", "sent (M)", \
-      "wire", "socket", "classifier", "switch", "delivered", "unaccounted", "worst", "drops by reason"
-    for (i = 1; i <= n; i++) printf "%s %6.2f  %s\n", row[order[i]], worst[order[i]], reasons[order[i]]
+    printf "%-9s %-8s %-19s %6s %9s %6s %7s %10s %7s %9s %11s %6s %7s  %s\n", "receive", "path", "forwarder", "frame", "sent (M)", \
+      "wire", "socket", "classifier", "switch", "delivered", "unaccounted", "worst", "PFC rx", "drops by reason"
+    for (i = 1; i <= n; i++) printf "%s %6.2f %7s  %s\n", row[order[i]], worst[order[i]], pfc[order[i]], reasons[order[i]]
   }'

@@ -127,6 +127,7 @@ pub fn ports(snapshot: &Snapshot, json: bool) {
                 "drops": p.priorities.iter().map(|q| q.drops.values().sum::<u64>()).sum::<u64>(),
                 "drop_reasons": drop_reasons(p),
                 "xdp_drops": p.xdp.as_ref().map(|x| &x.drops),
+                "socket_dropped": p.xdp.as_ref().map(|x| x.socket_dropped),
                 "malformed": p.malformed.values().sum::<u64>(),
                 "pause_rx": p.pause_rx, "short_mac_control": p.short_mac_control, "cable": p.cable,
                 "xdp_attach": p.xdp.as_ref().map(|x| &x.attach), "xsk_mode": p.xdp.as_ref().map(|x| &x.socket),

@@ -283,21 +283,23 @@ fn malformed_frames_are_counted_by_reason_and_never_forwarded() {
     println!("p1 malformed: {:?}, classifier drops: {:?}", p1.malformed, p1.xdp.as_ref().unwrap().drops);
 }
 
-/// The AF_XDP drop counter counts every frame the kernel could not hand pfcswitchd once. With
-/// the daemon stopped its fill ring runs dry, so most of a burst is dropped in the kernel;
-/// after it resumes, the frames the XDP program passed to the socket are exactly those the
-/// daemon received plus those counted as dropped.
+/// The AF_XDP drop counter counts every frame the kernel could not hand pfcswitchd once, and
+/// against the port it arrived on. With the daemon stopped its fill ring runs dry, so most of
+/// a burst is dropped in the kernel, before the switch's admission; after it resumes, the
+/// frames the XDP program passed to p1's socket are exactly those the daemon received plus
+/// those counted as dropped on p1, and no other port counts any.
 #[test]
 fn frames_the_kernel_drops_for_a_stopped_daemon_are_counted_once() {
     let _serial = serial();
     let topology = Topology::up("star3", None);
-    // (offered to the socket, received by the daemon, AF_XDP drops) on sw1:p1 so far.
+    // (offered to the socket, received by the daemon, AF_XDP drops on p1, on the switch) so far.
     let counts = || {
         let snapshot = topology.snapshot("sw1");
         let p1 = snapshot.port("p1").unwrap();
-        let offered: u64 = p1.xdp.as_ref().expect("XDP counters").rx_frames.iter().sum();
+        let xdp = p1.xdp.as_ref().expect("XDP counters");
+        let offered: u64 = xdp.rx_frames.iter().sum();
         let received = p1.priorities.iter().map(|p| p.rx_frames).sum::<u64>() + p1.malformed.values().sum::<u64>();
-        (offered, received, snapshot.datapath.expect("datapath report").xsk_rx_dropped)
+        (offered, received, xdp.socket_dropped, snapshot.datapath.expect("datapath report").xsk_rx_dropped)
     };
     let before = counts();
     let daemon = topology.pid("sw1") as i32;
@@ -312,10 +314,12 @@ fn frames_the_kernel_drops_for_a_stopped_daemon_are_counted_once() {
         std::mem::replace(&mut settled, now) == now
     });
     let (offered, received, dropped) = (settled.0 - before.0, settled.1 - before.1, settled.2 - before.2);
+    let dropped_anywhere = settled.3 - before.3;
     println!("sent {}, offered to the socket {offered}, received {received}, dropped {dropped}", sent["frames"]);
     assert!(offered >= 20_000, "the XDP program saw the burst: {offered}");
     assert!(dropped > 10_000, "the fill ring ran dry: {dropped} dropped");
-    assert_eq!(received + dropped, offered, "each dropped frame counted once");
+    assert_eq!(received + dropped, offered, "each dropped frame counted once, against p1");
+    assert_eq!(dropped_anywhere, dropped, "no other port counts p1's drops");
 }
 
 /// At saturation the switch spends its CPU on frames that can leave: h1 floods sw1 through

@@ -500,6 +500,7 @@ impl Datapath {
                         (reason.name().to_string(), self.classifier.drops(index as u32, reason).unwrap_or(0))
                     })
                     .collect(),
+                socket_dropped: self.sockets.port_rx_frames_dropped(index),
             });
             port.cable = self.cables[index].as_ref().map(|cable| CableReport {
                 delay_seconds: cable.spec.delay.as_secs_f64(),
@@ -509,7 +510,7 @@ impl Datapath {
                 lost_in: cable.incoming.lost,
             });
         }
-        let xsk_rx_dropped = self.sockets.queues.iter().map(|q| q.rx_frames_dropped()).sum();
+        let xsk_rx_dropped = snapshot.ports.iter().filter_map(|p| p.xdp.as_ref()).map(|x| x.socket_dropped).sum();
         let (held, in_flight) = self.pool.held_and_in_flight();
         snapshot.datapath = Some(DatapathReport {
             umem_frames_held: held as u64,

@@ -401,6 +401,16 @@ impl Collector for SnapshotCollector {
             "Frames the XDP classifier dropped, by reason.",
             xdp_drops.collect::<Vec<_>>(),
         )?;
+        let socket_dropped = s.ports.iter().filter_map(|port| {
+            port.xdp.as_ref().map(|x| (vec![("port", port.name.clone())], counter(x.socket_dropped)))
+        });
+        family(
+            e,
+            "pfcswitch_port_xsk_rx_dropped_total",
+            "Frames the kernel could not put into the port's AF_XDP sockets (no fill buffer, RX ring full), \
+             dropped before the switch saw them.",
+            socket_dropped.collect::<Vec<_>>(),
+        )?;
         let cable_lost = s.ports.iter().flat_map(|port| {
             let by_direction =
                 |direction: &str| vec![("port", port.name.clone()), ("direction", direction.to_string())];

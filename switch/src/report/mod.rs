@@ -280,6 +280,11 @@ pub struct XdpPortReport {
     pub rx_frames: Vec<u64>,
     pub rx_bytes: Vec<u64>,
     pub drops: BTreeMap<String, u64>,
+    /// Frames the classifier passed that the kernel could not put into the port's AF_XDP
+    /// sockets (no fill buffer, or the RX ring full: `XDP_STATISTICS`), dropped before the
+    /// switch saw them. Their priority is not known: the kernel counts per socket.
+    #[serde(default)]
+    pub socket_dropped: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
