@@ -86,19 +86,9 @@ struct FrameArgs {
     untagged: bool,
 }
 
+/// A generator's frame and how long it sends.
 #[derive(Debug, clap::Args)]
 struct FloodArgs {
-    #[command(flatten)]
-    frame: FrameArgs,
-    #[command(flatten)]
-    window: Window,
-    /// Seconds the flood goes on after the window, so the sink's window is covered too.
-    #[arg(long, default_value_t = 1.0)]
-    tail: f64,
-}
-
-#[derive(Debug, clap::Args)]
-struct OverloadArgs {
     #[command(flatten)]
     frame: FrameArgs,
     #[command(flatten)]
@@ -106,6 +96,12 @@ struct OverloadArgs {
     /// Seconds the generator goes on after the window, so the sink's window is covered too.
     #[arg(long, default_value_t = 1.0)]
     tail: f64,
+}
+
+#[derive(Debug, clap::Args)]
+struct OverloadArgs {
+    #[command(flatten)]
+    generator: FloodArgs,
     /// Obey PFC for the frames' priority as a NIC on a link of this speed would (the pause
     /// time of a quantum is 512 bit times); without it, PFC frames are counted and ignored.
     #[arg(long)]
@@ -370,36 +366,37 @@ fn generator_counts(map: &PerCpuArray<&MapData, u64>) -> Result<[u64; 4], String
 /// The in-kernel generator: BPF_PROG_RUN on live frames, XDP_TX on the generator's veth,
 /// with its PFC listener attached there. Prints the window's rates and the run's totals.
 fn overload(args: &OverloadArgs) -> Result<(), String> {
+    let OverloadArgs { generator: FloodArgs { frame: frame_args, window, tail }, pfc_speed } = args;
     let mut frame = vec![0; pfcswitchd::umem::FRAME_SIZE as usize];
-    let len = build_frame(&args.frame, &mut frame)?;
+    let len = build_frame(frame_args, &mut frame)?;
     frame.truncate(len);
-    let ifindex = if_index(&args.frame.iface).map_err(text)?;
+    let ifindex = if_index(&frame_args.iface).map_err(text)?;
     let object = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/bench_generator.o"));
     let mut ebpf = Ebpf::load(object).map_err(text)?;
-    let priority = if args.frame.untagged { 0 } else { u32::from(args.frame.pcp) };
+    let priority = if frame_args.untagged { 0 } else { u32::from(frame_args.pcp) };
     let config = GeneratorConfig {
         priority,
-        obey_pfc: u32::from(args.pfc_speed.is_some()),
-        picos_per_quantum: args.pfc_speed.map_or(0, |speed| 512 * 1_000_000_000_000 / speed.bps()),
+        obey_pfc: u32::from(pfc_speed.is_some()),
+        picos_per_quantum: pfc_speed.map_or(0, |speed| 512 * 1_000_000_000_000 / speed.bps()),
     };
     let mut config_map: Array<&mut MapData, GeneratorConfig> =
         ebpf.map_mut("config").ok_or("no map `config`")?.try_into().map_err(text)?;
     config_map.set(0, config, 0).map_err(text)?;
-    attach(xdp_program(&mut ebpf, "bench_pfc_listener")?, &args.frame.iface)?;
+    attach(xdp_program(&mut ebpf, "bench_pfc_listener")?, &frame_args.iface)?;
     let generator = xdp_program(&mut ebpf, "bench_generate")?;
     let program = generator.fd().map_err(text)?.as_fd().as_raw_fd();
     let counts_map: PerCpuArray<&MapData, u64> =
         ebpf.map("counts").ok_or("no map `counts`")?.try_into().map_err(text)?;
 
     let start = Instant::now();
-    let window_start = start + seconds(args.window.warmup);
-    let window_end = window_start + seconds(args.window.window);
-    let stop = window_end + seconds(args.tail);
+    let window_start = start + seconds(window.warmup);
+    let window_end = window_start + seconds(window.window);
+    let stop = window_end + seconds(*tail);
     let (mut first, mut last) = (None, None);
     loop {
         run_live(program, &frame, ifindex)?;
         let now = Instant::now();
-        let sample = || generator_counts(&counts_map).map(|counts| (now, counts, tx_dropped(&args.frame.iface)));
+        let sample = || generator_counts(&counts_map).map(|counts| (now, counts, tx_dropped(&frame_args.iface)));
         if first.is_none() && now >= window_start {
             first = Some(sample()?);
         } else if last.is_none() && now >= window_end {
@@ -413,7 +410,7 @@ fn overload(args: &OverloadArgs) -> Result<(), String> {
     let secs = (t1 - t0).as_secs_f64();
     // The veth counts the frames its peer's full ring refused as its own tx_dropped.
     let mut json = serde_json::json!({
-        "iface": args.frame.iface,
+        "iface": frame_args.iface,
         "frame_len": len,
         "seconds": secs,
         "fps": (last[0] - first[0]) as f64 / secs,
