@@ -5,7 +5,9 @@ HPCC's ns-3 (scratch/third) on the same topology.txt, flow.txt and config.txt.
 Speed: wall seconds of the event loop per simulated second of the flows' span (SIMULATOR_STOP_TIME
 less the 2 s before traffic_gen.py's flows, on both sides: ns-3 has nothing to do before 2 s, ours
 spends a cheap 10 ms lead-in on the hosts' announcements); frames put on a wire (packet-hops) and
-events per wall second; peak RSS of the whole process (/usr/bin/time -v). ns-3 tells neither
+events per wall second; peak RSS, and user + system CPU seconds, of the whole process
+(/usr/bin/time -v: setup and output included, but not the time another process takes the core,
+which wall time counts on a shared machine). ns-3 tells neither
 count: the script's build adds a counter of frames whose transmission starts
 (QbbNetDevice::TransmitStart: data, ACKs, CNPs and PFC frames) and reads the number of events
 scheduled (the uid of one more event scheduled after the run), an upper bound on those executed
@@ -35,6 +37,14 @@ def rss_mib(time_txt):
     return int(match.group(1)) / 1024 if match else float("nan")
 
 
+def cpu_seconds(time_txt):
+    """User + system CPU seconds of the whole process (setup and output included)."""
+    text = time_txt.read_text()
+    user = re.search(r"User time \(seconds\): ([\d.]+)", text)
+    system = re.search(r"System time \(seconds\): ([\d.]+)", text)
+    return float(user.group(1)) + float(system.group(1)) if user and system else float("nan")
+
+
 def config_stop(config):
     match = re.search(r"^SIMULATOR_STOP_TIME (\S+)", config.read_text(), re.M)
     return float(match.group(1))
@@ -59,6 +69,7 @@ def ns3_side(side):
         "events": events,
         "frames": frames,
         "rss": rss_mib(side / "time.txt"),
+        "cpu": cpu_seconds(side / "time.txt"),
         "fct": Path(fcts[0]),
     }
 
@@ -76,6 +87,7 @@ def ours_side(side, stop):
         "events": int(match[4]),
         "frames": int(match[3]),
         "rss": rss_mib(side / "time.txt"),
+        "cpu": cpu_seconds(side / "time.txt"),
         "fct": side / "run" / "fct.txt",
     }
 
@@ -126,6 +138,8 @@ def main():
     row("simulated s (flows' span)", [x["simulated"] for x in s], ".4f", ratio=False)
     row("wall s in the event loop", [x["wall"] for x in s], ".1f")
     row("wall s per simulated s", [x["wall"] / x["simulated"] for x in s], ",.0f")
+    row("CPU s, whole process", [x["cpu"] for x in s], ".1f")
+    row("CPU s per simulated s", [x["cpu"] / x["simulated"] for x in s], ",.0f")
     row("packet-hops (frames sent)", [x["frames"] for x in s], ",d")
     row("packet-hops per wall s (M)", [x["frames"] / x["wall"] / 1e6 for x in s], ".3f")
     row("events (ns-3: scheduled) (M)", [x["events"] / 1e6 for x in s], ".2f")
