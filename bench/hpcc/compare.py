@@ -71,6 +71,7 @@ def ns3_side(side):
         "rss": rss_mib(side / "time.txt"),
         "cpu": cpu_seconds(side / "time.txt"),
         "fct": Path(fcts[0]),
+        "pfc": Path(fcts[0]).with_name(Path(fcts[0]).name.replace("fct_", "pfc_", 1)),
     }
 
 
@@ -89,11 +90,17 @@ def ours_side(side, stop):
         "rss": rss_mib(side / "time.txt"),
         "cpu": cpu_seconds(side / "time.txt"),
         "fct": side / "run" / "fct.txt",
+        "pfc": side / "run" / "pfc.txt",
     }
 
 
 def finished(fct):
-    return sum(1 for line in fct.read_text().splitlines() if line.split()[3:4] == ["100"])
+    """Flows in an fct.txt: every flow that finished, traffic_gen.py's and the incast's."""
+    return sum(1 for line in fct.read_text().splitlines() if line.strip())
+
+
+def lines(path):
+    return sum(1 for line in path.read_text().splitlines() if line.strip()) if path.exists() else -1
 
 
 def table(pfcswitch, step, files):
@@ -135,6 +142,7 @@ def main():
 
     s = list(sides.values())
     row(f"flows finished (of {flows})", [finished(x["fct"]) for x in s], "d", ratio=False)
+    row("pfc.txt lines (pauses, resumes)", [lines(x["pfc"]) for x in s], "d", ratio=False)
     row("simulated s (flows' span)", [x["simulated"] for x in s], ".4f", ratio=False)
     row("wall s in the event loop", [x["wall"] for x in s], ".1f")
     row("wall s per simulated s", [x["wall"] / x["simulated"] for x in s], ",.0f")
