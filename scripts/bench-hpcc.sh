@@ -16,7 +16,8 @@
 # and its `optimized` profile, after scripted edits that let waf run on Python 3 (nothing in C++
 # changes for gcc 12) and two counters and an ECMP salt for the measurement (salt unset: the
 # authors' model exactly). Nothing of HPCC's is written into this repository.
-set -euo pipefail
+set -Eeuo pipefail
+trap 'echo "bench-hpcc.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 [ $# -eq 1 ] || { sed -n '9,13p' "$0" >&2; exit 2; }
 HPCC=$(realpath "$1")
@@ -57,7 +58,7 @@ quiet() { while [ -e /tmp/quiet.lock ]; do sleep 20; done; }
 commit=$(git -C "$HPCC" rev-parse --short=12 HEAD 2>/dev/null || echo unversioned)
 [ -z "$(git -C "$HPCC" status --porcelain -- . 2>/dev/null)" ] || commit=$commit-dirty
 # Bump when the edits below change, so that an old build is not taken for a new one.
-EDITS=1
+EDITS=2
 NS3DIR=$TARGET/hpcc-ns3/$commit
 THIRD=$NS3DIR/build/scratch/third
 
@@ -84,6 +85,12 @@ fix_waf_for_python3() {
   sed -i 's/up(self\.mode)$/up(self.mode.encode())/' src/wscript
   sed -i 's/self\.m\.update(\(.*\))$/self.m.update((\1).encode())/' src/wscript
   sed -i 's/m\.update("ns-3-module-header-%s" % self\.module)/m.update(("ns-3-module-header-%s" % self.module).encode())/' src/wscript
+  # Each edit found its line (a checkout other than 9f4be2a may not have them all).
+  grep -q "__qualname__" "$waflib/Context.py"
+  grep -q "len(flag_str) > 28" wscript
+  grep -q "up(self.mode.encode())" src/wscript
+  grep -q "self.m.update((.*).encode())" src/wscript
+  grep -q '"ns-3-module-header-%s" % self.module).encode()' src/wscript
 }
 
 # Measurement only: frames put on a wire (packet-hops), events scheduled and the event loop's wall
@@ -105,6 +112,8 @@ if [ ! -x "$THIRD" ] || [ "$(cat "$NS3DIR/.pfcswitch-edits" 2>/dev/null)" != "$E
   echo "bench-hpcc.sh: building HPCC's ns-3 ($commit) in $NS3DIR"
   rm -rf "$NS3DIR" && mkdir -p "$NS3DIR"
   cp -a "$HPCC/." "$NS3DIR/"
+  # A build the user made in the checkout (with Python 2 and its own paths) is not ours.
+  rm -rf "$NS3DIR/build" "$NS3DIR"/.waf-* "$NS3DIR"/.waf3-* "$NS3DIR"/.lock-waf*
   (
     cd "$NS3DIR"
     fix_waf_for_python3
@@ -146,6 +155,13 @@ run_ns3() { # DIR SALT
     nice -n 19 "$THIRD" mix/config.txt >log.txt 2>&1) || { tail -20 "$dir/log.txt" >&2; exit 1; }
 }
 
+# run.py itself, on Python 3: its Python 2 integer divisions (of the link rate) made `//`, its
+# print statement a function, and its os.system (./waf --run) printed instead of run.
+RUNPY=$OUT/run-py3.py
+sed -e 's#\([0-9a-z_)]\) \?/ \?\([0-9]\+\)\([^.0-9]\|$\)#\1 // \2\3#g' -e 's/os\.system(/print(/' \
+  "$NS3DIR/run.py" | expand -i -t 8 >"$RUNPY"
+"$PY" -W ignore -m lib2to3 -w -n -f print "$RUNPY" >/dev/null 2>&1
+
 echo "bench-hpcc: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD), HPCC $commit, $(nproc) cores"
 for cc in $CCS; do
   case $cc in
@@ -159,8 +175,19 @@ for cc in $CCS; do
   esac
   run=$OUT/$cc
   rm -rf "$run" && mkdir -p "$run"
-  "$PFC" hpcc preset "$preset" --bw 100 --topo fat --trace flow |
-    sed "s/^SIMULATOR_STOP_TIME .*/SIMULATOR_STOP_TIME $stop/" >"$run/config.txt"
+  # run.py writes the config (mix/config_fat_flow_<cc>.txt); both sides run it, with the stop time.
+  mkdir -p "$run/run.py/mix"
+  (cd "$run/run.py" && "$PY" "$RUNPY" --cc "$preset" --bw 100 --topo fat --trace flow >/dev/null)
+  written=("$run"/run.py/mix/config_*.txt)
+  if [ "${#written[@]}" -ne 1 ] || [ ! -f "${written[0]}" ]; then
+    echo "bench-hpcc.sh: run.py wrote no config" >&2
+    exit 1
+  fi
+  # The check that `pfcswitch hpcc preset` (what `pfcswitch hpcc fig11` runs) is run.py's.
+  "$PFC" hpcc preset "$preset" --bw 100 --topo fat --trace flow >"$run/preset.txt"
+  if cmp -s "${written[0]}" "$run/preset.txt"; then preset_check="pfcswitch hpcc preset: the same bytes"
+  else preset_check="pfcswitch hpcc preset DIFFERS: diff $run/preset.txt ${written[0]}"; fi
+  sed "s/^SIMULATOR_STOP_TIME .*/SIMULATOR_STOP_TIME $stop/" "${written[0]}" >"$run/config.txt"
 
   run_ns3 "$run/ns3" "$run/config.txt" 0
   # Ours: the same config.txt, imported from where ns-3 ran (it names mix/fat.txt and mix/flow.txt).
@@ -174,5 +201,6 @@ for cc in $CCS; do
   fi
   echo
   echo "== $cc (run.py --cc $preset --bw 100): FB_Hadoop at $LOAD, ${FLOWS_MS} ms of flows, stop at ${stop} s, seed $SEED, incast $INCAST =="
+  echo "run.py's config.txt against $preset_check"
   "$PY" "$REPO/bench/hpcc/compare.py" --pfcswitch "$PFC" --step "$STEP" "$run"
 done
