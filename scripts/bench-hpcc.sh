@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # pfcswitch's simulator beside HPCC's own ns-3 on HPCC's own experiment (issue 49; docs/simulator.md,
 # "Beside HPCC's ns-3"): HPCC's 320-host fat-tree, FB_Hadoop flows from `pfcswitch hpcc
-# traffic-gen`, and for each congestion control run.py's preset at 100 Gbit/s (as `pfcswitch hpcc
-# preset` prints it) run by HPCC's `scratch/third` and, imported (`pfcswitch hpcc import`), by
-# `pfcswitch scenario simulate`; then HPCC's ns-3 again with another ECMP salt (the yardstick), and
-# bench/hpcc/compare.py prints speed, memory and fct_analysis.py's bins side by side.
+# traffic-gen`, and for each congestion control the config.txt HPCC's run.py writes at 100 Gbit/s
+# (checked against `pfcswitch hpcc preset`) run by HPCC's `scratch/third` and, imported (`pfcswitch
+# hpcc import`), by `pfcswitch scenario simulate`; then HPCC's ns-3 again with another ECMP salt
+# (the yardstick), and bench/hpcc/compare.py prints speed, memory and fct_analysis.py's bins side
+# by side.
 #
 # Usage: scripts/bench-hpcc.sh HPCC   (HPCC: a checkout of alibaba-edu/High-Precision-Congestion-
 #        Control, or its simulation/ directory; root, for apt.)
@@ -19,7 +20,7 @@
 set -Eeuo pipefail
 trap 'echo "bench-hpcc.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
-[ $# -eq 1 ] || { sed -n '9,13p' "$0" >&2; exit 2; }
+[ $# -eq 1 ] || { sed -n '10,14p' "$0" >&2; exit 2; }
 HPCC=$(realpath "$1")
 [ -d "$HPCC/simulation" ] && HPCC=$HPCC/simulation
 [ -f "$HPCC/scratch/third.cc" ] || { echo "bench-hpcc.sh: $1 has no scratch/third.cc (HPCC's simulation/)" >&2; exit 2; }
