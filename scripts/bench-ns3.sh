@@ -2,7 +2,9 @@
 # pfcswitch's simulator beside ns-3 on the same k = 8 fat-tree and the same flows
 # (docs/simulator.md, "Beside ns-3"): for each load, `pfcswitch scenario simulate` runs
 # bench/ns3/websearch-fat-tree-lossy.toml and writes the flows it runs (flows.txt), ns-3
-# (Debian's libns3-dev, installed here if missing) runs that list in bench/ns3/fat-tree-dctcp.cc,
+# (a release build: the libraries and headers of PyPI's `ns3` wheel, NS3_VERSION, fetched
+# here once; Debian's libns3-dev is built with logging and asserts compiled in) runs that list
+# in bench/ns3/fat-tree-dctcp.cc,
 # then again with other ECMP paths (the yardstick: how far the path draw alone moves a bin;
 # OTHER_PATHS=0 skips it), and bench/ns3/compare.py prints speed and slowdown by size side
 # by side.
@@ -19,9 +21,10 @@ SEED=${SEED:-1}
 TARGET=${CARGO_TARGET_DIR:-target}
 OUT=${OUT:-$TARGET/bench-ns3}
 OTHER_PATHS=${OTHER_PATHS:-1}
+NS3_VERSION=${NS3_VERSION:-3.44.post0}
 
 missing=()
-for package in libns3-dev time g++ python3; do
+for package in time g++ python3 python3-pip; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -37,16 +40,28 @@ quiet() { while [ -e /tmp/quiet.lock ]; do sleep 20; done; }
 
 quiet
 nice -n 10 cargo build --release --locked -p pfcswitch
-NS3=$TARGET/ns3/fat-tree-dctcp
+# The wheel's libraries are ns-3's `release` profile (no logging, no asserts), built for
+# manylinux; only its lib64/ and include/ are used, not its Python bindings.
+WHEEL=$TARGET/ns3-pypi/$NS3_VERSION
+if [ ! -d "$WHEEL/unpacked/ns3/lib64" ]; then
+  rm -rf "$WHEEL" && mkdir -p "$WHEEL"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: "ns3==$NS3_VERSION" -d "$WHEEL"
+  python3 -m zipfile -e "$WHEEL"/ns3-*.whl "$WHEEL/unpacked"
+fi
+NS3LIB=$WHEEL/unpacked/ns3/lib64
+NS3=$TARGET/ns3/fat-tree-dctcp-$NS3_VERSION
 if [ ! -x "$NS3" ] || [ bench/ns3/fat-tree-dctcp.cc -nt "$NS3" ]; then
   mkdir -p "$TARGET/ns3"
   quiet
-  # Debian's ns3-*.pc name libgsl.so, which only libgsl-dev has: link the libraries directly.
-  nice -n 10 g++ -O2 -std=c++17 -o "$NS3" bench/ns3/fat-tree-dctcp.cc \
-    -lns3-core -lns3-network -lns3-internet -lns3-point-to-point -lns3-traffic-control -lns3-applications
+  libs=()
+  for module in core network internet point-to-point traffic-control applications; do
+    libs+=("$(basename "$NS3LIB"/libns3.*-"$module".so .so | sed 's/^lib/-l/')")
+  done
+  nice -n 10 g++ -O2 -std=c++20 -I"$WHEEL/unpacked/ns3/include" -o "$NS3" bench/ns3/fat-tree-dctcp.cc \
+    -L"$NS3LIB" -Wl,-rpath,"$NS3LIB" "${libs[@]}"
 fi
 
-echo "bench-ns3: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD), ns-3 $(dpkg-query -W -f='${Version}' libns3-dev), $(nproc) cores"
+echo "bench-ns3: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD), ns-3 $NS3_VERSION (PyPI wheel, release build), $(nproc) cores"
 for load in $LOADS; do
   run="$OUT/load-$load"
   rm -rf "$run" && mkdir -p "$run/ns3" "$run/ns3-salt"

@@ -1,4 +1,4 @@
-// The k-ary fat-tree of pfcswitch's `fabric` generator in ns-3 3.37, running a flow list that
+// The k-ary fat-tree of pfcswitch's `fabric` generator in ns-3 (3.44), running a flow list that
 // `pfcswitch scenario simulate` wrote (DIR/flows.txt) with DCTCP senders and RED as a step
 // ECN marker, and writing every flow's FCT. scripts/bench-ns3.sh builds and runs it; the model
 // mapping is in docs/simulator.md ("Beside ns-3").
@@ -24,7 +24,7 @@ using namespace ns3;
 namespace
 {
 
-// pfcswitch's ECMP picks a port per flow by a hash of addresses and ports; ns-3 3.37's global
+// pfcswitch's ECMP picks a port per flow by a hash of addresses and ports; ns-3's global
 // routing has only per-packet random ECMP, which reorders TCP. So every node routes with this:
 // the next hops on all shortest paths to a host, one chosen per flow by its 5-tuple.
 class FlowEcmpRouting : public Ipv4RoutingProtocol
@@ -64,10 +64,10 @@ class FlowEcmpRouting : public Ipv4RoutingProtocol
     bool RouteInput(Ptr<const Packet> p,
                     const Ipv4Header& header,
                     Ptr<const NetDevice> idev,
-                    UnicastForwardCallback ucb,
-                    MulticastForwardCallback,
-                    LocalDeliverCallback lcb,
-                    ErrorCallback ecb) override
+                    const UnicastForwardCallback& ucb,
+                    const MulticastForwardCallback&,
+                    const LocalDeliverCallback& lcb,
+                    const ErrorCallback& ecb) override
     {
         if (m_ipv4->IsDestinationAddress(header.GetDestination(), m_ipv4->GetInterfaceForDevice(idev)))
         {
