@@ -40,20 +40,9 @@ TARGET=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 OUT=$(realpath -m "${OUT:-$TARGET/bench-hpcc}")
 PY=/usr/bin/python3 # Debian's: waf runs on it, and lib2to3 is its package
 
-missing=()
-for package in g++ python3 python3-lib2to3 time; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  [ "$(id -u)" -eq 0 ] || { echo "bench-hpcc.sh: run as root to install ${missing[*]}" >&2; exit 1; }
-  echo "bench-hpcc.sh: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
-
-# Another user's timing runs hold /tmp/quiet.lock; heavy steps wait for it.
-quiet() { while [ -e /tmp/quiet.lock ]; do sleep 20; done; }
+# shellcheck source=scripts/lib/common.sh
+. scripts/lib/common.sh
+install_missing bench-hpcc.sh g++ python3 python3-lib2to3 time
 
 # The version built: the checkout's commit, plus a mark when its tree has local changes.
 commit=$(git -C "$HPCC" rev-parse --short=12 HEAD 2>/dev/null || echo unversioned)

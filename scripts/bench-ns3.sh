@@ -23,20 +23,9 @@ OUT=${OUT:-$TARGET/bench-ns3}
 OTHER_PATHS=${OTHER_PATHS:-1}
 NS3_VERSION=${NS3_VERSION:-3.44.post0}
 
-missing=()
-for package in time g++ python3 python3-pip; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  [ "$(id -u)" -eq 0 ] || { echo "bench-ns3.sh: run as root to install ${missing[*]}" >&2; exit 1; }
-  echo "bench-ns3.sh: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
-
-# Another user's timing runs hold /tmp/quiet.lock; heavy steps wait for it.
-quiet() { while [ -e /tmp/quiet.lock ]; do sleep 20; done; }
+# shellcheck source=scripts/lib/common.sh
+. scripts/lib/common.sh
+install_missing bench-ns3.sh time g++ python3 python3-pip
 
 quiet
 nice -n 10 cargo build --release --locked -p pfcswitch

@@ -20,16 +20,9 @@ PACKAGES=(
   jq fonts-dejavu-core
 )
 
-missing=()
-for package in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "setup.sh: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+# shellcheck source=scripts/lib/common.sh
+. scripts/lib/common.sh
+install_missing setup.sh "${PACKAGES[@]}"
 
 # Rust: Debian 12's rustc is too old; use rustup's toolchain (the version Cargo.toml names).
 if ! command -v cargo >/dev/null 2>&1; then
