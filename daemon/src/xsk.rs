@@ -229,12 +229,12 @@ impl Sockets {
         self.queues.retain(|queue| queue.port != port);
     }
 
-    /// The index in `queues` of `port`'s TX queue (its queue 0), if it has sockets.
     /// Frames the kernel could not put into `port`'s sockets, over its open sockets.
     pub fn port_rx_frames_dropped(&self, port: usize) -> u64 {
         self.queues.iter().filter(|queue| queue.port == port).map(QueueSocket::rx_frames_dropped).sum()
     }
 
+    /// The index in `queues` of `port`'s TX queue (its queue 0), if it has sockets.
     pub fn tx_queue(&self, port: usize) -> Option<usize> {
         self.queues.iter().position(|queue| queue.port == port && queue.queue == 0)
     }
