@@ -10,6 +10,11 @@
  * PFC frames the switch sends back and sets, per priority, until when the generator holds
  * its frames (quanta x 512 bit times at the configured speed; quanta 0 resumes). A frame
  * held is not sent: it is counted as held, not as offered.
+ *
+ * bench_probe is the latency probe's sender, run the same way one frame at a time: it
+ * writes CLOCK_MONOTONIC into the frame's traffic header as the frame leaves, so that
+ * ebpf/bench_sink.c measures one-way latency between two XDP hooks on one clock, free of
+ * the sending process's scheduling.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -78,6 +83,24 @@ int bench_generate(struct xdp_md *ctx)
 			return XDP_DROP;
 		}
 	}
+	count(GEN_SENT);
+	return XDP_TX;
+}
+
+/* The traffic header's send timestamp (wire/src/traffic.rs, bytes 24-31) in a frame tagged
+ * 802.1Q + IPv4 + UDP: 18 + 20 + 8 + 24. */
+#define PROBE_TIMESTAMP_OFFSET 70
+
+SEC("xdp")
+int bench_probe(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u64 *stamp = data + PROBE_TIMESTAMP_OFFSET;
+
+	if ((void *)(stamp + 1) > data_end)
+		return XDP_ABORTED;
+	*stamp = bpf_cpu_to_be64(bpf_ktime_get_ns());
 	count(GEN_SENT);
 	return XDP_TX;
 }

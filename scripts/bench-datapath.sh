@@ -42,7 +42,18 @@
 # XDP_STATISTICS: no fill buffer or RX ring full), dropped by pfcswitchd's classifier (by
 # reason) or its switch (by reason), or delivered to the sink; what none of them counts is
 # printed as unaccounted, beside the PFC frames the generator received. The forwarders default
-# to pfcswitchd, libxdp-forward and its twin. pb-a's receive processing
+# to pfcswitchd, libxdp-forward and its twin.
+#
+# The overload mode also measures latency: a probe host pb-probe on pfcswitchd's third port
+# (pb-c) sends PROBE_RATE frames per second of 128 B on priority 3 (lossless) to the sink,
+# each stamped as it leaves by an XDP program run from userspace (pfcswitch-bench probe), and
+# the sink's XDP program takes its one-way latency on the same clock. It runs in
+# pfcswitchd's rounds on the lossy path, while priority 0 overloads the egress to the sink,
+# and once beforehand with no generator (idle): the last table gives p50 and p99 of each.
+#
+#   pb-probe [pb-probe0] ---- [pb-c] pb-sw
+#
+# pb-a's receive processing
 # (its XDP program and the copy into the socket) runs in one of two placements, both
 # measured (PLACEMENTS):
 #
@@ -70,14 +81,14 @@
 #        PATHS="lossless lossy", PLACEMENTS="generator forwarder",
 #        FORWARDERS="pfcswitchd pfcswitchd-capfc pfcswitchd-spin0 libxdp-forward xsk-forward
 #        linux-bridge xdp-redirect",
-#        ALT_DAEMON=PATH (for pfcswitchd-alt),
+#        ALT_DAEMON=PATH (for pfcswitchd-alt), PROBE_RATE=2000 (frames/s, overload mode),
 #        PROFILE=DIR: perf samples the forwarder's CPU (every process and the kernel) during
 #        each point's first run and writes its top symbols to DIR/PLACEMENT-PATH-FORWARDER-SIZE.txt,
 #        the forwarder's system calls per delivered frame to DIR/PLACEMENT-PATH-FORWARDER-SIZE.syscalls
 #        (the samples beside it, .perf, for perf annotate) and pfcswitchd's status and
 #        ports after the run to DIR/PLACEMENT-pfcswitchd-SIZE.status
 #
-# Needs root. Creates only namespaces pb-gen, pb-sw, pb-sink and removes them on exit,
+# Needs root. Creates only namespaces pb-gen, pb-sw, pb-sink (and pb-probe) and removes them on exit,
 # error or Ctrl-C; the XDP programs go with their processes and interfaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,9 +108,16 @@ case "$GENERATOR" in
   kernel) FORWARDERS=${FORWARDERS:-"pfcswitchd libxdp-forward libxdp-forward-twin"} ;;
   *) echo "bench-datapath.sh: GENERATOR is flood or kernel, not $GENERATOR" >&2; exit 1 ;;
 esac
+PROBE_RATE=${PROBE_RATE:-2000}
 GEN_MAC=02:00:00:00:00:01
 SINK_MAC=02:00:00:00:00:02
+PROBE_MAC=02:00:00:00:00:03
 NAMESPACES="pb-gen pb-sw pb-sink"
+SWITCH_IFACES="pb-a pb-b"
+if [ "$GENERATOR" = kernel ]; then
+  NAMESPACES+=" pb-probe"
+  SWITCH_IFACES+=" pb-c"
+fi
 
 if [[ " $FORWARDERS " == *" pfcswitchd-alt "* && ! -x ${ALT_DAEMON:-} ]]; then
   echo "bench-datapath.sh: pfcswitchd-alt needs ALT_DAEMON, the path of another pfcswitchd build" >&2
@@ -137,7 +155,7 @@ stop_forwarder() {
   fi
   ip -n pb-sw link del pb-br 2>/dev/null || true
   # A detach can lag its process's exit a little; one that never happens is a bug to report.
-  for iface in pb-a pb-b; do
+  for iface in $SWITCH_IFACES; do
     for _ in $(seq 50); do
       ip -n pb-sw -d link show dev "$iface" 2>/dev/null | grep -q "prog/xdp" || continue 2
       sleep 0.1
@@ -169,7 +187,14 @@ ip link add pb-a netns pb-sw type veth peer name pb-gen0 netns pb-gen
 ip link add pb-b netns pb-sw type veth peer name pb-sink0 netns pb-sink
 ip -n pb-gen link set pb-gen0 address "$GEN_MAC"
 ip -n pb-sink link set pb-sink0 address "$SINK_MAC"
-for host in pb-gen:pb-gen0 pb-sink:pb-sink0; do
+hosts="pb-gen:pb-gen0 pb-sink:pb-sink0"
+if [ "$GENERATOR" = kernel ]; then
+  ip link add pb-c netns pb-sw type veth peer name pb-probe0 netns pb-probe
+  ip -n pb-probe link set pb-probe0 address "$PROBE_MAC"
+  ip -n pb-sw link set pb-c up
+  hosts+=" pb-probe:pb-probe0"
+fi
+for host in $hosts; do
   # Frames leave the hosts as on a real wire: tags inline, no offloads.
   ip netns exec "${host%%:*}" ethtool -K "${host#*:}" txvlan off tx off tso off gso off >/dev/null
   ip -n "${host%%:*}" link set "${host#*:}" up
@@ -215,6 +240,11 @@ wait_for() { # file pattern pid what
 }
 
 switch_config() { # policy kind: pfcswitchd's configuration for the benchmark
+  local probe_port="" probe_fdb=""
+  if [ "$GENERATOR" = kernel ]; then
+    probe_port=$'[[port]]\nname = "p3"\niface = "pb-c"\nspeed = "400Gbps"\n'
+    probe_fdb=", { mac = \"$PROBE_MAC\", port = \"p3\" }"
+  fi
   cat <<EOF
 # pfcswitchd for the benchmark: ports far faster than the datapath, so the shaper never
 # limits; PFC on priority 3 with thresholds above the 400 Gbit/s headroom bound.
@@ -230,6 +260,7 @@ speed = "400Gbps"
 name = "p2"
 iface = "pb-b"
 speed = "400Gbps"
+$probe_port
 
 [pfc]
 lossless = [3]
@@ -244,7 +275,7 @@ egress_max = "2MB"
 kind = "$1"
 
 [fdb]
-static = [ { mac = "$GEN_MAC", port = "p1" }, { mac = "$SINK_MAC", port = "p2" } ]
+static = [ { mac = "$GEN_MAC", port = "p1" }, { mac = "$SINK_MAC", port = "p2" }$probe_fdb ]
 EOF
 }
 switch_config pfc >"$work/pb-sw-pfc.toml"
@@ -351,6 +382,39 @@ daemon_counters() { # "seconds received transmitted dropped": pfcswitchd's frame
     ([.[].drops] | add)] | @tsv'
 }
 
+start_sink() { # namespace iface out [sink options]: counts what arrives on iface, in the background
+  local ns=$1 iface=$2 out=$3
+  shift 3
+  # The sink process only reads counters; its XDP program runs where frames arrive.
+  taskset -c "$GEN_CPU" ip netns exec "$ns" "$bench" sink --iface "$iface" \
+    --warmup "$WARMUP" --window "$WINDOW" "$@" >"$out.sink" 2>"$out.sink.log" &
+  sink_pid=$!
+  wait_for "$out.sink.log" ready "$sink_pid" sink
+}
+
+start_probe() { # out: the latency probe from pb-probe to the sink, in the background (see the top)
+  taskset -c "$GEN_CPU" ip netns exec pb-probe "$bench" probe --iface pb-probe0 --size 124 --pcp 3 \
+    --src "$PROBE_MAC" --dst "$SINK_MAC" --rate "$PROBE_RATE" --warmup "$WARMUP" --window "$WINDOW" >"$1.probe" &
+  probe_pid=$!
+}
+
+probe_latency() { # sink-output: "p50 p99" of the probe in microseconds, or "- -"
+  local p50 p99
+  p50=$(json "$1" probe_p50_ns)
+  p99=$(json "$1" probe_p99_ns)
+  if [ -n "$p50" ]; then awk -v a="$p50" -v b="$p99" 'BEGIN { printf "%.1f %.1f", a / 1e3, b / 1e3 }'; else echo "- -"; fi
+}
+
+probe_idle() { # the probe's latency through pfcswitchd with nothing else offered, into idle_latency
+  local out=$work/probe-idle sink_pid probe_pid
+  start_forwarder pfcswitchd "$out.forwarder.log"
+  start_sink pb-sink pb-sink0 "$out"
+  start_probe "$out"
+  wait "$probe_pid" "$sink_pid"
+  stop_forwarder
+  idle_latency=$(probe_latency "$out.sink")
+}
+
 measure() { # placement path forwarder size run
   local placement=$1 path=$2 name=$3 size=$4 run=$5 out=$work/$1-$2-$3-$4-$5 sink_ns=pb-sink sink_iface=pb-sink0 nice=0
   local tag=(--pcp 3) counters0="" counters1="" rates="- - -" generator=(flood) drain=() wire0=0 book="- - - - - - - -"
@@ -364,15 +428,13 @@ measure() { # placement path forwarder size run
   [ "$name" = none ] && sink_ns=pb-sw sink_iface=pb-a
   [[ $name == pfcswitchd* || $name == xsk-forward || $name == libxdp-forward* ]] && nice=19
   start_forwarder "$name" "$out.forwarder.log"
-  # The sink process only reads counters; its XDP program runs where frames arrive.
-  taskset -c "$GEN_CPU" ip netns exec "$sink_ns" "$bench" sink --iface "$sink_iface" \
-    --warmup "$WARMUP" --window "$WINDOW" "${drain[@]}" >"$out.sink" 2>"$out.sink.log" &
-  local sink_pid=$!
-  wait_for "$out.sink.log" ready "$sink_pid" sink
+  local sink_pid probe_pid=
+  start_sink "$sink_ns" "$sink_iface" "$out" "${drain[@]}"
   place_receive "$placement" "$nice"
   taskset -c "$GEN_CPU" ip netns exec pb-gen "$bench" "${generator[@]}" --iface pb-gen0 --size "$size" \
     --src "$GEN_MAC" --dst "$SINK_MAC" "${tag[@]}" --warmup "$WARMUP" --window "$WINDOW" >"$out.flood" &
   local flood_pid=$! busy0 total0 busy1 total1
+  [ "$GENERATOR" = kernel ] && [[ $name == pfcswitchd* ]] && [ "$path" = lossy ] && start_probe "$out"
   sleep "$(awk -v w="$WARMUP" 'BEGIN { print w + 0.5 }')"
   read -r busy0 total0 < <(cpu_jiffies "cpu$FWD_CPU")
   [[ $name == pfcswitchd* ]] && counters0=$(daemon_counters)
@@ -395,7 +457,7 @@ measure() { # placement path forwarder size run
     forwarder_pid=
     echo "   round $run: $name exited during the window (status $status$( ((status > 128)) && echo ", signal $((status - 128))")); its log:" >&2
     sed 's/^/     /' "$out.forwarder.log" >&2
-    wait "$flood_pid" "$sink_pid" || true
+    wait "$flood_pid" "$sink_pid" ${probe_pid:+"$probe_pid"} || true
     # libxdp-forward attaches without a BPF link: its program outlives an abnormal exit.
     for iface in pb-a pb-b; do ip -n pb-sw link set dev "$iface" xdp off 2>/dev/null || true; done
     stop_forwarder
@@ -406,7 +468,7 @@ measure() { # placement path forwarder size run
     rates=$(printf '%s\t%s\n' "$counters0" "$counters1" |
       awk '{ printf "%.0f %.0f %.0f", ($6 - $2) / ($5 - $1), ($7 - $3) / ($5 - $1), ($8 - $4) / ($5 - $1) }')
   fi
-  wait "$flood_pid"
+  wait "$flood_pid" ${probe_pid:+"$probe_pid"}
   wait "$sink_pid" || { cat "$out.sink.log" >&2; return 1; }
   [ "$GENERATOR" = kernel ] && [ "$name" != none ] && book=$(ledger "$name" "$out" "$wire0")
   if [ -f "$out.perf" ] && [[ $name == pfcswitchd* ]]; then
@@ -422,13 +484,19 @@ measure() { # placement path forwarder size run
     >"$PROFILE/$placement-$path-$name-$((size + 4))B.syscalls"
   local line
   line="$placement $path $name $size $(json "$out.sink" fps) $(json "$out.flood" fps) $(json "$out.flood" peer_dropped_fps) \
-$(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.0f", t ? 100 * b / t : 0 }') $run $rates $book"
+$(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.0f", t ? 100 * b / t : 0 }') $run $rates $book \
+$(probe_latency "$out.sink")"
   echo "$line" >>"$results"
   echo "   round $run: $line" >&2
 }
 
 busy_before=$(machine_busy)
 echo "== CPUs busy before the run: $busy_before %" >&2
+if [ "$GENERATOR" = kernel ]; then
+  echo "== the latency probe through an idle pfcswitchd" >&2
+  probe_idle
+  echo "   p50 p99 (us): $idle_latency" >&2
+fi
 reversed=$(echo "$FORWARDERS" | awk '{ for (i = NF; i > 0; i--) printf "%s ", $i }')
 for placement in $PLACEMENTS; do
   for path in $PATHS; do
@@ -544,3 +612,30 @@ median_rows | awk -v results="$results" '$3 != "none" && $13 != "-" {
       "wire", "socket", "classifier", "switch", "delivered", "unaccounted", "worst", "PFC rx", "drops by reason"
     for (i = 1; i <= n; i++) printf "%s %6.2f %7s  %s\n", row[order[i]], worst[order[i]], pfc[order[i]], reasons[order[i]]
   }'
+
+echo
+echo "One-way latency of the priority-3 probe ($PROBE_RATE frames/s, 128 B) from pb-probe through pfcswitchd to the" \
+  "sink, in microseconds: idle, and while priority-0 frames of the size given overload the same egress (lossy" \
+  "path): p50 and p99 of each round, the median over rounds and the worst round's p99"
+awk -v idle="$idle_latency" '
+  function median(list,   v, m, x, y, t) {
+    m = split(list, v, " ")
+    for (x = 1; x <= m; x++) for (y = x + 1; y <= m; y++) if (v[y] + 0 < v[x] + 0) { t = v[x]; v[x] = v[y]; v[y] = t }
+    return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+  }
+  $2 == "lossy" && $3 ~ /^pfcswitchd/ && $21 != "-" {
+    key = $1 SUBSEP $3 SUBSEP $4
+    if (!(key in p50)) order[++n] = key
+    p50[key] = p50[key] " " $21; p99[key] = p99[key] " " $22
+    if ($22 + 0 > worst[key]) worst[key] = $22
+  }
+  END {
+    split(idle, i, " ")
+    printf "%-9s %-19s %-14s %9s %9s %11s\n", "receive", "forwarder", "overload", "p50", "p99", "worst p99"
+    printf "%-9s %-19s %-14s %9s %9s %11s\n", "-", "pfcswitchd", "none (idle)", i[1], i[2], "-"
+    for (k = 1; k <= n; k++) {
+      split(order[k], f, SUBSEP)
+      printf "%-9s %-19s %-14s %9.1f %9.1f %11.1f\n", f[1], f[2], "lossy " (f[3] + 4) " B", median(p50[order[k]]), \
+        median(p99[order[k]]), worst[order[k]]
+    }
+  }' "$results"

@@ -7,7 +7,10 @@
 //! - `xsk-forward`: the bare AF_XDP forwarder: pfcswitchd's UMEM, sockets and classifier,
 //!   no switch core; every frame received on one port leaves on the other by its address.
 //! - `xdp-redirect`: the kernel forwarder, XDP_REDIRECT through a DEVMAP (ebpf/bench_redirect.c).
-//! - `sink`: counts delivered frames with an XDP program that drops them (ebpf/bench_sink.c).
+//! - `probe`: a latency probe, frames stamped as they leave by an XDP program run from
+//!   userspace at a steady rate; the sink measures their one-way latency.
+//! - `sink`: counts delivered frames with an XDP program that drops them (ebpf/bench_sink.c),
+//!   and gives the probe's latency percentiles over its window.
 //!
 //! `flood` and `sink` print one JSON object on stdout. The forwarders print `ready` on stderr
 //! once attached and run until SIGTERM or SIGINT; their XDP programs leave with them.
@@ -46,6 +49,9 @@ enum Command {
     /// Send one prebuilt frame from inside the kernel (XDP_TX of live frames), far faster than
     /// any AF_XDP forwarder takes, obeying PFC; print the rates and totals as JSON.
     Overload(OverloadArgs),
+    /// Send stamped frames of the latency probe's flow at a steady rate from inside the kernel
+    /// (XDP_TX of live frames, one per call); print how many as JSON.
+    Probe(ProbeArgs),
     /// Bare AF_XDP forwarder (pfcswitchd's sockets and classifier, no switch core).
     XskForward(Ports),
     /// Kernel forwarder: XDP_REDIRECT from each port to the other through a DEVMAP.
@@ -109,6 +115,15 @@ struct OverloadArgs {
 }
 
 #[derive(Debug, clap::Args)]
+struct ProbeArgs {
+    #[command(flatten)]
+    sender: FloodArgs,
+    /// Probe frames per second.
+    #[arg(long, default_value_t = 2000.0)]
+    rate: f64,
+}
+
+#[derive(Debug, clap::Args)]
 struct Ports {
     #[arg(long)]
     port_a: String,
@@ -138,6 +153,7 @@ fn main() -> ExitCode {
     let result = match &args.command {
         Command::Flood(flood_args) => flood(flood_args),
         Command::Overload(overload_args) => overload(overload_args),
+        Command::Probe(probe_args) => probe(probe_args),
         Command::XskForward(ports) => xsk_forward(ports),
         Command::XdpRedirect(ports) => xdp_redirect(ports),
         Command::Sink(sink_args) => sink(sink_args),
@@ -190,12 +206,17 @@ fn tune_generator_socket(fd: RawFd) -> u32 {
     if set(libc::SOL_XDP, XDP_MAX_TX_SKB_BUDGET, RING_SIZE as libc::c_int) { RING_SIZE } else { 32 }
 }
 
-/// Writes the generators' frame (a traffic-header frame of flow 1) into `frame`; returns its
+/// The generators' flow; the sink counts every frame but the probe's.
+const GENERATOR_FLOW_ID: u32 = 1;
+/// `PROBE_FLOW_ID` of ebpf/bench_sink.c.
+const PROBE_FLOW_ID: u32 = 2;
+
+/// Writes the generators' frame (a traffic-header frame of `flow`) into `frame`; returns its
 /// length.
-fn build_frame(args: &FrameArgs, frame: &mut [u8]) -> Result<usize, String> {
+fn build_frame(args: &FrameArgs, flow: u32, frame: &mut [u8]) -> Result<usize, String> {
     let priority = Pcp::new(args.pcp).ok_or("--pcp must be 0-7")?;
     let spec = FlowSpec {
-        id: 1,
+        id: flow,
         dst: args.dst,
         dst_ip: Ipv4Addr::new(10, 0, 0, 2),
         priority,
@@ -220,7 +241,7 @@ fn build_frame(args: &FrameArgs, frame: &mut [u8]) -> Result<usize, String> {
 /// the veth counts as tx_dropped). Every descriptor points at the same prebuilt frame.
 fn flood(args: &FloodArgs) -> Result<(), String> {
     let mut area = UmemArea::new(1).map_err(text)?;
-    let len = build_frame(&args.frame, area.chunk_mut(0))?;
+    let len = build_frame(&args.frame, GENERATOR_FLOW_ID, area.chunk_mut(0))?;
     let desc = tx_desc(0, len as u32);
     let mut sockets = Sockets::open(&area, std::slice::from_ref(&args.frame.iface), Owner::FirstPort).map_err(text)?;
     let queue = &mut sockets.queues[0];
@@ -327,15 +348,15 @@ const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
 /// edges fall within one call.
 const FRAMES_PER_RUN: u32 = 1 << 16;
 
-/// Runs the generator program over `FRAMES_PER_RUN` live copies of `frame`, as if each had
-/// arrived on `ifindex`: XDP_TX sends them out of it.
-fn run_live(program: RawFd, frame: &[u8], ifindex: u32) -> Result<(), String> {
+/// Runs `program` over `repeat` live copies of `frame`, as if each had arrived on `ifindex`:
+/// XDP_TX sends them out of it.
+fn run_live(program: RawFd, frame: &[u8], ifindex: u32, repeat: u32) -> Result<(), String> {
     let ctx = XdpMd { data_end: frame.len() as u32, ingress_ifindex: ifindex, ..XdpMd::default() };
     let mut attr = TestRunAttr {
         prog_fd: program as u32,
         data_size_in: frame.len() as u32,
         data_in: frame.as_ptr() as u64,
-        repeat: FRAMES_PER_RUN,
+        repeat,
         ctx_size_in: std::mem::size_of::<XdpMd>() as u32,
         ctx_in: (&raw const ctx) as u64,
         flags: BPF_F_TEST_XDP_LIVE_FRAMES,
@@ -349,7 +370,7 @@ fn run_live(program: RawFd, frame: &[u8], ifindex: u32) -> Result<(), String> {
         0 => Ok(()),
         _ => match std::io::Error::last_os_error() {
             error if error.raw_os_error() == Some(libc::EINTR) => Ok(()),
-            error => Err(format!("BPF_PROG_RUN of the generator on live frames: {error}")),
+            error => Err(format!("BPF_PROG_RUN on live frames: {error}")),
         },
     }
 }
@@ -368,11 +389,10 @@ fn generator_counts(map: &PerCpuArray<&MapData, u64>) -> Result<[u64; 4], String
 fn overload(args: &OverloadArgs) -> Result<(), String> {
     let OverloadArgs { generator: FloodArgs { frame: frame_args, window, tail }, pfc_speed } = args;
     let mut frame = vec![0; pfcswitchd::umem::FRAME_SIZE as usize];
-    let len = build_frame(frame_args, &mut frame)?;
+    let len = build_frame(frame_args, GENERATOR_FLOW_ID, &mut frame)?;
     frame.truncate(len);
     let ifindex = if_index(&frame_args.iface).map_err(text)?;
-    let object = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/bench_generator.o"));
-    let mut ebpf = Ebpf::load(object).map_err(text)?;
+    let mut ebpf = load_generator()?;
     let priority = if frame_args.untagged { 0 } else { u32::from(frame_args.pcp) };
     let config = GeneratorConfig {
         priority,
@@ -394,7 +414,7 @@ fn overload(args: &OverloadArgs) -> Result<(), String> {
     let stop = window_end + seconds(*tail);
     let (mut first, mut last) = (None, None);
     loop {
-        run_live(program, &frame, ifindex)?;
+        run_live(program, &frame, ifindex, FRAMES_PER_RUN)?;
         let now = Instant::now();
         let sample = || generator_counts(&counts_map).map(|counts| (now, counts, tx_dropped(&frame_args.iface)));
         if first.is_none() && now >= window_start {
@@ -421,6 +441,41 @@ fn overload(args: &OverloadArgs) -> Result<(), String> {
         json[format!("total_{name}")] = total.into();
     }
     println!("{json}");
+    Ok(())
+}
+
+fn load_generator() -> Result<Ebpf, String> {
+    Ebpf::load(aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/bench_generator.o"))).map_err(text)
+}
+
+// ---- probe ----
+
+/// Frame length (no FCS) that holds 802.1Q, IPv4, UDP and the traffic header with its stamp.
+const PROBE_MIN_LEN: usize = 78;
+
+/// The latency probe: one stamped frame per BPF_PROG_RUN (bench_probe), `rate` times a
+/// second from the start to the tail's end. Prints the frames sent.
+fn probe(args: &ProbeArgs) -> Result<(), String> {
+    let ProbeArgs { sender: FloodArgs { frame: frame_args, window, tail }, rate } = args;
+    if frame_args.untagged || frame_args.size < PROBE_MIN_LEN {
+        return Err(format!("the probe's frames are tagged and at least {PROBE_MIN_LEN} B long (--size)"));
+    }
+    let mut frame = vec![0; frame_args.size];
+    let len = build_frame(frame_args, PROBE_FLOW_ID, &mut frame)?;
+    let ifindex = if_index(&frame_args.iface).map_err(text)?;
+    let mut ebpf = load_generator()?;
+    let program = xdp_program(&mut ebpf, "bench_probe")?.fd().map_err(text)?.as_fd().as_raw_fd();
+    let interval = seconds(1.0 / rate);
+    let start = Instant::now();
+    let stop = start + seconds(window.warmup + window.window + tail);
+    let (mut next, mut sent) = (start, 0u64);
+    while next < stop {
+        run_live(program, &frame[..len], ifindex, 1)?;
+        sent += 1;
+        next += interval;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    println!("{}", serde_json::json!({ "iface": frame_args.iface, "frame_len": len, "sent": sent, "rate": rate }));
     Ok(())
 }
 
@@ -565,35 +620,74 @@ fn xdp_redirect(ports: &Ports) -> Result<(), String> {
 struct Count {
     frames: u64,
     bytes: u64,
+    probes: u64,
+}
+
+// SAFETY: three u64, no padding.
+unsafe impl Pod for Count {}
+
+/// `struct probe_control` of ebpf/bench_sink.c.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct ProbeControl {
+    recording: u64,
+    recorded: u64,
 }
 
 // SAFETY: two u64, no padding.
-unsafe impl Pod for Count {}
+unsafe impl Pod for ProbeControl {}
+
+/// The one-way latencies the sink recorded in its window, in nanoseconds, sorted.
+fn probe_latencies(ebpf: &Ebpf, control: &Array<MapData, ProbeControl>) -> Result<Vec<u64>, String> {
+    let latencies: Array<&MapData, u64> =
+        ebpf.map("probe_latency_ns").ok_or("no map `probe_latency_ns`")?.try_into().map_err(text)?;
+    let recorded = control.get(&0, 0).map_err(text)?.recorded.min(u64::from(latencies.len()));
+    let mut sorted =
+        (0..recorded as u32).map(|slot| latencies.get(&slot, 0).map_err(text)).collect::<Result<Vec<_>, _>>()?;
+    sorted.sort_unstable();
+    Ok(sorted)
+}
+
+/// The nearest-rank percentile `p` (0-100) of sorted values.
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    let rank = ((p / 100.0 * sorted.len() as f64).ceil() as usize).max(1);
+    sorted[rank - 1]
+}
 
 fn sink(args: &SinkArgs) -> Result<(), String> {
     let object = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/bench_sink.o"));
     let mut ebpf = Ebpf::load(object).map_err(text)?;
     attach(xdp_program(&mut ebpf, "bench_sink")?, &args.iface)?;
+    let mut control: Array<MapData, ProbeControl> =
+        ebpf.take_map("probe_control").ok_or("no map `probe_control`")?.try_into().map_err(text)?;
+    let mut record_probes = |recording: bool| -> Result<(), String> {
+        let now = control.get(&0, 0).map_err(text)?;
+        control.set(0, ProbeControl { recording: recording.into(), ..now }, 0).map_err(text)
+    };
     let counts: PerCpuArray<&MapData, Count> = ebpf.map("counts").ok_or("no map `counts`")?.try_into().map_err(text)?;
     let total = || -> Result<(Instant, Count), String> {
         let per_cpu = counts.get(&0, 0).map_err(text)?;
-        let sum = per_cpu
-            .iter()
-            .fold(Count::default(), |sum, c| Count { frames: sum.frames + c.frames, bytes: sum.bytes + c.bytes });
+        let sum = per_cpu.iter().fold(Count::default(), |sum, c| Count {
+            frames: sum.frames + c.frames,
+            bytes: sum.bytes + c.bytes,
+            probes: sum.probes + c.probes,
+        });
         Ok((Instant::now(), sum))
     };
     eprintln!("pfcswitch-bench: sink ready on {}", args.iface);
     let deadline = Instant::now() + seconds(args.first_frame_timeout);
-    while total()?.1.frames == 0 {
+    while total().map(|(_, count)| count.frames + count.probes)? == 0 {
         if Instant::now() > deadline {
             return Err(format!("no frame reached `{}` within {} s", args.iface, args.first_frame_timeout));
         }
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(seconds(args.window.warmup));
+    record_probes(true)?;
     let (start, first) = total()?;
     std::thread::sleep(seconds(args.window.window));
     let (end, last) = total()?;
+    record_probes(false)?;
     let secs = (end - start).as_secs_f64();
     let frames = last.frames - first.frames;
     let mut json = serde_json::json!({
@@ -603,6 +697,13 @@ fn sink(args: &SinkArgs) -> Result<(), String> {
         "seconds": secs,
         "fps": frames as f64 / secs,
     });
+    let latencies = probe_latencies(&ebpf, &control)?;
+    if !latencies.is_empty() {
+        json["probe_frames"] = latencies.len().into();
+        json["probe_p50_ns"] = percentile(&latencies, 50.0).into();
+        json["probe_p99_ns"] = percentile(&latencies, 99.0).into();
+        json["probe_max_ns"] = percentile(&latencies, 100.0).into();
+    }
     if args.drain > 0.0 {
         let (mut seen, mut quiet_since) = (last.frames, Instant::now());
         while quiet_since.elapsed() < seconds(args.drain) {
