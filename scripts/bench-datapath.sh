@@ -42,14 +42,16 @@
 # XDP_STATISTICS: no fill buffer or RX ring full), dropped by pfcswitchd's classifier (by
 # reason) or its switch (by reason), or delivered to the sink; what none of them counts is
 # printed as unaccounted, beside the PFC frames the generator received. The forwarders default
-# to pfcswitchd, libxdp-forward and its twin.
+# to pfcswitchd, libxdp-forward, its twin and pfcswitchd-probe (below).
 #
 # The overload mode also measures latency: a probe host pb-probe on pfcswitchd's third port
 # (pb-c) sends PROBE_RATE frames per second of 128 B on priority 3 (lossless) to the sink,
 # each stamped as it leaves by an XDP program run from userspace (pfcswitch-bench probe), and
-# the sink's XDP program takes its one-way latency on the same clock. It runs in
-# pfcswitchd's rounds on the lossy path, while priority 0 overloads the egress to the sink,
-# and once beforehand with no generator (idle): the last table gives p50 and p99 of each.
+# the sink's XDP program takes its one-way latency on the same clock. It runs in rounds of
+# its own, pfcswitchd-probe (pfcswitchd with the probe, on the lossy path only), while
+# priority 0 overloads the egress to the sink, and once beforehand with no generator (idle):
+# the last table gives p50 and p99 of each. The probe's sender shares the generator's CPU, so
+# pfcswitchd-probe's d/c says what the probe costs, and pfcswitchd's stays unperturbed.
 #
 #   pb-probe [pb-probe0] ---- [pb-c] pb-sw
 #
@@ -105,7 +107,7 @@ GENERATOR=${GENERATOR:-flood}
 case "$GENERATOR" in
   flood) FORWARDERS=${FORWARDERS:-"pfcswitchd pfcswitchd-capfc pfcswitchd-spin0 libxdp-forward xsk-forward linux-bridge xdp-redirect"} ;;
   # XDP_TX into a veth needs an XDP program on its peer: the kernel forwarders have none.
-  kernel) FORWARDERS=${FORWARDERS:-"pfcswitchd libxdp-forward libxdp-forward-twin"} ;;
+  kernel) FORWARDERS=${FORWARDERS:-"pfcswitchd libxdp-forward libxdp-forward-twin pfcswitchd-probe"} ;;
   *) echo "bench-datapath.sh: GENERATOR is flood or kernel, not $GENERATOR" >&2; exit 1 ;;
 esac
 PROBE_RATE=${PROBE_RATE:-2000}
@@ -284,7 +286,7 @@ switch_config capfc >"$work/pb-sw-capfc.toml"
 start_forwarder() { # name log
   case "$1" in
     none) ;;
-    pfcswitchd | pfcswitchd-capfc | pfcswitchd-spin0 | pfcswitchd-alt)
+    pfcswitchd | pfcswitchd-capfc | pfcswitchd-spin0 | pfcswitchd-alt | pfcswitchd-probe)
       local policy=pfc spin=60us binary=$daemon
       [ "$1" = pfcswitchd-capfc ] && policy=capfc
       [ "$1" = pfcswitchd-spin0 ] && spin=0us
@@ -434,7 +436,7 @@ measure() { # placement path forwarder size run
   taskset -c "$GEN_CPU" ip netns exec pb-gen "$bench" "${generator[@]}" --iface pb-gen0 --size "$size" \
     --src "$GEN_MAC" --dst "$SINK_MAC" "${tag[@]}" --warmup "$WARMUP" --window "$WINDOW" >"$out.flood" &
   local flood_pid=$! busy0 total0 busy1 total1
-  [ "$GENERATOR" = kernel ] && [[ $name == pfcswitchd* ]] && [ "$path" = lossy ] && start_probe "$out"
+  [ "$name" = pfcswitchd-probe ] && start_probe "$out"
   sleep "$(awk -v w="$WARMUP" 'BEGIN { print w + 0.5 }')"
   read -r busy0 total0 < <(cpu_jiffies "cpu$FWD_CPU")
   [[ $name == pfcswitchd* ]] && counters0=$(daemon_counters)
@@ -505,6 +507,8 @@ for placement in $PLACEMENTS; do
         order=$FORWARDERS
         [ $((run % 2)) = 0 ] && order=$reversed
         for name in none $order; do
+          # The probe shares the flood's priority on the lossless path: nothing to compare.
+          [ "$name" = pfcswitchd-probe ] && [ "$path" != lossy ] && continue
           echo "== $name, $path, $size B frames + FCS, receive on the $placement's CPU, round $run/$REPEAT" >&2
           for attempt in 1 2 3; do
             status=0
@@ -623,7 +627,7 @@ awk -v idle="$idle_latency" '
     for (x = 1; x <= m; x++) for (y = x + 1; y <= m; y++) if (v[y] + 0 < v[x] + 0) { t = v[x]; v[x] = v[y]; v[y] = t }
     return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
   }
-  $2 == "lossy" && $3 ~ /^pfcswitchd/ && $21 != "-" {
+  $2 == "lossy" && $3 == "pfcswitchd-probe" && $21 != "-" {
     key = $1 SUBSEP $3 SUBSEP $4
     if (!(key in p50)) order[++n] = key
     p50[key] = p50[key] " " $21; p99[key] = p99[key] " " $22
