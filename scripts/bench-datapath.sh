@@ -532,8 +532,8 @@ median_rows() { # per placement, path, size and forwarder: the round with the me
     for path in $PATHS; do
       for size in $SIZES; do
         for name in none $FORWARDERS; do
-          grep "^$placement $path $name $size " "$results" | sort -g -k5 |
-            awk '{ row[NR] = $0; rx[NR] = $5 } END { print row[int((NR + 1) / 2)], rx[1], rx[NR] }'
+          { grep "^$placement $path $name $size " "$results" || true; } | sort -g -k5 |
+            awk '{ row[NR] = $0; rx[NR] = $5 } END { if (NR) print row[int((NR + 1) / 2)], rx[1], rx[NR] }'
         done
       done
     done

@@ -718,3 +718,17 @@ fn sink(args: &SinkArgs) -> Result<(), String> {
     println!("{json}");
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::percentile;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let sorted: Vec<u64> = (1..=200).collect();
+        assert_eq!(percentile(&sorted, 50.0), 100);
+        assert_eq!(percentile(&sorted, 99.0), 198);
+        assert_eq!(percentile(&sorted, 100.0), 200);
+        assert_eq!(percentile(&[7], 99.0), 7, "one sample is every percentile");
+    }
+}
