@@ -12,7 +12,7 @@
 //! - `sink`: counts delivered frames with an XDP program that drops them (ebpf/bench_sink.c),
 //!   and gives the probe's latency percentiles over its window.
 //!
-//! `flood` and `sink` print one JSON object on stdout. The forwarders print `ready` on stderr
+//! `flood`, `overload`, `probe` and `sink` print one JSON object on stdout. The forwarders print `ready` on stderr
 //! once attached and run until SIGTERM or SIGINT; their XDP programs leave with them.
 
 use aya::maps::{Array, DevMap, MapData, PerCpuArray};
@@ -459,6 +459,9 @@ fn probe(args: &ProbeArgs) -> Result<(), String> {
     let ProbeArgs { sender: FloodArgs { frame: frame_args, window, tail }, rate } = args;
     if frame_args.untagged || frame_args.size < PROBE_MIN_LEN {
         return Err(format!("the probe's frames are tagged and at least {PROBE_MIN_LEN} B long (--size)"));
+    }
+    if !(*rate > 0.0 && *rate <= 1e6) {
+        return Err(format!("--rate {rate}: frames per second above 0 and at most 1000000"));
     }
     let mut frame = vec![0; frame_args.size];
     let len = build_frame(frame_args, PROBE_FLOW_ID, &mut frame)?;
