@@ -745,7 +745,18 @@ fn sink(args: &SinkArgs) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::percentile;
+    use super::{FIRST_CALL_FRAMES, MAX_CALL_FRAMES, call_frames, percentile};
+    use std::time::Duration;
+
+    #[test]
+    fn generator_calls_last_a_second_and_end_at_the_next_edge() {
+        let ms = Duration::from_millis;
+        // 65,536 frames in 20 ms: 3.3 Mpps, so a second is 3.3 million frames.
+        assert_eq!(call_frames(1 << 16, ms(20), ms(5000)), 3_276_800);
+        assert_eq!(call_frames(1 << 16, ms(20), ms(100)), 327_680, "ends at the window's edge");
+        assert_eq!(call_frames(1 << 16, ms(20), ms(0)), FIRST_CALL_FRAMES, "never a call too short to send");
+        assert_eq!(call_frames(u32::MAX, ms(1), ms(5000)), MAX_CALL_FRAMES);
+    }
 
     #[test]
     fn percentiles_are_nearest_rank() {
