@@ -10,6 +10,12 @@
 //! here: what happens to them stays the pause policy's (SONiC's lossless queues run the
 //! same way, ECN without WRED drops).
 //!
+//! Where the queue is read (`mark_at`): as the frame joins it (`"enqueue"`, the default, as
+//! RED and the DCTCP paper describe), or as the frame leaves it, against the bytes it leaves
+//! behind (`"dequeue"`, as HPCC's simulator marks in `SwitchNotifyDequeue` and as many switch
+//! ASICs can). Marking at dequeue tells the sender about the queue a frame's successors meet,
+//! a queueing delay sooner.
+//!
 //! Ports may mark by their speed (`[[ecn.by_speed]]`): HPCC's simulator sets KMIN, KMAX
 //! and PMAX per port from maps keyed by the port's rate (its `KMIN_MAP`, `KMAX_MAP` and
 //! `PMAX_MAP`), so that a 400 Gbit/s up-link marks at four times a 100 Gbit/s port's queue.
@@ -38,6 +44,26 @@ pub struct EcnConfig {
     /// `probability`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub by_speed: Vec<SpeedProfile>,
+    /// Where the queue is read: as a frame joins it, or as it leaves.
+    #[serde(skip_serializing_if = "MarkAt::is_enqueue")]
+    pub mark_at: MarkAt,
+}
+
+/// `ecn.mark_at`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkAt {
+    /// Against the queue the frame joins, itself included.
+    #[default]
+    Enqueue,
+    /// Against the queue the frame leaves behind as it is sent.
+    Dequeue,
+}
+
+impl MarkAt {
+    fn is_enqueue(&self) -> bool {
+        *self == MarkAt::Enqueue
+    }
 }
 
 /// `[[ecn.by_speed]]`: the marking profile of every port of this speed.
@@ -81,6 +107,7 @@ impl Default for EcnConfig {
             probability: 1.0,
             seed: 1,
             by_speed: Vec::new(),
+            mark_at: MarkAt::Enqueue,
         }
     }
 }
@@ -127,6 +154,7 @@ pub struct EcnMarker {
     mask: u8,
     profiles: Vec<Profile>,
     rng: Rng,
+    at: MarkAt,
 }
 
 impl EcnMarker {
@@ -137,6 +165,7 @@ impl EcnMarker {
             mask,
             profiles: speeds.iter().map(|&speed| config.profile(speed)).collect(),
             rng: Rng::new(config.seed),
+            at: config.mark_at,
         })
     }
 
@@ -144,8 +173,13 @@ impl EcnMarker {
         self.mask & priority.mask() != 0
     }
 
-    /// Whether an ECN-capable frame that joins `port`'s queue, which then holds
-    /// `queue_bytes`, is marked.
+    /// Whether `priority` is marked, and where.
+    pub fn marks_at(&self, priority: Pcp, at: MarkAt) -> bool {
+        self.monitors(priority) && self.at == at
+    }
+
+    /// Whether an ECN-capable frame is marked at `port`'s queue, which holds `queue_bytes`
+    /// (with the frame as it joins, without it as it leaves).
     pub fn marks(&mut self, port: usize, queue_bytes: u64) -> bool {
         let Profile { min, max, probability } = self.profiles[port];
         if queue_bytes <= min {
@@ -171,6 +205,7 @@ mod tests {
             probability,
             seed: 7,
             by_speed: Vec::new(),
+            mark_at: MarkAt::Enqueue,
         };
         config.validate().unwrap();
         EcnMarker::new(&config, &[BitRate::gbps(100)]).unwrap()

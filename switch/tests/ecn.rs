@@ -67,6 +67,19 @@ fn ect_frames_above_the_threshold_leave_marked_and_counted() {
 }
 
 #[test]
+fn marking_at_dequeue_reads_the_queue_each_frame_leaves_behind() {
+    let mut config = SwitchConfig::with_ports("ecn", 3, BitRate::gbps(1));
+    config.fdb.static_entries.push(StaticEntry { mac: mac(3).to_string(), port: "p2".into() });
+    config.ecn = toml::from_str("priorities = [3]\nmin = \"3000B\"\nmax = \"3000B\"\nmark_at = \"dequeue\"").unwrap();
+    let mut sw = Switch::new(&config).unwrap().0;
+    let left = forward(&mut sw, (0..8).map(|_| frame(mac(3), 3, 2)).collect());
+    // The same eight frames as at enqueue, the marks the other way round: the first leaves
+    // 7000 B behind it, the fifth 3000 B (at the threshold), the last none.
+    assert_eq!(left, vec![3, 3, 3, 3, 2, 2, 2, 2], "CE while more than 3000 B stay behind");
+    assert_eq!(sw.counters(2).priority[3].ecn_marked, 4);
+}
+
+#[test]
 fn not_ect_frames_other_priorities_and_flooded_frames_are_never_marked() {
     let mut sw = switch();
     let mut frames: Vec<Vec<u8>> = (0..6).map(|_| frame(mac(3), 3, 0)).collect();

@@ -480,7 +480,11 @@ impl Importer<'_> {
                     at(&pmax)
                 )
             };
-            writeln!(out, "\n[ecn]\npriorities = [{pg}]\n{}", profile(nic_rate))?;
+            writeln!(
+                out,
+                "\n[ecn]\npriorities = [{pg}]\nmark_at = \"dequeue\"  # as SwitchNotifyDequeue\n{}",
+                profile(nic_rate)
+            )?;
             for &rate in rates.iter().filter(|&&r| r != nic_rate) {
                 writeln!(out, "\n[[ecn.by_speed]]\nspeed = \"{}\"\n{}", format_rate(rate), profile(rate))?;
             }
@@ -567,6 +571,7 @@ mod tests {
         // less what a ToR keeps (16 host ports and 4 up-links, 3 × rate × delay each).
         let ecn = &switch["ecn"];
         assert_eq!((ecn["min"].as_integer(), ecn["max"].as_integer()), (Some(400_000), Some(1_600_000)));
+        assert_eq!(ecn["mark_at"].as_str(), Some("dequeue"), "ns-3 marks as a frame leaves");
         let fast = &ecn["by_speed"][0];
         assert_eq!((fast["speed"].as_str(), fast["min"].as_integer()), (Some("400Gbps"), Some(1_600_000)));
         let profiles = &switch["buffer"]["profiles"];

@@ -5,6 +5,7 @@
 use super::Switch;
 use crate::config::EgressFull;
 use crate::counters::DropReason;
+use crate::ecn::MarkAt;
 use crate::policy::{EgressEvent, PolicyActions};
 use crate::qcn::Placement;
 use pfcswitch_link::time::Instant;
@@ -86,7 +87,9 @@ impl Switch {
             // Only a frame with one egress: the bytes of a flooded frame are every copy's.
             if frame.ecn_capable
                 && frame.egress.count_ones() == 1
-                && self.ecn.as_mut().is_some_and(|ecn| ecn.marks(egress, queue_bytes))
+                && self.ecn.as_mut().is_some_and(|ecn| {
+                    ecn.marks_at(Pcp::from_low_bits(frame.priority), MarkAt::Enqueue) && ecn.marks(egress, queue_bytes)
+                })
             {
                 self.arena.get_mut(index).ce = true;
                 self.counters[egress].priority[p].ecn_marked += 1;

@@ -3,6 +3,7 @@
 
 use super::{ControlFrame, PauseFrame, Switch, Tx};
 use crate::buffer::Descriptor;
+use crate::ecn::MarkAt;
 use crate::policy::{EgressEvent, PolicyActions, PolicyEngine};
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{IntEgress, MacControlRepr, Pcp, build_mac_control_frame, build_ofc_frame};
@@ -40,6 +41,7 @@ impl Switch {
             return None;
         };
         let (frame, last) = self.take_head(now, port, p);
+        let ce = frame.ce || self.marks_at_dequeue(port, &frame);
         self.settle(port, p);
         self.pfcwd.sent(port, p);
         let int = self.int_egress(now, port, &frame);
@@ -61,7 +63,21 @@ impl Switch {
             .probe
             .zip(self.fecn.as_mut())
             .map(|(rate, fecn)| fecn.mark(port, Pcp::from_low_bits(p as u8), mac, rate));
-        Some(Tx::Data { handle: frame.handle, len: frame.len, last, mark, ce: frame.ce, int })
+        Some(Tx::Data { handle: frame.handle, len: frame.len, last, mark, ce, int })
+    }
+
+    /// `[ecn] mark_at = "dequeue"`: whether `frame`, just taken from `port`'s queue, leaves
+    /// behind a queue that marks it. Only a frame with one egress, as at enqueue: the copies
+    /// of a flooded frame share its bytes.
+    fn marks_at_dequeue(&mut self, port: usize, frame: &Descriptor) -> bool {
+        let (p, priority) = (usize::from(frame.priority), Pcp::from_low_bits(frame.priority));
+        let Some(ecn) = self.ecn.as_mut().filter(|ecn| ecn.marks_at(priority, MarkAt::Dequeue)) else {
+            return false;
+        };
+        let marked =
+            frame.ecn_capable && frame.egress.count_ones() == 1 && ecn.marks(port, self.buffers.egress(port, p).bytes);
+        self.counters[port].priority[p].ecn_marked += u64::from(marked);
+        marked
     }
 
     /// The INT record (or flag) `frame` takes as it leaves `port`, if INT is on.
