@@ -11,6 +11,9 @@
 #        Control, or its simulation/ directory; root, for apt.)
 #        CCS="hpcc dcqcn dctcp" LOAD=0.5 FLOWS_MS=1 DRAIN_MS=9 SEED=1 INCAST=0 STEP=10 SALT=1000
 #        OTHER_PATHS=1 OUT=TARGET/bench-hpcc override; TARGET: $CARGO_TARGET_DIR or target.
+#        NS3_WIRE_PAD=BYTES NS3_WIRE_PAD_ACK=BYTES NS3_WIRE_PAD_PER_HOP=BYTES: ns-3 takes that
+#        much longer to send each data frame and each ACK, and that much more per INT record
+#        either carries (the framing experiment in docs/simulator.md); unset, its own model.
 #        One simulation at a time, each under `nice`.
 #
 # HPCC's tree is copied to TARGET/hpcc-ns3/<commit>/ and built there (once) with its own waf 1.7
@@ -20,7 +23,7 @@
 set -Eeuo pipefail
 trap 'echo "bench-hpcc.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
-[ $# -eq 1 ] || { sed -n '10,14p' "$0" >&2; exit 2; }
+[ $# -eq 1 ] || { sed -n '10,17p' "$0" >&2; exit 2; }
 HPCC=$(realpath "$1")
 [ -d "$HPCC/simulation" ] && HPCC=$HPCC/simulation
 [ -f "$HPCC/scratch/third.cc" ] || { echo "bench-hpcc.sh: $1 has no scratch/third.cc (HPCC's simulation/)" >&2; exit 2; }
@@ -36,6 +39,9 @@ INCAST=${INCAST:-0}
 STEP=${STEP:-10}
 SALT=${SALT:-1000}
 OTHER_PATHS=${OTHER_PATHS:-1}
+NS3_WIRE_PAD=${NS3_WIRE_PAD:-0}
+NS3_WIRE_PAD_ACK=${NS3_WIRE_PAD_ACK:-0}
+NS3_WIRE_PAD_PER_HOP=${NS3_WIRE_PAD_PER_HOP:-0}
 TARGET=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 OUT=$(realpath -m "${OUT:-$TARGET/bench-hpcc}")
 PY=/usr/bin/python3 # Debian's: waf runs on it, and lib2to3 is its package
@@ -48,7 +54,7 @@ install_missing bench-hpcc.sh g++ python3 python3-lib2to3 time
 commit=$(git -C "$HPCC" rev-parse --short=12 HEAD 2>/dev/null || echo unversioned)
 [ -z "$(git -C "$HPCC" status --porcelain -- . 2>/dev/null)" ] || commit=$commit-dirty
 # Bump when the edits below change, so that an old build is not taken for a new one.
-EDITS=2
+EDITS=6
 NS3DIR=$TARGET/hpcc-ns3/$commit
 THIRD=$NS3DIR/build/scratch/third
 
@@ -84,7 +90,13 @@ fix_waf_for_python3() {
 }
 
 # Measurement only: frames put on a wire (packet-hops), events scheduled and the event loop's wall
-# time, printed after the run; and HPCC_ECMP_SALT added to every switch's ECMP seed (its node id).
+# time, printed after the run; HPCC_ECMP_SALT added to every switch's ECMP seed (its node id); and
+# HPCC_WIRE_PAD bytes added to the transmission time of every data frame (UDP: the IP protocol
+# at 14 + 9, HPCC's PppHeader being 14 bytes), HPCC_WIRE_PAD_ACK to every ACK and NACK (0xFC,
+# 0xFD), and HPCC_WIRE_PAD_PER_HOP bytes per INT record either carries (nhop: in a data frame at
+# 14 + 20 + 8 + 6 + 40, in an ACK at 14 + 20 + 12 + 40): the experiment that gives ns-3 our
+# frames' size on the wire (NS3_WIRE_PAD, NS3_WIRE_PAD_ACK, NS3_WIRE_PAD_PER_HOP). All unset:
+# the authors' model.
 instrument() {
   sed -i '1i #include <cstdint>\nuint64_t pfcswitch_bench_tx_frames = 0;' src/point-to-point/model/qbb-net-device.cc
   sed -i 's/^\(\s*\)m_txMachineState = BUSY;/&\n\1++::pfcswitch_bench_tx_frames;/' src/point-to-point/model/qbb-net-device.cc
@@ -93,7 +105,12 @@ instrument() {
     src/point-to-point/model/switch-node.cc
   sed -i '1i #include <cstdint>\n#include <cstdio>\n#include <ctime>\nextern uint64_t pfcswitch_bench_tx_frames;\nstatic void pfcswitch_bench_noop() {}' scratch/third.cc
   sed -i 's/^\(\s*\)Simulator::Run();/\1struct timespec bench_t0, bench_t1;\n\1clock_gettime(CLOCK_MONOTONIC, \&bench_t0);\n&\n\1clock_gettime(CLOCK_MONOTONIC, \&bench_t1);\n\1fprintf(stderr, "bench: event loop %.3f s wall, simulated to %.9f s, %u events scheduled, %lu frames sent\\n", (bench_t1.tv_sec - bench_t0.tv_sec) + (bench_t1.tv_nsec - bench_t0.tv_nsec) * 1e-9, Simulator::Now().GetSeconds(), Simulator::ScheduleNow(\&pfcswitch_bench_noop).GetUid(), (unsigned long)pfcswitch_bench_tx_frames);/' scratch/third.cc
+  sed -i '1i #include <cstdlib>\nstatic unsigned pfcswitch_bench_pad(const unsigned char *frame) { static const char *data = getenv("HPCC_WIRE_PAD"), *ack = getenv("HPCC_WIRE_PAD_ACK"), *per_hop = getenv("HPCC_WIRE_PAD_PER_HOP"); unsigned hops = 0, pad = 0; if (frame[14 + 9] == 0x11 \&\& data) { pad = atoi(data); hops = frame[88] | frame[89] << 8; } else if ((frame[14 + 9] == 0xFC || frame[14 + 9] == 0xFD) \&\& ack) { pad = atoi(ack); hops = frame[86] | frame[87] << 8; } return pad + (per_hop ? atoi(per_hop) * hops : 0); }' \
+    src/point-to-point/model/qbb-net-device.cc
+  sed -i 's/m_bps\.CalculateTxTime(p->GetSize())/m_bps.CalculateTxTime(p->GetSize() + pfcswitch_bench_pad(p->GetBuffer()))/' \
+    src/point-to-point/model/qbb-net-device.cc
   grep -q pfcswitch_bench_tx_frames src/point-to-point/model/qbb-net-device.cc
+  grep -q 'p->GetSize() + pfcswitch_bench_pad' src/point-to-point/model/qbb-net-device.cc
   grep -q HPCC_ECMP_SALT src/point-to-point/model/switch-node.cc
   grep -q 'bench: event loop' scratch/third.cc
 }
@@ -141,7 +158,8 @@ run_ns3() { # DIR SALT
   echo 0 >"$dir/mix/trace.txt" # no node traced (ENABLE_TRACE is 0 in every preset)
   cp "$2" "$dir/mix/config.txt"
   quiet
-  (cd "$dir" && HPCC_ECMP_SALT=$3 LD_LIBRARY_PATH=$NS3DIR/build /usr/bin/time -v -o time.txt \
+  (cd "$dir" && HPCC_ECMP_SALT=$3 HPCC_WIRE_PAD=$NS3_WIRE_PAD \
+    HPCC_WIRE_PAD_ACK=$NS3_WIRE_PAD_ACK HPCC_WIRE_PAD_PER_HOP=$NS3_WIRE_PAD_PER_HOP LD_LIBRARY_PATH=$NS3DIR/build /usr/bin/time -v -o time.txt \
     nice -n 19 "$THIRD" mix/config.txt >log.txt 2>&1) || { tail -20 "$dir/log.txt" >&2; exit 1; }
 }
 
@@ -153,6 +171,8 @@ sed -e 's#\([0-9a-z_)]\) \?/ \?\([0-9]\+\)\([^.0-9]\|$\)#\1 // \2\3#g' -e 's/os\
 "$PY" -W ignore -m lib2to3 -w -n -f print "$RUNPY" >/dev/null 2>&1
 
 echo "bench-hpcc: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD), HPCC $commit, $(nproc) cores"
+[ "$NS3_WIRE_PAD$NS3_WIRE_PAD_ACK$NS3_WIRE_PAD_PER_HOP" = 000 ] ||
+  echo "ns-3's data frames take $NS3_WIRE_PAD bytes longer to send, its ACKs $NS3_WIRE_PAD_ACK, and both $NS3_WIRE_PAD_PER_HOP more per INT record (NS3_WIRE_PAD, NS3_WIRE_PAD_ACK, NS3_WIRE_PAD_PER_HOP)"
 for cc in $CCS; do
   case $cc in
     hpcc) preset=hp ;;
