@@ -173,9 +173,9 @@ impl EcnMarker {
         self.mask & priority.mask() != 0
     }
 
-    /// Whether `priority` is marked, and where.
-    pub fn marks_at(&self, priority: Pcp, at: MarkAt) -> bool {
-        self.monitors(priority) && self.at == at
+    /// Where a frame of a priority it [monitors](Self::monitors) is marked.
+    pub fn mark_at(&self) -> MarkAt {
+        self.at
     }
 
     /// Whether an ECN-capable frame is marked at `port`'s queue, which holds `queue_bytes`

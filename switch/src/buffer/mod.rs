@@ -56,6 +56,14 @@ pub struct Descriptor {
     pub int: crate::int::IntPlan,
 }
 
+impl Descriptor {
+    /// An ECT frame `[ecn]` may mark: only one with a single egress, since the copies of a
+    /// flooded frame share its bytes and one queue's state cannot speak for the others.
+    pub fn ecn_markable(&self) -> bool {
+        self.ecn_capable && self.egress.count_ones() == 1
+    }
+}
+
 /// A pool of at most `capacity` descriptors with a free list. Slots are made on first use, so
 /// a switch that carries little holds little (a simulated fabric has thousands of them);
 /// [`Arena::preallocate`] makes them all at once for a datapath whose per-frame path must

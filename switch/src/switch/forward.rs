@@ -84,12 +84,11 @@ impl Switch {
             }
             let queue_bytes = self.buffers.enqueue(egress, p, index, len);
             copies += 1;
-            // Only a frame with one egress: the bytes of a flooded frame are every copy's.
-            if frame.ecn_capable
-                && frame.egress.count_ones() == 1
-                && self.ecn.as_mut().is_some_and(|ecn| {
-                    ecn.marks_at(Pcp::from_low_bits(frame.priority), MarkAt::Enqueue) && ecn.marks(egress, queue_bytes)
-                })
+            if frame.ecn_markable()
+                && self
+                    .ecn
+                    .as_mut()
+                    .is_some_and(|ecn| ecn.mark_at() == MarkAt::Enqueue && ecn.marks(egress, queue_bytes))
             {
                 self.arena.get_mut(index).ce = true;
                 self.counters[egress].priority[p].ecn_marked += 1;

@@ -67,15 +67,13 @@ impl Switch {
     }
 
     /// `[ecn] mark_at = "dequeue"`: whether `frame`, just taken from `port`'s queue, leaves
-    /// behind a queue that marks it. Only a frame with one egress, as at enqueue: the copies
-    /// of a flooded frame share its bytes.
+    /// behind a queue that marks it.
     fn marks_at_dequeue(&mut self, port: usize, frame: &Descriptor) -> bool {
-        let (p, priority) = (usize::from(frame.priority), Pcp::from_low_bits(frame.priority));
-        let Some(ecn) = self.ecn.as_mut().filter(|ecn| ecn.marks_at(priority, MarkAt::Dequeue)) else {
+        let Some(ecn) = self.ecn.as_mut().filter(|ecn| ecn.mark_at() == MarkAt::Dequeue && frame.ecn_markable()) else {
             return false;
         };
-        let marked =
-            frame.ecn_capable && frame.egress.count_ones() == 1 && ecn.marks(port, self.buffers.egress(port, p).bytes);
+        let p = usize::from(frame.priority);
+        let marked = ecn.marks(port, self.buffers.egress(port, p).bytes);
         self.counters[port].priority[p].ecn_marked += u64::from(marked);
         marked
     }
