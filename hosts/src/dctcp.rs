@@ -15,6 +15,7 @@
 //! Deviation: the cut comes at the end of the window that saw marks, with that window's α,
 //! where Linux cuts at the first echo with the previous window's α; both cut once per window.
 
+use pfcswitch_link::units::BitRate;
 use serde::{Deserialize, Serialize};
 
 /// A connection's DCTCP settings.
@@ -24,15 +25,52 @@ pub struct DctcpParams {
     /// g = 2^−shift_g, the weight of a window's marked fraction in α (§3.1's 1/16; Linux's
     /// `dctcp_shift_g`).
     pub shift_g: u8,
-    /// Segments in flight before the first acknowledgement (RFC 6928's 10).
+    /// Segments in flight before the first acknowledgement (RFC 6928's 10); `window` only.
     pub initial_window: u32,
-    /// How a window with marks is cut.
+    /// How a window with marks is cut; `window` only.
     pub reaction: EcnReaction,
+    /// What α steers: the paper's congestion window, or HPCC's simulator's rate.
+    pub model: DctcpModel,
+    /// `hpcc` only: the rate's step per window of data without marks (`DCTCP_RATE_AI`:
+    /// HPCC's `run.py` gives 615 Mbit/s, one 1,000-byte packet per 13 µs RTT).
+    pub additive_increase: BitRate,
+    /// `hpcc` only: the lowest rate a cut may set (`MIN_RATE`, 100 Mbit/s).
+    pub min_rate: BitRate,
+}
+
+/// Whose DCTCP runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DctcpModel {
+    /// Alizadeh et al. §3.1, as Linux runs it: α cuts a congestion window (this module).
+    #[default]
+    Window,
+    /// HPCC's ns-3 (`rdma-hw.cc`, `CC_MODE 8`): α cuts the queue pair's rate, which starts
+    /// at line rate ([`DctcpRate`](crate::DctcpRate)).
+    Hpcc,
 }
 
 impl Default for DctcpParams {
     fn default() -> Self {
-        DctcpParams { shift_g: 4, initial_window: 10, reaction: EcnReaction::Dctcp }
+        DctcpParams {
+            shift_g: 4,
+            initial_window: 10,
+            reaction: EcnReaction::Dctcp,
+            model: DctcpModel::Window,
+            additive_increase: BitRate::mbps(615),
+            min_rate: BitRate::mbps(100),
+        }
+    }
+}
+
+impl DctcpParams {
+    /// Each error names the key and why its value is rejected.
+    pub fn validate_for(&self, line_rate: BitRate) -> Result<(), String> {
+        if self.shift_g > 16 {
+            return Err(format!("shift_g {} must be 0 to 16: g = 2^-shift_g", self.shift_g));
+        }
+        crate::within_line::within_line("additive_increase", self.additive_increase, line_rate)?;
+        crate::within_line::within_line("min_rate", self.min_rate, line_rate)
     }
 }
 

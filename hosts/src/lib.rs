@@ -1,5 +1,5 @@
 //! pfcswitch's hosts as sans-IO engines: the transports (go-back-N messages with FCTs) and
-//! congestion control (DCTCP, DCQCN, HPCC, TIMELY and Swift's sender laws, QCN reaction
+//! congestion control (DCTCP's window and HPCC's simulator's rate-based DCTCP, DCQCN, HPCC, TIMELY and Swift's sender laws, QCN reaction
 //! points, FECN sources), pacing, and the NIC that obeys PAUSE and PFC. The simulator's hosts
 //! and the AF_XDP traffic endpoints run the same code; time comes in as a parameter. It holds
 //! no switch logic and no sockets.
@@ -12,6 +12,7 @@
 
 mod dcqcn;
 mod dctcp;
+mod dctcp_rate;
 mod fecn_source;
 mod flow;
 mod flow_map;
@@ -27,7 +28,8 @@ mod transport;
 mod within_line;
 
 pub use dcqcn::{Dcqcn, DcqcnModel, DcqcnParams, Fraction};
-pub use dctcp::{Dctcp, DctcpParams, EcnReaction};
+pub use dctcp::{Dctcp, DctcpModel, DctcpParams, EcnReaction};
+pub use dctcp_rate::DctcpRate;
 pub use fecn_source::{FecnReaction, FecnSource, FecnSourceStats};
 pub use flow::{FlowReceiver, FlowSender, FlowSpec, FlowStats, MINIMAL_FRAME_ETHERTYPE};
 pub use hpcc::{HopRecord, Hpcc, HpccParams};

@@ -4,12 +4,13 @@
 //! A star at 1 Gbit/s: hosts 0 to 3 send long-lived flows on lossless priority 3 to host 4
 //! for 200 ms, 4:1 into port 4, with 10 µs cables. Without DCTCP the senders' windows fill
 //! the egress queue until PFC holds them at the ingress limits; with DCTCP the queue stays
-//! near K, PFC has nothing to do, and the link stays full.
+//! near K, PFC has nothing to do, and the link stays full. HPCC's simulator's DCTCP (a rate
+//! from line rate, cut by α/2: `model = "hpcc"`) does the same with its rates.
 
 mod common;
 
 use common::{pcp, star, transport_incast};
-use pfcswitch_hosts::DctcpParams;
+use pfcswitch_hosts::{DctcpModel, DctcpParams};
 use pfcswitch_link::units::{BitRate, ByteSize};
 use pfcswitch_sim::Network;
 use pfcswitch_switch::config::SwitchConfig;
@@ -29,7 +30,7 @@ struct Outcome {
     drops: u64,
 }
 
-fn four_to_one(dctcp: bool) -> Outcome {
+fn four_to_one(dctcp: Option<DctcpParams>) -> Outcome {
     let mut config = SwitchConfig::with_ports("d", 5, BitRate::gbps(1));
     config.pfc.lossless = vec![3];
     config.ecn.priorities = vec![3];
@@ -37,7 +38,7 @@ fn four_to_one(dctcp: bool) -> Outcome {
     let mut net = star(&config, Duration::from_micros(10));
     let start = net.now();
     transport_incast(&mut net, &[0, 1, 2, 3], 4, RUN, |transport| {
-        transport.dctcp = dctcp.then(DctcpParams::default);
+        transport.dctcp = dctcp;
     });
     let received = |net: &Network| -> u64 {
         net.hosts[4].transport.as_ref().unwrap().receiver_stats().map(|(_, s)| s.bytes).sum()
@@ -64,8 +65,8 @@ fn four_to_one(dctcp: bool) -> Outcome {
 
 #[test]
 fn dctcp_keeps_the_queue_near_k_with_the_link_full_and_no_pfc() {
-    let window = four_to_one(false);
-    let dctcp = four_to_one(true);
+    let window = four_to_one(None);
+    let dctcp = four_to_one(Some(DctcpParams::default()));
     println!(
         "queue avg/max: windows alone {:.0}/{} B, DCTCP {:.0}/{} B (K = {K} B); PFC frames {} vs {}; \
          marks {} vs {}; goodput {:.0} vs {:.0} Mbit/s",
@@ -89,4 +90,31 @@ fn dctcp_keeps_the_queue_near_k_with_the_link_full_and_no_pfc() {
     );
     assert!(dctcp.marks > 0 && dctcp.pfc_frames < window.pfc_frames / 10, "ECN, not PFC, does the work");
     assert!(dctcp.goodput > 0.9e9, "the link stays full: {:.0} Mbit/s", dctcp.goodput / 1e6);
+}
+
+#[test]
+fn hpccs_rate_based_dctcp_also_holds_the_queue_near_k_without_pfc() {
+    let window = four_to_one(None);
+    // DCTCP_RATE_AI in proportion to the link as run.py's 615 Mbit/s is to 100 Gbit/s.
+    let params = DctcpParams { model: DctcpModel::Hpcc, additive_increase: BitRate::mbps(6), ..DctcpParams::default() };
+    let rate = four_to_one(Some(params));
+    println!(
+        "rate-based DCTCP: queue avg/max {:.0}/{} B (K = {K} B); PFC frames {} (none: {}); marks {}; goodput {:.0} Mbit/s",
+        rate.queue_avg,
+        rate.queue_max,
+        rate.pfc_frames,
+        window.pfc_frames,
+        rate.marks,
+        rate.goodput / 1e6
+    );
+    assert_eq!(rate.drops, 0, "lossless");
+    assert!(
+        (0.5 * K as f64..2.0 * K as f64).contains(&rate.queue_avg),
+        "the rates hold the queue near K: {:.0} B",
+        rate.queue_avg
+    );
+    assert!(rate.marks > 0 && rate.pfc_frames < window.pfc_frames / 10, "ECN, not PFC, does the work");
+    // Four rates cut together and climb back 6 Mbit/s a batch each: about a tenth of the link
+    // goes unused, where the windows above keep it full.
+    assert!(rate.goodput > 0.8e9, "the link stays nearly full: {:.0} Mbit/s", rate.goodput / 1e6);
 }

@@ -45,7 +45,8 @@ pub struct TransportConfig {
     /// bring back limits it. Probes addressed to this host are reflected either way.
     pub fecn: Option<FecnReaction>,
     /// DCTCP: data goes out ECT(0), acknowledgements echo the CE marks, and a congestion
-    /// window within `window` follows them.
+    /// window within `window` follows them (`model = "window"`), or the rate of HPCC's
+    /// simulator's DCTCP (`model = "hpcc"`, with `rate_window` its window).
     pub dctcp: Option<DctcpParams>,
     /// DCQCN reaction points (RoCEv2 framing): data goes out ECT(0), and the CNPs receivers
     /// send for CE marks drive each connection's rate limiter. QCN, if set, takes precedence.
@@ -58,8 +59,8 @@ pub struct TransportConfig {
     /// drives TIMELY's law, whose rate the connection's rate limiter paces at (a TIMELY NIC
     /// paces every queue pair). QCN, DCQCN and HPCC, if set, take precedence.
     pub timely: Option<TimelyTransport>,
-    /// DCQCN+w and TIMELY+w (HPCC's simulator's `HAS_WIN 1`, `VAR_WIN 1`): with a base RTT
-    /// T, a DCQCN or TIMELY connection keeps at most line rate × T × rate / line rate bytes
+    /// DCQCN+w, TIMELY+w and HPCC's simulator's DCTCP (its `HAS_WIN 1`, `VAR_WIN 1`): with a
+    /// base RTT T, a DCQCN, TIMELY or rate-based DCTCP connection keeps at most line rate × T × rate / line rate bytes
     /// of payload in flight (at least one segment); `None`: the rate alone.
     pub rate_window: Option<Duration>,
     /// Swift: the RTT sample of each ACK that covers new data drives Swift's congestion

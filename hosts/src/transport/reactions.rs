@@ -1,25 +1,28 @@
 //! Congestion-control state a transport keeps beside its windows: a connection's rate-based
-//! reaction (QCN's reaction point, DCQCN's, HPCC's or TIMELY's law) with the rate limiter it
+//! reaction (QCN's reaction point, DCQCN's, HPCC's, TIMELY's or HPCC's simulator's DCTCP
+//! law) with the rate limiter it
 //! sets, Swift's window and its pacing below one segment, and the FECN
 //! probes of other hosts' flows that this host reflects back to their sources. DCTCP's window and a connection's FECN source are
 //! the crate's `Dctcp` and `FecnSource`, held by the sender as they are.
 
 use super::config::SwiftTransport;
 use super::config::TransportConfig;
-use crate::{Dcqcn, HopRecord, Hpcc, RateLimiter, ReactionPoint, RpPhase, Swift, Timely};
+use crate::{Dcqcn, DctcpModel, DctcpRate, HopRecord, Hpcc, RateLimiter, ReactionPoint, RpPhase, Swift, Timely};
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::BitRate;
 use pfcswitch_wire::{EthernetAddress, FecnProbeRepr, L2Repr, Pcp, VlanRepr, build_fecn_probe_frame, ethertype};
 use std::time::Duration;
 
 /// The control that sets a connection's rate: QCN's reaction point (CNMs), DCQCN's (CNPs)
-/// HPCC's law (the INT records its acknowledgements echo) or TIMELY's (their RTT samples).
+/// HPCC's law (the INT records its acknowledgements echo), TIMELY's (their RTT samples) or
+/// HPCC's simulator's DCTCP (their ECN echo).
 #[derive(Clone, Debug)]
 pub(super) enum Reaction {
     Qcn(ReactionPoint),
     Dcqcn(Dcqcn),
     Hpcc(Hpcc),
     Timely(Timely),
+    Dctcp(DctcpRate),
 }
 
 impl Reaction {
@@ -29,16 +32,18 @@ impl Reaction {
             Reaction::Dcqcn(rp) => rp.rate(),
             Reaction::Hpcc(law) => law.rate(),
             Reaction::Timely(law) => law.rate(),
+            Reaction::Dctcp(law) => law.rate(),
         }
     }
 
     /// Whether the rate limiter holds the flow back: not while a reaction point is released
-    /// at line rate; HPCC's and TIMELY's NICs always pace a queue pair at its rate.
+    /// at line rate; HPCC's simulator's NIC always paces a queue pair at its rate (HPCC,
+    /// TIMELY, DCTCP).
     fn limits(&self) -> bool {
         match self {
             Reaction::Qcn(rp) => rp.phase() != RpPhase::Idle,
             Reaction::Dcqcn(rp) => rp.phase() != RpPhase::Idle,
-            Reaction::Hpcc(_) | Reaction::Timely(_) => true,
+            Reaction::Hpcc(_) | Reaction::Timely(_) | Reaction::Dctcp(_) => true,
         }
     }
 
@@ -46,26 +51,27 @@ impl Reaction {
         match self {
             Reaction::Qcn(rp) => rp.poll_timeout(),
             Reaction::Dcqcn(rp) => rp.poll_timeout(),
-            Reaction::Hpcc(_) | Reaction::Timely(_) => None,
+            Reaction::Hpcc(_) | Reaction::Timely(_) | Reaction::Dctcp(_) => None,
         }
     }
 
     /// Whether it has nothing to do before its connection's first message or after the last
-    /// is acknowledged ([`Dcqcn::lives_with_its_messages`]): HPCC's and TIMELY's laws move
-    /// only on acknowledgements (no timer: `poll_timeout` above), so their connections wait
+    /// is acknowledged ([`Dcqcn::lives_with_its_messages`]): HPCC's, TIMELY's and DCTCP's
+    /// rate laws move only on acknowledgements (no timer: `poll_timeout` above), so their connections wait
     /// for their start and retire as plain ones do. Live from the run's start to its end,
     /// they were all scanned at every send: with 100 ms of flows on HPCC's fat-tree (5,186
     /// connections a host) that scan was 37 % of the run.
     pub(super) fn lives_with_its_messages(&self) -> bool {
         match self {
             Reaction::Dcqcn(rp) => rp.lives_with_its_messages(),
-            Reaction::Hpcc(_) | Reaction::Timely(_) => true,
+            Reaction::Hpcc(_) | Reaction::Timely(_) | Reaction::Dctcp(_) => true,
             Reaction::Qcn(_) => false,
         }
     }
 }
 
-/// A connection's reaction point, the rate limiter it sets, and for DCQCN+w and TIMELY+w the
+/// A connection's reaction point, the rate limiter it sets, and for DCQCN+w, TIMELY+w and
+/// HPCC's simulator's DCTCP the
 /// window at line rate.
 #[derive(Clone, Debug)]
 pub(super) struct ReactionLimiter {
@@ -79,17 +85,19 @@ pub(super) struct ReactionLimiter {
 
 impl ReactionLimiter {
     /// QCN's reaction point if the config has one, else DCQCN's if it has that, else HPCC's,
-    /// else TIMELY's.
+    /// else TIMELY's, else HPCC's simulator's DCTCP.
     pub(super) fn new(config: &TransportConfig) -> Option<ReactionLimiter> {
         let line = config.line_rate;
-        let (rp, line_rate) = match (config.qcn, config.dcqcn, config.hpcc, config.timely) {
+        let dctcp_rate = config.dctcp.filter(|params| params.model == DctcpModel::Hpcc);
+        let (rp, line_rate) = match (config.qcn, config.dcqcn, config.hpcc, config.timely, dctcp_rate) {
             (Some(qcn), ..) => (Reaction::Qcn(ReactionPoint::new(qcn.params, qcn.line_rate)), qcn.line_rate),
             (None, Some(params), ..) => (Reaction::Dcqcn(Dcqcn::new(params, line)), line),
-            (None, None, Some(hpcc), _) => (Reaction::Hpcc(Hpcc::new(hpcc.params, line, hpcc.base_rtt)), line),
-            (None, None, None, Some(timely)) => (Reaction::Timely(Timely::new(timely.params, line)), line),
-            (None, None, None, None) => return None,
+            (None, None, Some(hpcc), ..) => (Reaction::Hpcc(Hpcc::new(hpcc.params, line, hpcc.base_rtt)), line),
+            (None, None, None, Some(timely), _) => (Reaction::Timely(Timely::new(timely.params, line)), line),
+            (None, None, None, None, Some(dctcp)) => (Reaction::Dctcp(DctcpRate::new(dctcp, line)), line),
+            (None, None, None, None, None) => return None,
         };
-        let windowed = matches!(rp, Reaction::Dcqcn(_) | Reaction::Timely(_));
+        let windowed = matches!(rp, Reaction::Dcqcn(_) | Reaction::Timely(_) | Reaction::Dctcp(_));
         let bdp = config.rate_window.filter(|_| windowed).map(|base_rtt| {
             let bits = u128::from(line_rate.bps()) * base_rtt.as_nanos() / 1_000_000_000;
             u64::try_from(bits / 8).unwrap_or(u64::MAX)
@@ -99,7 +107,7 @@ impl ReactionLimiter {
     }
 
     /// The window in bytes of payload, if the control keeps one: HPCC's own, or DCQCN+w's
-    /// and TIMELY+w's BDP × rate / line rate (HPCC's simulator's `GetWin` with `VAR_WIN`),
+    /// TIMELY+w's and HPCC's simulator's DCTCP's BDP × rate / line rate (HPCC's simulator's `GetWin` with `VAR_WIN`),
     /// rounded down but at least one byte.
     pub(super) fn window_bytes(&self) -> Option<u64> {
         if let Reaction::Hpcc(law) = &self.rp {
@@ -127,7 +135,7 @@ impl ReactionLimiter {
         match &mut self.rp {
             Reaction::Qcn(rp) => rp.on_sent(len as u64),
             Reaction::Dcqcn(rp) => rp.on_sent(len as u64),
-            Reaction::Hpcc(_) | Reaction::Timely(_) => {}
+            Reaction::Hpcc(_) | Reaction::Timely(_) | Reaction::Dctcp(_) => {}
         }
         self.follow_rate(now);
     }
@@ -137,25 +145,27 @@ impl ReactionLimiter {
         match &mut self.rp {
             Reaction::Qcn(rp) => rp.handle_timeout(now),
             Reaction::Dcqcn(rp) => rp.handle_timeout(now),
-            Reaction::Hpcc(_) | Reaction::Timely(_) => return,
+            Reaction::Hpcc(_) | Reaction::Timely(_) | Reaction::Dctcp(_) => return,
         }
         self.follow_rate(now);
     }
 
     /// An acknowledgement of segments up to `acked` (`next`: the next to send) echoing
-    /// `hops`' records, with its RTT sample if it has one: HPCC's law reacts to the records
-    /// (if any), TIMELY's to the sample.
+    /// `hops`' records and whether it echoes a CE mark (`marked`), with its RTT sample if it
+    /// has one: HPCC's law reacts to the records (if any), TIMELY's to the sample, DCTCP's
+    /// to the mark.
     pub(super) fn acknowledged(
         &mut self,
         now: Instant,
-        acked: u32,
-        next: u32,
+        (acked, next): (u32, u32),
         hops: &[HopRecord],
         rtt: Option<Duration>,
+        marked: bool,
     ) {
         match (&mut self.rp, rtt) {
             (Reaction::Hpcc(law), _) if !hops.is_empty() => law.on_ack(u64::from(acked), u64::from(next), hops),
             (Reaction::Timely(law), Some(rtt)) => law.on_rtt(now, rtt),
+            (Reaction::Dctcp(law), _) => law.on_ack(acked, next, marked),
             _ => return,
         }
         self.follow_rate(now);

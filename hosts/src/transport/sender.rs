@@ -9,7 +9,7 @@ use super::glance::Glance;
 use super::reactions::{ReactionLimiter, SwiftWindow};
 use super::records::{ConnectionSpec, MessageRecord, MessageSpec, SenderStats};
 use super::rtt::SendTimes;
-use crate::{Dctcp, FecnSource, HopRecord, Pacer};
+use crate::{Dctcp, DctcpModel, FecnSource, HopRecord, Pacer};
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{
     CnTagRepr, DataFrameSpec, IntInstructions, IntRepr, TRAFFIC_UDP_PORT, TrafficKind, TrafficRepr, VlanRepr,
@@ -103,7 +103,7 @@ impl Connection {
             stats: SenderStats::default(),
             reaction: reaction.map(Box::new),
             fecn: config.fecn.map(|f| Box::new(FecnSource::new(f, config.epoch, config.bin))),
-            dctcp: config.dctcp.map(|params| Dctcp::new(params, config.window)),
+            dctcp: config.dctcp.filter(|p| p.model == DctcpModel::Window).map(|p| Dctcp::new(p, config.window)),
             swift: config.swift.map(|params| Box::new(SwiftWindow::new(params))),
             send_times: SendTimes::default(),
         }
@@ -261,7 +261,8 @@ impl Connection {
             self.stats.last_rtt = Some(rtt);
         }
         if let Some(reaction) = &mut self.reaction {
-            reaction.acknowledged(now, acked, self.next.max(acked), hops, rtt);
+            // The ACK's `offset` counts the CE segments it covers (DCTCP's echo).
+            reaction.acknowledged(now, (acked, self.next.max(acked)), hops, rtt, traffic.offset > 0);
         }
         if let (Some(swift), Some(rtt)) = (&mut self.swift, rtt) {
             swift.acknowledged(now, rtt, hops.len(), acked - self.base);
@@ -316,7 +317,7 @@ impl Connection {
             dst_ip: self.spec.dst_ip,
             dscp: 0,
             // ECT(0) for a sender that reacts to CE marks.
-            ecn: if self.dctcp.is_some() || config.dcqcn.is_some() { 2 } else { 0 },
+            ecn: if config.dctcp.is_some() || config.dcqcn.is_some() { 2 } else { 0 },
             src_port: config.udp_src_port(self.spec.id),
             dst_port: TRAFFIC_UDP_PORT,
             traffic: TrafficRepr {

@@ -259,14 +259,17 @@ impl Importer<'_> {
                 let g = fraction(self.number("EWMA_GAIN")?).filter(|g| g.0 == 1 && g.1.is_power_of_two());
                 let g =
                     g.ok_or_else(|| self.refuse("EWMA_GAIN", "DCTCP's g must be 1/2^k here (Linux's dctcp_shift_g)"))?;
+                let window = self.rate_window(payload, topology)?;
                 self.notes.push(
-                    "CC_MODE 8: DCTCP with a window cut by α/2 per marked window (Alizadeh et al.), where HPCC's NIC cuts its rate and adds DCTCP_RATE_AI".into(),
+                    "CC_MODE 8: DCTCP as HPCC's NIC runs it (model = \"hpcc\": a rate from line rate, cut by α/2 and raised by DCTCP_RATE_AI); model = \"window\" is DCTCP's window as its paper and Linux run it".into(),
                 );
                 Ok(format!(
                     "frame_len = {}  # PACKET_PAYLOAD_SIZE {payload} and the headers\n\
-                     dctcp = {{ shift_g = {} }}\n",
+                     dctcp = {{ model = \"hpcc\", shift_g = {}, additive_increase = \"{}\", min_rate = \"{}\"{window} }}\n",
                     payload as usize + Framing::Traffic.overhead(),
-                    g.1.trailing_zeros()
+                    g.1.trailing_zeros(),
+                    format_rate(self.rate("DCTCP_RATE_AI")?),
+                    format_rate(self.rate("MIN_RATE")?),
                 ))
             }
             _ => Err(self.refuse_cc_mode().expect_err("checked before the files")),
@@ -627,13 +630,17 @@ mod tests {
     }
 
     #[test]
-    fn run_pys_dctcp_becomes_dctcp_under_hpccs_bdp_window() {
+    fn run_pys_dctcp_becomes_hpccs_rate_based_dctcp_under_its_bdp_window() {
         let (scenario, switch, notes) = imported("dctcp", |text| text).unwrap();
         let unused = notes.iter().find(|n| n.starts_with("read and not used")).unwrap();
         assert!(!unused.contains("DCTCP_RATE_AI"), "DCTCP uses it in ns-3: {unused}");
         assert!(notes.iter().any(|n| n.starts_with("CC_MODE 8") && n.contains("DCTCP_RATE_AI")), "{notes:?}");
         let transport = &scenario["transport"];
-        assert_eq!(transport["dctcp"]["shift_g"].as_integer(), Some(4), "EWMA_GAIN 0.0625");
+        let dctcp = &transport["dctcp"];
+        assert_eq!(dctcp["model"].as_str(), Some("hpcc"));
+        assert_eq!(dctcp["shift_g"].as_integer(), Some(4), "EWMA_GAIN 0.0625");
+        assert_eq!(dctcp["additive_increase"].as_str(), Some("615Mbps"), "DCTCP_RATE_AI 615Mb/s");
+        assert_eq!(dctcp["base_rtt"].as_str(), Some("12240ns"), "HAS_WIN 1, VAR_WIN 1");
         // The fat-tree's largest RTT, 12,240 ns, at 100 Gbit/s: 153,000 B of 1000-byte segments.
         assert_eq!(transport["window"].as_integer(), Some(153));
         let ecn = &switch["ecn"];

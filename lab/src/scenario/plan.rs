@@ -9,8 +9,8 @@ use super::sets::{Applied, apply, blame, struct_fields};
 use crate::workload::{ClassSpec, StormSpec};
 use anyhow::{Context, Result, bail};
 use pfcswitch_hosts::{
-    DcqcnParams, DctcpParams, HpccParams, HpccTransport, SwiftParams, SwiftTransport, TimelyParams, TimelyTransport,
-    TransportConfig,
+    DcqcnParams, DctcpModel, DctcpParams, HpccParams, HpccTransport, SwiftParams, SwiftTransport, TimelyParams,
+    TimelyTransport, TransportConfig,
 };
 use pfcswitch_link::time::Instant;
 use pfcswitch_link::units::{BitRate, duration};
@@ -156,8 +156,10 @@ pub struct TransportSpec {
     pub ofc_per_flow: bool,
     /// DCTCP senders (`dctcp = {}` for the defaults: g = 1/16, 10 segments to start): data
     /// goes out ECT(0) and windows follow the switches' CE marks (`[ecn]` in `overrides`).
+    /// `model = "hpcc"`: HPCC's simulator's DCTCP, a rate from line rate down, with
+    /// `base_rtt` its window.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dctcp: Option<DctcpParams>,
+    pub dctcp: Option<DctcpSpec>,
     /// RoCEv2 framing (`rocev2 = {}` for the defaults): segments are RC SENDs of a path MTU,
     /// acknowledgements RC ACKs and NAKs, and receivers send CNPs for CE-marked segments.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -209,6 +211,7 @@ pub struct RateLaw<P> {
 }
 
 pub type DcqcnSpec = RateLaw<DcqcnParams>;
+pub type DctcpSpec = RateLaw<DctcpParams>;
 pub type TimelySpec = RateLaw<TimelyParams>;
 
 /// `[transport.swift]`: Swift's law (`SwiftParams`' keys) and the hops its target delay
@@ -423,6 +426,17 @@ impl TransportSpec {
                 bail!("transport.timely.base_rtt: must be above 0: it sizes TIMELY+w's window");
             }
         }
+        if let Some(dctcp) = &self.dctcp {
+            dctcp.params.validate_for(speed).map_err(|e| anyhow::anyhow!("transport.dctcp: {e}"))?;
+            match dctcp.base_rtt {
+                Some(_) if dctcp.params.model == DctcpModel::Window => bail!(
+                    "transport.dctcp.base_rtt: only model = \"hpcc\" takes it (a window from the rate); the window \
+                     model keeps its own congestion window"
+                ),
+                Some(rtt) if rtt.is_zero() => bail!("transport.dctcp.base_rtt: must be above 0: it sizes the window"),
+                _ => {}
+            }
+        }
         if let Some(swift) = &self.swift {
             swift.params.validate().map_err(|e| anyhow::anyhow!("transport.swift: {e}"))?;
         }
@@ -490,11 +504,13 @@ impl TransportSpec {
             bin: self.bin,
             epoch,
             long_lived_until: end,
-            dctcp: self.dctcp,
+            dctcp: self.dctcp.map(|d| d.params),
             dcqcn: self.dcqcn.map(|d| d.params),
             hpcc: self.hpcc.map(|h| h.transport()),
             timely: self.timely.map(|t| TimelyTransport { params: t.params }),
-            rate_window: self.dcqcn.and_then(|d| d.base_rtt).or(self.timely.and_then(|t| t.base_rtt)),
+            rate_window: (self.dcqcn.and_then(|d| d.base_rtt))
+                .or(self.timely.and_then(|t| t.base_rtt))
+                .or(self.dctcp.and_then(|d| d.base_rtt)),
             swift: self.swift.map(|s| SwiftTransport { params: s.params, hops: s.hops }),
             ..defaults
         }
@@ -651,6 +667,10 @@ mod tests {
             spec.validate(1500, BitRate::gbps(1), false).unwrap_err().to_string()
         };
         assert!(refused("rocev2 = {}\ndctcp = {}").contains("dctcp and rocev2 exclude each other"));
+        let window_rtt = refused("dctcp = { base_rtt = \"8us\" }");
+        assert!(window_rtt.contains("transport.dctcp.base_rtt: only model = \"hpcc\" takes it"), "{window_rtt}");
+        let fast_ai = refused("dctcp = { model = \"hpcc\", additive_increase = \"400Gbps\" }");
+        assert!(fast_ai.contains("transport.dctcp: additive_increase 400"), "{fast_ai}");
         assert!(refused("dcqcn = {}").contains("transport.dcqcn needs transport.rocev2"));
         let bad_g = refused("rocev2 = {}\ndcqcn = { g = \"0/256\" }");
         assert!(bad_g.contains("transport.dcqcn: g 0/256 must be in (0, 1]"), "{bad_g}");
