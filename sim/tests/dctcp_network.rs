@@ -63,58 +63,47 @@ fn four_to_one(dctcp: Option<DctcpParams>) -> Outcome {
     }
 }
 
+impl Outcome {
+    /// What an ECN control does beside `windows` (the same incast without one): no loss, the
+    /// queue near K, ECN rather than PFC doing the work, and goodput above `goodput` bit/s.
+    fn holds_the_queue_near_k(&self, name: &str, windows: &Outcome, goodput: f64) {
+        println!(
+            "{name}: queue avg/max {:.0}/{} B (K = {K} B); PFC frames {} (windows alone: {}, queue avg {:.0} B); \
+             marks {}; goodput {:.0} Mbit/s",
+            self.queue_avg,
+            self.queue_max,
+            self.pfc_frames,
+            windows.pfc_frames,
+            windows.queue_avg,
+            self.marks,
+            self.goodput / 1e6
+        );
+        assert_eq!((windows.drops, self.drops), (0, 0), "lossless");
+        assert!(
+            windows.queue_avg > 3.0 * K as f64,
+            "without ECN the windows fill the queue: {:.0} B",
+            windows.queue_avg
+        );
+        assert!(
+            (0.5 * K as f64..2.0 * K as f64).contains(&self.queue_avg),
+            "{name} holds the queue near K: {:.0} B",
+            self.queue_avg
+        );
+        assert!(self.marks > 0 && self.pfc_frames < windows.pfc_frames / 10, "{name}: ECN, not PFC, does the work");
+        assert!(self.goodput > goodput, "{name}: the link stays busy: {:.0} Mbit/s", self.goodput / 1e6);
+    }
+}
+
 #[test]
 fn dctcp_keeps_the_queue_near_k_with_the_link_full_and_no_pfc() {
-    let window = four_to_one(None);
-    let dctcp = four_to_one(Some(DctcpParams::default()));
-    println!(
-        "queue avg/max: windows alone {:.0}/{} B, DCTCP {:.0}/{} B (K = {K} B); PFC frames {} vs {}; \
-         marks {} vs {}; goodput {:.0} vs {:.0} Mbit/s",
-        window.queue_avg,
-        window.queue_max,
-        dctcp.queue_avg,
-        dctcp.queue_max,
-        window.pfc_frames,
-        dctcp.pfc_frames,
-        window.marks,
-        dctcp.marks,
-        window.goodput / 1e6,
-        dctcp.goodput / 1e6
-    );
-    assert_eq!((window.drops, dctcp.drops), (0, 0), "lossless");
-    assert!(window.queue_avg > 3.0 * K as f64, "without DCTCP the windows fill the queue: {:.0} B", window.queue_avg);
-    assert!(
-        (0.5 * K as f64..2.0 * K as f64).contains(&dctcp.queue_avg),
-        "DCTCP holds the queue near K: {:.0} B",
-        dctcp.queue_avg
-    );
-    assert!(dctcp.marks > 0 && dctcp.pfc_frames < window.pfc_frames / 10, "ECN, not PFC, does the work");
-    assert!(dctcp.goodput > 0.9e9, "the link stays full: {:.0} Mbit/s", dctcp.goodput / 1e6);
+    four_to_one(Some(DctcpParams::default())).holds_the_queue_near_k("DCTCP", &four_to_one(None), 0.9e9);
 }
 
 #[test]
 fn hpccs_rate_based_dctcp_also_holds_the_queue_near_k_without_pfc() {
-    let window = four_to_one(None);
     // DCTCP_RATE_AI in proportion to the link as run.py's 615 Mbit/s is to 100 Gbit/s.
     let params = DctcpParams { model: DctcpModel::Hpcc, additive_increase: BitRate::mbps(6), ..DctcpParams::default() };
-    let rate = four_to_one(Some(params));
-    println!(
-        "rate-based DCTCP: queue avg/max {:.0}/{} B (K = {K} B); PFC frames {} (none: {}); marks {}; goodput {:.0} Mbit/s",
-        rate.queue_avg,
-        rate.queue_max,
-        rate.pfc_frames,
-        window.pfc_frames,
-        rate.marks,
-        rate.goodput / 1e6
-    );
-    assert_eq!(rate.drops, 0, "lossless");
-    assert!(
-        (0.5 * K as f64..2.0 * K as f64).contains(&rate.queue_avg),
-        "the rates hold the queue near K: {:.0} B",
-        rate.queue_avg
-    );
-    assert!(rate.marks > 0 && rate.pfc_frames < window.pfc_frames / 10, "ECN, not PFC, does the work");
     // Four rates cut together and climb back 6 Mbit/s a batch each: about a tenth of the link
-    // goes unused, where the windows above keep it full.
-    assert!(rate.goodput > 0.8e9, "the link stays nearly full: {:.0} Mbit/s", rate.goodput / 1e6);
+    // goes unused, where DCTCP's windows keep it full.
+    four_to_one(Some(params)).holds_the_queue_near_k("rate-based DCTCP", &four_to_one(None), 0.8e9);
 }
