@@ -60,8 +60,9 @@ pub struct TransportConfig {
     /// paces every queue pair). QCN, DCQCN and HPCC, if set, take precedence.
     pub timely: Option<TimelyTransport>,
     /// DCQCN+w, TIMELY+w and HPCC's simulator's DCTCP (its `HAS_WIN 1`, `VAR_WIN 1`): with a
-    /// base RTT T, a DCQCN, TIMELY or rate-based DCTCP connection keeps at most line rate × T × rate / line rate bytes
-    /// of payload in flight (at least one segment); `None`: the rate alone.
+    /// base RTT T, a DCQCN, TIMELY or rate-based DCTCP connection keeps at most line rate × T
+    /// × rate / line rate bytes of payload in flight (at least one segment); `None`: the rate
+    /// alone.
     pub rate_window: Option<Duration>,
     /// Swift: the RTT sample of each ACK that covers new data drives Swift's congestion
     /// window (within `window`); below one segment the connection sends one segment per

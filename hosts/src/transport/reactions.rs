@@ -1,9 +1,9 @@
 //! Congestion-control state a transport keeps beside its windows: a connection's rate-based
 //! reaction (QCN's reaction point, DCQCN's, HPCC's, TIMELY's or HPCC's simulator's DCTCP
-//! law) with the rate limiter it
-//! sets, Swift's window and its pacing below one segment, and the FECN
-//! probes of other hosts' flows that this host reflects back to their sources. DCTCP's window and a connection's FECN source are
-//! the crate's `Dctcp` and `FecnSource`, held by the sender as they are.
+//! law) with the rate limiter it sets, Swift's window and its pacing below one segment, and
+//! the FECN probes of other hosts' flows that this host reflects back to their sources.
+//! DCTCP's window and a connection's FECN source are the crate's `Dctcp` and `FecnSource`,
+//! held by the sender as they are.
 
 use super::config::SwiftTransport;
 use super::config::TransportConfig;
@@ -57,8 +57,8 @@ impl Reaction {
 
     /// Whether it has nothing to do before its connection's first message or after the last
     /// is acknowledged ([`Dcqcn::lives_with_its_messages`]): HPCC's, TIMELY's and DCTCP's
-    /// rate laws move only on acknowledgements (no timer: `poll_timeout` above), so their connections wait
-    /// for their start and retire as plain ones do. Live from the run's start to its end,
+    /// rate laws move only on acknowledgements (no timer: `poll_timeout` above), so their
+    /// connections wait for their start and retire as plain ones do. Live from the run's start to its end,
     /// they were all scanned at every send: with 100 ms of flows on HPCC's fat-tree (5,186
     /// connections a host) that scan was 37 % of the run.
     pub(super) fn lives_with_its_messages(&self) -> bool {
@@ -71,8 +71,7 @@ impl Reaction {
 }
 
 /// A connection's reaction point, the rate limiter it sets, and for DCQCN+w, TIMELY+w and
-/// HPCC's simulator's DCTCP the
-/// window at line rate.
+/// HPCC's simulator's DCTCP the window at line rate.
 #[derive(Clone, Debug)]
 pub(super) struct ReactionLimiter {
     pub(super) rp: Reaction,
@@ -106,9 +105,9 @@ impl ReactionLimiter {
         Some(ReactionLimiter { rp, limiter, line_rate, bdp })
     }
 
-    /// The window in bytes of payload, if the control keeps one: HPCC's own, or DCQCN+w's
-    /// TIMELY+w's and HPCC's simulator's DCTCP's BDP × rate / line rate (HPCC's simulator's `GetWin` with `VAR_WIN`),
-    /// rounded down but at least one byte.
+    /// The window in bytes of payload, if the control keeps one: HPCC's own, or DCQCN+w's,
+    /// TIMELY+w's and HPCC's simulator's DCTCP's BDP × rate / line rate (HPCC's simulator's
+    /// `GetWin` with `VAR_WIN`), rounded down but at least one byte.
     pub(super) fn window_bytes(&self) -> Option<u64> {
         if let Reaction::Hpcc(law) = &self.rp {
             return Some(law.window_bytes());

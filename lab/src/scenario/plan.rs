@@ -671,6 +671,8 @@ mod tests {
         assert!(window_rtt.contains("transport.dctcp.base_rtt: only model = \"hpcc\" takes it"), "{window_rtt}");
         let fast_ai = refused("dctcp = { model = \"hpcc\", additive_increase = \"400Gbps\" }");
         assert!(fast_ai.contains("transport.dctcp: additive_increase 400"), "{fast_ai}");
+        let window: TransportSpec = toml::from_str("dctcp = { additive_increase = \"400Gbps\" }").unwrap();
+        window.validate(1500, BitRate::mbps(100), false).expect("the window model has no rate to check");
         assert!(refused("dcqcn = {}").contains("transport.dcqcn needs transport.rocev2"));
         let bad_g = refused("rocev2 = {}\ndcqcn = { g = \"0/256\" }");
         assert!(bad_g.contains("transport.dcqcn: g 0/256 must be in (0, 1]"), "{bad_g}");
