@@ -64,6 +64,11 @@ impl Default for DctcpParams {
 }
 
 impl DctcpParams {
+    /// g = 2^−shift_g.
+    pub fn g(&self) -> f64 {
+        0.5f64.powi(i32::from(self.shift_g))
+    }
+
     /// Each error names the key and why its value is rejected. The rates are `hpcc`'s only,
     /// so the window model's defaults hold on links slower than their 615 Mbit/s.
     pub fn validate_for(&self, line_rate: BitRate) -> Result<(), String> {
@@ -111,7 +116,7 @@ impl Dctcp {
     pub fn new(params: DctcpParams, max_window: u32) -> Dctcp {
         let max_window = f64::from(max_window.max(1));
         Dctcp {
-            g: 0.5f64.powi(i32::from(params.shift_g)),
+            g: params.g(),
             reaction: params.reaction,
             alpha: 1.0,
             cwnd: f64::from(params.initial_window.max(1)).min(max_window),

@@ -47,14 +47,13 @@ pub struct DctcpRate {
     marked_acks: u32,
     /// In CWR until an acknowledgement passes this.
     cwr_until: Option<u32>,
-    cuts: u64,
 }
 
 impl DctcpRate {
     pub fn new(params: DctcpParams, line_rate: BitRate) -> DctcpRate {
         let line = line_rate.bps() as f64;
         DctcpRate {
-            g: 0.5f64.powi(i32::from(params.shift_g)),
+            g: params.g(),
             line_rate: line,
             min_rate: (params.min_rate.bps() as f64).min(line),
             additive_increase: params.additive_increase.bps() as f64,
@@ -64,7 +63,6 @@ impl DctcpRate {
             batch_segments: 0,
             marked_acks: 0,
             cwr_until: None,
-            cuts: 0,
         }
     }
 
@@ -76,11 +74,6 @@ impl DctcpRate {
     /// α: the estimated share of marked acknowledgements.
     pub fn alpha(&self) -> f64 {
         self.alpha
-    }
-
-    /// Rate cuts so far.
-    pub fn cuts(&self) -> u64 {
-        self.cuts
     }
 
     /// An acknowledgement up to segment `acked` (cumulative), `marked` if the segment that
@@ -105,7 +98,6 @@ impl DctcpRate {
         if marked && self.cwr_until.is_none() {
             self.rate = (self.rate * (1.0 - self.alpha / 2.0)).max(self.min_rate);
             self.cwr_until = Some(next);
-            self.cuts += 1;
         }
         if self.cwr_until.is_none() && new_batch {
             self.rate = (self.rate + self.additive_increase).min(self.line_rate);
@@ -133,13 +125,13 @@ mod tests {
         for acked in 2..=10 {
             dctcp.on_ack(acked, 12, true);
         }
-        assert_eq!((dctcp.rate(), dctcp.cuts()), (BitRate::gbps(50), 1));
+        assert_eq!(dctcp.rate(), BitRate::gbps(50));
         // Past 10: out of CWR, and this mark cuts again, by the α its batch closed with.
         dctcp.on_ack(11, 14, true);
         // The first batch's marks stay counted (ns-3 resets them only when a batch closes):
         // 11 marked of 11 segments, so α stays 1.
         assert_eq!(dctcp.alpha(), 1.0);
-        assert_eq!((dctcp.rate(), dctcp.cuts()), (BitRate::gbps(25), 2));
+        assert_eq!(dctcp.rate(), BitRate::gbps(25));
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! pfcswitch's hosts as sans-IO engines: the transports (go-back-N messages with FCTs) and
-//! congestion control (DCTCP's window and HPCC's simulator's rate-based DCTCP, DCQCN, HPCC, TIMELY and Swift's sender laws, QCN reaction
-//! points, FECN sources), pacing, and the NIC that obeys PAUSE and PFC. The simulator's hosts
-//! and the AF_XDP traffic endpoints run the same code; time comes in as a parameter. It holds
-//! no switch logic and no sockets.
+//! congestion control (DCTCP's window and HPCC's simulator's rate-based DCTCP, DCQCN, HPCC,
+//! TIMELY and Swift's sender laws, QCN reaction points, FECN sources), pacing, and the NIC
+//! that obeys PAUSE and PFC. The simulator's hosts and the AF_XDP traffic endpoints run the
+//! same code; time comes in as a parameter. It holds no switch logic and no sockets.
 //!
 //! [`HostNic`] (in `nic`) is an endpoint's NIC as a lossless fabric sees it: a line rate, and
 //! obedience to PFC and 802.3x PAUSE per priority, and optionally to OFC PAUSE per flow. The

@@ -58,9 +58,9 @@ impl Reaction {
     /// Whether it has nothing to do before its connection's first message or after the last
     /// is acknowledged ([`Dcqcn::lives_with_its_messages`]): HPCC's, TIMELY's and DCTCP's
     /// rate laws move only on acknowledgements (no timer: `poll_timeout` above), so their
-    /// connections wait for their start and retire as plain ones do. Live from the run's start to its end,
-    /// they were all scanned at every send: with 100 ms of flows on HPCC's fat-tree (5,186
-    /// connections a host) that scan was 37 % of the run.
+    /// connections wait for their start and retire as plain ones do. Live from the run's
+    /// start to its end, they were all scanned at every send: with 100 ms of flows on HPCC's
+    /// fat-tree (5,186 connections a host) that scan was 37 % of the run.
     pub(super) fn lives_with_its_messages(&self) -> bool {
         match self {
             Reaction::Dcqcn(rp) => rp.lives_with_its_messages(),
