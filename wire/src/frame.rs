@@ -29,6 +29,7 @@ pub struct L2Repr {
 
 impl L2Repr {
     /// Parses the headers and returns them with the offset of the payload.
+    #[inline]
     pub fn parse(frame: &[u8]) -> Result<(L2Repr, usize)> {
         let ethernet = EthernetRepr::parse(&EthernetFrame::new_checked(frame)?)?;
         let mut repr =
@@ -86,6 +87,7 @@ pub struct FrameView<'a> {
 }
 
 impl<'a> FrameView<'a> {
+    #[inline]
     pub fn parse(frame: &'a [u8]) -> Result<FrameView<'a>> {
         let (l2, offset) = L2Repr::parse(frame)?;
         Ok(FrameView { l2, payload: &frame[offset..] })
