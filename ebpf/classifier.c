@@ -6,7 +6,9 @@
  * flags MAC control and CNM frames, counts per priority, prepends a pfcs_meta block and
  * redirects the frame to the AF_XDP socket of its port and RX queue. Every decision beyond
  * this (forwarding, PFC, malformed MAC control) is taken by pfcswitchd's core, so this
- * program stays small.
+ * program stays small. One exception: while pfcswitchd says a port's receive ring backs up
+ * (`shedding`), data frames of the port's lossy priorities are dropped here, before the
+ * kernel copies them, and counted per priority, so the ring keeps room for lossless frames.
  * Frames of ports without a socket yet go to the kernel stack (XDP_PASS).
  */
 #include <linux/bpf.h>
@@ -60,6 +62,20 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } drop_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PFCS_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} shedding SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PFCS_MAX_PORTS * PFCS_PRIORITIES);
+	__type(key, __u32);
+	__type(value, __u64);
+} shed_counters SEC(".maps");
 
 struct vlan_tag {
 	__be16 tci;
@@ -153,6 +169,18 @@ int pfcswitch_classify(struct xdp_md *ctx)
 	if (counter) {
 		counter->frames += 1;
 		counter->bytes += data_end - data;
+	}
+	if (!(flags & (PFCS_FLAG_MAC_CONTROL | PFCS_FLAG_CNM)) && !(port->lossless & (1 << priority))) {
+		__u32 port_key = port->port_index;
+		__u32 *shed = bpf_map_lookup_elem(&shedding, &port_key);
+
+		if (shed && *shed) {
+			__u64 *count = bpf_map_lookup_elem(&shed_counters, &key);
+
+			if (count)
+				*count += 1;
+			return XDP_DROP;
+		}
 	}
 
 	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct pfcs_meta)) == 0) {

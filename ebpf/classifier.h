@@ -26,7 +26,8 @@ struct pfcs_port_config {
 	__u32 port_index;       /* < PFCS_MAX_PORTS: row in the counter maps */
 	__u8 default_priority;  /* for untagged frames when trust is pcp (or not IP) */
 	__u8 trust_dscp;        /* 1: untagged IPv4/IPv6 take dscp_map[DSCP] */
-	__u8 pad[2];
+	__u8 lossless;          /* bit p: priority p is lossless (never shed) */
+	__u8 pad;
 	__u8 dscp_map[64];
 };
 
@@ -42,6 +43,10 @@ struct pfcs_rx_counter {
 	__u64 frames;
 	__u64 bytes;
 };
+
+/* shedding[port_index] != 0: pfcswitchd's receive ring for the port is backing up, so data
+ * frames of its lossy priorities are dropped here (counted in shed_counters, index
+ * port_index * PFCS_PRIORITIES + priority) to leave the ring to the lossless ones. */
 
 /* Why the classifier dropped a frame; index port_index * PFCS_DROP_REASONS + reason. */
 enum pfcs_drop_reason {

@@ -55,11 +55,12 @@ struct PortConfigValue {
     port_index: u32,
     default_priority: u8,
     trust_dscp: u8,
-    pad: [u8; 2],
+    lossless: u8,
+    pad: u8,
     dscp_map: [u8; 64],
 }
 
-// SAFETY: plain old data with no padding holes (4 + 1 + 1 + 2 + 64 bytes), as aya requires.
+// SAFETY: plain old data with no padding holes (4 + 1 + 1 + 1 + 1 + 64 bytes), as aya requires.
 unsafe impl Pod for PortConfigValue {}
 
 /// Must match `struct pfcs_port_slot`.
@@ -76,7 +77,14 @@ unsafe impl Pod for PortSlotValue {}
 
 const EMPTY_SLOT: PortSlotValue = PortSlotValue {
     ifindex: 0,
-    config: PortConfigValue { port_index: 0, default_priority: 0, trust_dscp: 0, pad: [0; 2], dscp_map: [0; 64] },
+    config: PortConfigValue {
+        port_index: 0,
+        default_priority: 0,
+        trust_dscp: 0,
+        lossless: 0,
+        pad: 0,
+        dscp_map: [0; 64],
+    },
 };
 
 /// Frames and bytes a port received at one priority (`struct pfcs_rx_counter`).
@@ -99,6 +107,8 @@ pub struct PortClassification {
     pub default_priority: Pcp,
     /// DSCP → priority for untagged IPv4/IPv6, when the port trusts DSCP.
     pub dscp_map: Option<[Pcp; 64]>,
+    /// Bit p: priority p is lossless, never shed ([`Classifier::set_shedding`]).
+    pub lossless: u8,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -157,7 +167,8 @@ impl Classifier {
             port_index: port.port_index,
             default_priority: port.default_priority.value(),
             trust_dscp: u8::from(port.dscp_map.is_some()),
-            pad: [0; 2],
+            lossless: port.lossless,
+            pad: 0,
             dscp_map: port.dscp_map.map_or([0; 64], |map| map.map(Pcp::value)),
         };
         let mut config: HashMap<&mut MapData, u32, PortConfigValue> = self.map_mut("port_config")?;
@@ -255,6 +266,33 @@ impl Classifier {
             }
         }
         Ok(counters)
+    }
+
+    /// While `on`, data frames of `port_index`'s lossy priorities are dropped in the kernel,
+    /// before any copy, and counted per priority ([`Classifier::shed_frames`]): its receive
+    /// ring is backing up, and the room left is for lossless frames.
+    pub fn set_shedding(&mut self, port_index: u32, on: bool) -> Result<(), ClassifierError> {
+        let mut shedding: Array<&mut MapData, u32> = self.map_mut("shedding")?;
+        shedding.set(port_index, u32::from(on), 0).map_err(|source| ClassifierError::Map {
+            action: "update",
+            map: "shedding",
+            source,
+        })
+    }
+
+    /// Frames of each priority shed on `port_index`, summed over CPUs.
+    pub fn shed_frames(&self, port_index: u32) -> Result<[u64; 8], ClassifierError> {
+        let map: PerCpuArray<&MapData, u64> = self.map("shed_counters")?;
+        let mut frames = [0; 8];
+        for (priority, count) in (0u32..).zip(frames.iter_mut()) {
+            let per_cpu = map.get(&(port_index * PRIORITIES + priority), 0).map_err(|source| ClassifierError::Map {
+                action: "read",
+                map: "shed_counters",
+                source,
+            })?;
+            *count = per_cpu.iter().sum();
+        }
+        Ok(frames)
     }
 
     /// Frames the classifier dropped on `port_index` for `reason`, summed over CPUs.

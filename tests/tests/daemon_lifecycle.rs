@@ -94,8 +94,12 @@ fn startup_errors_say_what_is_wrong() {
         // SAFETY: entering the test's own namespace on this thread only.
         assert_eq!(unsafe { libc::setns(std::os::fd::AsRawFd::as_raw_fd(&file), libc::CLONE_NEWNET) }, 0);
         let mut foreign = Classifier::load().unwrap();
-        let port =
-            PortClassification { port_index: 0, default_priority: pfcswitch_wire::Pcp::default(), dscp_map: None };
+        let port = PortClassification {
+            port_index: 0,
+            default_priority: pfcswitch_wire::Pcp::default(),
+            dscp_map: None,
+            lossless: 0,
+        };
         foreign.attach("p1", &port).unwrap();
         ready_tx.send(()).unwrap();
         done_rx.recv().unwrap();

@@ -287,7 +287,8 @@ fn malformed_frames_are_counted_by_reason_and_never_forwarded() {
 /// against the port it arrived on. With the daemon stopped its fill ring runs dry, so most of
 /// a burst is dropped in the kernel, before the switch's admission; after it resumes, the
 /// frames the XDP program passed to p1's socket are exactly those the daemon received plus
-/// those counted as dropped on p1, and no other port counts any.
+/// those counted as dropped on p1, and no other port counts any. The backlog it finds on
+/// resuming pauses h1's lossless priority (PFC on p1, XOFF and then XON once drained).
 #[test]
 fn frames_the_kernel_drops_for_a_stopped_daemon_are_counted_once() {
     let _serial = serial();
@@ -299,7 +300,9 @@ fn frames_the_kernel_drops_for_a_stopped_daemon_are_counted_once() {
         let xdp = p1.xdp.as_ref().expect("XDP counters");
         let offered: u64 = xdp.rx_frames.iter().sum();
         let received = p1.priorities.iter().map(|p| p.rx_frames).sum::<u64>() + p1.malformed.values().sum::<u64>();
-        (offered, received, xdp.socket_dropped, snapshot.datapath.expect("datapath report").xsk_rx_dropped)
+        let lossless = &p1.priorities[3];
+        let pfc = (lossless.pfc_tx, lossless.xoff_to_xon);
+        (offered, received, xdp.socket_dropped, snapshot.datapath.expect("datapath report").xsk_rx_dropped, pfc)
     };
     let before = counts();
     let daemon = topology.pid("sw1") as i32;
@@ -320,14 +323,18 @@ fn frames_the_kernel_drops_for_a_stopped_daemon_are_counted_once() {
     assert!(dropped > 10_000, "the fill ring ran dry: {dropped} dropped");
     assert_eq!(received + dropped, offered, "each dropped frame counted once, against p1");
     assert_eq!(dropped_anywhere, dropped, "no other port counts p1's drops");
+    let (pfc_sent, released) = (settled.4.0 - before.4.0, settled.4.1 - before.4.1);
+    assert!(pfc_sent >= 2 && released >= 1, "the backlog held priority 3: {pfc_sent} PFC frames, {released} XON");
 }
 
 /// At saturation the switch spends its CPU on frames that can leave: h1 floods sw1 through
 /// AF_XDP faster than the daemon forwards, on unshaped ports, and every frame the daemon
-/// takes in goes out; the excess is dropped by the kernel in the daemon's RX ring (counted
-/// as AF_XDP drops), never by the switch after receiving and forwarding it.
+/// takes in goes out. The excess dies before the switch, never after it received and
+/// forwarded a frame: shed by the classifier while p1's RX ring backs up (counted by
+/// priority) or dropped by the kernel at the socket (counted by port), and every frame the
+/// classifier saw on p1 is in exactly one of the three.
 #[test]
-fn a_saturated_daemon_sends_every_frame_it_receives_and_the_kernel_drops_the_excess() {
+fn a_saturated_daemon_sends_every_frame_it_receives_and_the_excess_dies_before_the_switch_counted_once() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("sw1.toml");
@@ -360,17 +367,24 @@ fn a_saturated_daemon_sends_every_frame_it_receives_and_the_kernel_drops_the_exc
                 .fold((0, 0), |(rx, tx), p| (rx + p.rx_frames, tx + p.tx_frames))
         };
         let drops: u64 = snapshot.ports.iter().flat_map(|p| &p.priorities).flat_map(|p| p.drops.values()).sum();
-        (port("p1").0, port("p2").1, drops, snapshot.datapath.expect("datapath report").xsk_rx_dropped)
+        let xdp = snapshot.port("p1").unwrap().xdp.clone().expect("XDP counters");
+        (port("p1").0, port("p2").1, drops, xdp.rx_frames.iter().sum::<u64>(), xdp.shed_frames, xdp.socket_dropped)
     };
     let mut settled = totals();
     wait_until("the daemon sends what it holds", Duration::from_secs(10), || {
         let now = totals();
-        std::mem::replace(&mut settled, now) == now
+        std::mem::replace(&mut settled, now.clone()) == now
     });
-    let (received, sent, switch_drops, kernel_drops) = settled;
-    println!("received {received}, sent {sent}, dropped by the switch {switch_drops}, by the kernel {kernel_drops}");
+    let (received, sent, switch_drops, offered, shed, socket_dropped) = settled;
+    println!(
+        "offered {offered}, shed {shed:?}, dropped at the socket {socket_dropped}, received {received}, sent {sent}, \
+         dropped by the switch {switch_drops}"
+    );
     assert!(received > 100_000, "the flood reached the daemon: {received} frames");
     assert_eq!(switch_drops, 0, "the switch dropped nothing it had received");
+    assert!(shed[0] > 0 && shed[1..].iter().all(|&n| n == 0), "the excess shed at priority 0: {shed:?}");
+    let shed: u64 = shed.iter().sum();
+    assert_eq!(offered, received + shed + socket_dropped, "each frame p1's classifier saw is counted once");
     // p2 also carries the hosts' own few multicasts (IPv6 neighbour discovery), flooded.
     assert!(sent >= received, "every frame received on p1 left on p2: {sent} < {received}");
 }

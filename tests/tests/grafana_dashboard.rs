@@ -495,6 +495,7 @@ fn exported_families() -> BTreeMap<String, BTreeSet<String>> {
             rx_frames: vec![0; 8],
             rx_bytes: vec![0; 8],
             drops: [("runt".to_string(), 0)].into(),
+            shed_frames: vec![0; 8],
             socket_dropped: 0,
         });
     }

@@ -52,7 +52,12 @@ fn classifies_by_pcp_default_priority_and_counts_truncated_tags() {
     netns.veth_pair("host0", "sw0");
     netns.enter(|| {
         let mut classifier = Classifier::load().expect("load the classifier");
-        let port = PortClassification { port_index: PORT, default_priority: Pcp::new(2).unwrap(), dscp_map: None };
+        let port = PortClassification {
+            port_index: PORT,
+            default_priority: Pcp::new(2).unwrap(),
+            dscp_map: None,
+            lossless: 0,
+        };
         classifier.attach("sw0", &port).expect("attach in native mode");
 
         let mut truncated_tag = data_frame(Some(5), 0);
@@ -84,8 +89,12 @@ fn trusts_dscp_for_untagged_ip_when_configured() {
         let mut dscp_map = [Pcp::new(0).unwrap(); 64];
         dscp_map[46] = Pcp::new(5).unwrap();
         dscp_map[26] = Pcp::new(3).unwrap();
-        let port =
-            PortClassification { port_index: PORT, default_priority: Pcp::new(1).unwrap(), dscp_map: Some(dscp_map) };
+        let port = PortClassification {
+            port_index: PORT,
+            default_priority: Pcp::new(1).unwrap(),
+            dscp_map: Some(dscp_map),
+            lossless: 0,
+        };
         classifier.attach("sw0", &port).expect("attach in native mode");
         let (frames, _) = send_and_count(
             &classifier,
@@ -102,7 +111,8 @@ fn a_second_attach_to_an_occupied_slot_is_a_clear_error() {
     let netns = Netns::new("xdpbusy");
     netns.veth_pair("host0", "sw0");
     netns.enter(|| {
-        let port = PortClassification { port_index: 0, default_priority: Pcp::new(0).unwrap(), dscp_map: None };
+        let port =
+            PortClassification { port_index: 0, default_priority: Pcp::new(0).unwrap(), dscp_map: None, lossless: 0 };
         let mut first = Classifier::load().unwrap();
         first.attach("sw0", &port).unwrap();
         let mut second = Classifier::load().unwrap();
@@ -110,5 +120,37 @@ fn a_second_attach_to_an_occupied_slot_is_a_clear_error() {
         assert!(error.contains("occupies the slot") && error.contains("sw0"), "{error}");
         let missing = second.attach("nosuch0", &port).unwrap_err().to_string();
         assert_eq!(missing, "interface `nosuch0` does not exist in this network namespace");
+    });
+}
+
+/// While pfcswitchd says a port's receive ring backs up, the classifier drops the port's lossy
+/// data frames before the kernel copies them, and counts them by priority (after counting
+/// them as received there); lossless data frames and MAC control frames still pass.
+#[test]
+fn a_shedding_port_drops_its_lossy_data_frames_and_counts_them_by_priority() {
+    require_root();
+    let netns = Netns::new("xdpshed");
+    netns.veth_pair("host0", "sw0");
+    netns.enter(|| {
+        let mut classifier = Classifier::load().expect("load the classifier");
+        let lossless = Pcp::new(3).unwrap().mask();
+        let port =
+            PortClassification { port_index: PORT, default_priority: Pcp::new(0).unwrap(), dscp_map: None, lossless };
+        classifier.attach("sw0", &port).expect("attach in native mode");
+
+        classifier.set_shedding(PORT, true).unwrap();
+        let shedding =
+            [(5, data_frame(Some(1), 0)), (4, data_frame(None, 0)), (3, data_frame(Some(3), 0)), (2, pfc_frame())];
+        let (frames, _) = send_and_count(&classifier, "host0", &shedding);
+        assert_eq!(frames, [4 + 2, 5, 0, 3, 0, 0, 0, 0], "every frame counted at its priority as received");
+        let shed = classifier.shed_frames(PORT).unwrap();
+        assert_eq!(shed, [4, 5, 0, 0, 0, 0, 0, 0], "lossy data frames shed; lossless and PFC passed");
+
+        classifier.set_shedding(PORT, false).unwrap();
+        let socket = RawSocket::open("host0").expect("AF_PACKET socket");
+        (0..2).for_each(|_| socket.send(&data_frame(Some(1), 0)).expect("send"));
+        let priority_1 = || classifier.rx_counters(PORT).unwrap()[1].frames;
+        wait_until("two more frames at priority 1", Duration::from_secs(10), || priority_1() == 5 + 2);
+        assert_eq!(classifier.shed_frames(PORT).unwrap(), shed, "none shed once it stops");
     });
 }

@@ -563,8 +563,12 @@ fn xsk_forward(ports: &Ports) -> Result<(), String> {
         classifier.register_socket(socket.port as u32, socket.queue, socket.fd()).map_err(text)?;
     }
     for (index, iface) in ifaces.iter().enumerate() {
-        let port =
-            PortClassification { port_index: index as u32, default_priority: Pcp::from_low_bits(0), dscp_map: None };
+        let port = PortClassification {
+            port_index: index as u32,
+            default_priority: Pcp::from_low_bits(0),
+            dscp_map: None,
+            lossless: 0,
+        };
         classifier.attach(iface, &port).map_err(text)?;
     }
     let queue_0 = |port| sockets.queues.iter().position(|q| q.port == port && q.queue == 0).expect("queue 0 exists");

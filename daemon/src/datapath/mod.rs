@@ -24,9 +24,11 @@ use std::sync::mpsc::Receiver;
 use std::time::Duration;
 use xdpilone::xdp::XdpDesc;
 
+mod backlog;
 mod cable;
 mod links;
 
+use backlog::Backlog;
 pub use cable::CableSpec;
 use cable::{Cable, Fate};
 
@@ -41,7 +43,9 @@ const BATCH: u32 = TX_BUDGET;
 const PREFETCH_AHEAD: usize = 8;
 /// Frames kept off the fill rings, for the PFC frames the switch generates.
 const CONTROL_RESERVE: usize = 64;
-/// Fill-ring depth per socket: half the ring, so TX and the core always find buffers.
+/// Fill-ring depth per socket: half the ring, so TX and the core always find buffers. Beyond
+/// the frames waiting in its RX ring, a port can take this many before the loop comes back:
+/// the headroom a lossless sender's pause (`backlog`) must arrive within.
 const FILL_TARGET: u32 = RING_SIZE / 2;
 /// How often the signalfd is read while the loop is busy (each read is a syscall; control
 /// requests arrive on a channel and are answered every turn at no syscall cost).
@@ -100,6 +104,8 @@ pub struct Datapath {
     poll_fds: Vec<libc::pollfd>,
     /// Each port's emulated cable, if it has one.
     cables: Vec<Option<Cable>>,
+    /// What each port does about frames waiting in its receive rings.
+    backlogs: Vec<Backlog>,
     classifier: Classifier,
 }
 
@@ -129,6 +135,7 @@ fn classification(config: &SwitchConfig, index: usize) -> Result<PortClassificat
         port_index: index as u32,
         default_priority: Pcp::from_low_bits(port.default_priority),
         dscp_map,
+        lossless: config.lossless_mask(),
     })
 }
 
@@ -195,6 +202,7 @@ impl Datapath {
             links,
             port_links,
             poll_fds: Vec::new(),
+            backlogs: vec![Backlog::default(); ifaces.len()],
             cables,
             classifier,
         })
@@ -221,6 +229,7 @@ impl Datapath {
             self.loops += 1;
             let now = self.clock.now();
             let received = self.receive(now);
+            self.follow_backlogs(now);
             if self.switch.is_due(now) {
                 self.switch.handle_timeout(now);
             }
@@ -313,6 +322,25 @@ impl Datapath {
             }
         }
         any
+    }
+
+    /// Sheds lossy frames in the classifier and holds lossless senders with PFC while a
+    /// port's receive rings back up ([`backlog`]).
+    fn follow_backlogs(&mut self, now: Instant) {
+        for (port, state) in self.backlogs.iter_mut().enumerate() {
+            let waiting = self.sockets.queues.iter().filter(|q| q.port == port).map(|q| q.rx.available()).sum();
+            let next = state.next(waiting);
+            if next.shedding != state.shedding
+                && let Err(error) = self.classifier.set_shedding(port as u32, next.shedding)
+            {
+                log::warn!("port {}: cannot set shedding {}: {error}", self.config.ports[port].name, next.shedding);
+                continue;
+            }
+            if next.holding != state.holding {
+                self.switch.hold_lossless(now, port, next.holding);
+            }
+            *state = next;
+        }
     }
 
     /// Hands the core's transmissions to the TX rings and the kernel. Returns whether any
@@ -489,6 +517,7 @@ impl Datapath {
             port.link = self.port_links[index].state.name().to_string();
             port.link_transitions = self.port_links[index].transitions;
             let counters = self.classifier.rx_counters(index as u32).unwrap_or_default();
+            let shed = self.classifier.shed_frames(index as u32).unwrap_or_default();
             port.xdp = Some(XdpPortReport {
                 attach: self.classifier.attach_mode(index as u32).unwrap_or_default().to_string(),
                 socket: if self.tx_queue[index].is_some() { self.sockets.mode().to_string() } else { String::new() },
@@ -499,7 +528,9 @@ impl Datapath {
                     .map(|&reason| {
                         (reason.name().to_string(), self.classifier.drops(index as u32, reason).unwrap_or(0))
                     })
+                    .chain([("shed".to_string(), shed.iter().sum())])
                     .collect(),
+                shed_frames: shed.to_vec(),
                 socket_dropped: self.sockets.port_rx_frames_dropped(index),
             });
             port.cable = self.cables[index].as_ref().map(|cable| CableReport {

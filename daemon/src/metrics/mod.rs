@@ -401,6 +401,16 @@ impl Collector for SnapshotCollector {
             "Frames the XDP classifier dropped, by reason.",
             xdp_drops.collect::<Vec<_>>(),
         )?;
+        let shed = s.ports.iter().flat_map(|port| {
+            let frames = port.xdp.iter().flat_map(|x| x.shed_frames.iter().enumerate());
+            frames.map(|(priority, &n)| (port_priority(&port.name, priority as u8), counter(n)))
+        });
+        family(
+            e,
+            "pfcswitch_xdp_shed_frames_total",
+            "Data frames of lossy priorities the XDP classifier dropped while the port's receive rings backed up.",
+            shed.collect::<Vec<_>>(),
+        )?;
         let socket_dropped = s.ports.iter().filter_map(|port| {
             port.xdp.as_ref().map(|x| (vec![("port", port.name.clone())], counter(x.socket_dropped)))
         });

@@ -1,10 +1,12 @@
 //! The sending side of 802.1Qbb: which (ingress port, priority) pairs assert XOFF towards
 //! their peer, and the PFC frames that say so.
 //!
-//! Policies only decide XOFF or XON per (port, priority); this transmitter turns changes into
-//! frames (one per port, covering every class that changed or is asserted), refreshes an
-//! asserted pause at half its duration so the peer never resumes by timeout, and keeps the
-//! pausing time and XOFF→XON counts.
+//! Policies only decide XOFF or XON per (port, priority), and the datapath may hold a port's
+//! lossless priorities while its receive ring backs up ([`XoffTransmitter::set_backlog`]);
+//! a class is asserted while either asks. This transmitter turns changes into frames (one per
+//! port, covering every class that changed or is asserted), refreshes an asserted pause at
+//! half its duration so the peer never resumes by timeout, and keeps the pausing time and
+//! XOFF→XON counts.
 
 use crate::port_set::ports_in;
 use pfcswitch_link::time::Instant;
@@ -14,7 +16,12 @@ use std::time::Duration;
 
 #[derive(Clone, Debug)]
 struct PortXoff {
+    /// `policy | backlog`: the classes paused on the wire.
     asserted: u8,
+    /// Classes the policy asserts.
+    policy: u8,
+    /// Classes the datapath holds for a backlog in front of the switch.
+    backlog: u8,
     /// Classes whose state changed since the last frame (resumes must be announced).
     changed: u8,
     refresh_every: Duration,
@@ -46,6 +53,8 @@ impl XoffTransmitter {
             .iter()
             .map(|speed| PortXoff {
                 asserted: 0,
+                policy: 0,
+                backlog: 0,
                 changed: 0,
                 refresh_every: speed.pause_duration(quanta) / 2,
                 refresh_at: None,
@@ -69,22 +78,40 @@ impl XoffTransmitter {
         self.pending = Self::pending_of(&self.ports);
     }
 
-    /// Asserts (`xoff`) or releases XOFF for (port, priority); a no-op if unchanged.
+    /// The policy asserts (`xoff`) or releases XOFF for (port, priority); a no-op if
+    /// unchanged.
     pub fn set(&mut self, now: Instant, port: usize, priority: Pcp, xoff: bool) {
         let state = &mut self.ports[port];
-        let p = priority.index();
-        if (state.asserted & priority.mask() != 0) == xoff {
+        state.policy = if xoff { state.policy | priority.mask() } else { state.policy & !priority.mask() };
+        self.apply(now, port);
+    }
+
+    /// The datapath holds the classes of `mask` on `port` (and no others) for frames waiting
+    /// in front of the switch, whatever the policy says.
+    pub fn set_backlog(&mut self, now: Instant, port: usize, mask: u8) {
+        self.ports[port].backlog = mask;
+        self.apply(now, port);
+    }
+
+    /// Brings `asserted` to `policy | backlog`, timing and announcing each class that changed.
+    fn apply(&mut self, now: Instant, port: usize) {
+        let state = &mut self.ports[port];
+        let asserted = state.policy | state.backlog;
+        let flipped = state.asserted ^ asserted;
+        if flipped == 0 {
             return;
         }
-        state.asserted ^= priority.mask();
-        state.changed |= priority.mask();
-        if xoff {
-            state.since[p] = now;
-            state.asserted_at[p] = now;
-        } else {
-            state.pausing[p] += now - state.since[p];
-            state.xoff_to_xon[p] += 1;
+        for p in (0..8).filter(|p| flipped & (1 << p) != 0) {
+            if asserted & (1 << p) != 0 {
+                state.since[p] = now;
+                state.asserted_at[p] = now;
+            } else {
+                state.pausing[p] += now - state.since[p];
+                state.xoff_to_xon[p] += 1;
+            }
         }
+        state.asserted = asserted;
+        state.changed |= flipped;
         self.pending |= 1 << port;
     }
 
@@ -212,5 +239,24 @@ mod tests {
         assert_eq!(frame, PfcRepr::default().with_class(pcp(3), 0).with_class(pcp(4), 1000));
         assert_eq!(tx.pausing_time(Instant::from_nanos(400_000), 1, pcp(3)), Duration::from_nanos(300_000));
         assert_eq!(tx.xoff_to_xon(1, pcp(3)), 1);
+    }
+
+    #[test]
+    fn a_class_stays_paused_while_either_the_policy_or_the_backlog_holds_it() {
+        let mut tx = XoffTransmitter::new(&[BitRate::gbps(1)], 1000);
+        let at = Instant::from_nanos;
+        tx.set(at(0), 0, pcp(3), true);
+        assert_eq!(tx.poll_frame(at(0), 0), Some(PfcRepr::default().with_class(pcp(3), 1000)));
+        tx.set_backlog(at(10), 0, pcp(3).mask() | pcp(4).mask());
+        assert_eq!(
+            tx.poll_frame(at(10), 0),
+            Some(PfcRepr::default().with_class(pcp(3), 1000).with_class(pcp(4), 1000))
+        );
+        tx.set(at(20), 0, pcp(3), false);
+        assert!(!tx.is_pending(0), "the backlog still holds 3: nothing changed on the wire");
+        tx.set_backlog(at(30), 0, 0);
+        assert_eq!(tx.poll_frame(at(30), 0), Some(PfcRepr::default().with_class(pcp(3), 0).with_class(pcp(4), 0)));
+        assert_eq!(tx.pausing_time(at(40), 0, pcp(3)), Duration::from_nanos(30));
+        assert_eq!((tx.xoff_to_xon(0, pcp(3)), tx.xoff_to_xon(0, pcp(4))), (1, 1));
     }
 }

@@ -280,6 +280,10 @@ pub struct XdpPortReport {
     pub rx_frames: Vec<u64>,
     pub rx_bytes: Vec<u64>,
     pub drops: BTreeMap<String, u64>,
+    /// Data frames of lossy priorities the classifier dropped, per priority, while the port's
+    /// receive rings backed up (also in `drops` as `shed`).
+    #[serde(default)]
+    pub shed_frames: Vec<u64>,
     /// Frames the classifier passed that the kernel could not put into the port's AF_XDP
     /// sockets (no fill buffer, or the RX ring full: `XDP_STATISTICS`), dropped before the
     /// switch saw them. Their priority is not known: the kernel counts per socket.

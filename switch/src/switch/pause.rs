@@ -10,6 +10,15 @@ use pfcswitch_link::time::Instant;
 use pfcswitch_wire::{MacControlRepr, OfcRepr, PAUSE_MULTICAST, Pcp, PfcRepr};
 
 impl Switch {
+    /// Holds (`hold`) or releases every lossless priority of `port` towards its peer for
+    /// frames waiting in front of the switch: a datapath whose receive ring backs up, with
+    /// frames the switch has not yet counted. PFC beside the policy's own, whatever the
+    /// ingress accounting says; the ring is one FIFO for all priorities, so it cannot say
+    /// whose frames wait.
+    pub fn hold_lossless(&mut self, now: Instant, port: usize, hold: bool) {
+        self.xoff.set_backlog(now, port, if hold { self.lossless } else { 0 });
+    }
+
     /// A received PAUSE pauses every priority; a PFC frame its enabled classes that are
     /// PFC-enabled on this switch (802.1Qbb: the enable vector of a port governs both
     /// directions). The watchdog sees every pause and resume of a lossless class, and classes

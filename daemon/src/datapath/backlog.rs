@@ -1,0 +1,77 @@
+//! A port's receive rings backing up: frames the kernel has put in front of the switch that
+//! the loop has not taken yet. The switch does not count them, so its ingress accounting
+//! cannot see a datapath that its own CPU overloads, and without a reaction the kernel drops
+//! the excess at the socket whatever its priority. Two reactions, each with hysteresis:
+//!
+//! - **shed**: the classifier drops the port's lossy data frames before the kernel copies
+//!   them, counted per priority, so the ring keeps room for lossless frames;
+//! - **hold**: if the ring fills even so (lossless frames fill it, or lossy ones admitted
+//!   before shedding began), PFC pauses the port's lossless priorities until it drains.
+//!
+//! Shedding starts well below holding, so a lossy overload alone never pauses a lossless
+//! sender: the ring's depth stops growing once its lossy frames are shed. The levels leave
+//! room, above `HOLD_ON`, for what arrives before a peer obeys the pause (its veth or NIC
+//! ring and a turn of the loop) within the frames a fill ring holds (`FILL_TARGET`).
+
+use crate::xsk::{RING_SIZE, TX_BUDGET};
+
+/// The frames a turn of the loop takes from a ring (the loop's `BATCH`).
+const BATCH: u32 = TX_BUDGET;
+
+/// Frames waiting in a port's receive rings at which its lossy frames start being shed: two
+/// turns' worth, so the loop always finds a full batch.
+const SHED_ON: u32 = 2 * BATCH;
+/// ... and at or below which shedding stops.
+const SHED_OFF: u32 = BATCH;
+/// Frames waiting at which the port's lossless priorities are paused: high enough above
+/// `SHED_ON` that what arrives in the turn before shedding bites does not reach it (a lossy
+/// overload alone pauses nobody), low enough that the RX ring has room above it for a whole
+/// fill ring of frames: the headroom for what arrives before the peer obeys, and during the
+/// stalls of a loop that shares its CPU.
+const HOLD_ON: u32 = 8 * BATCH;
+/// ... and at or below which they are released: the frames of four turns, so the ring does
+/// not run dry before the released sender's frames arrive.
+const HOLD_OFF: u32 = 4 * BATCH;
+
+// Shedding begins and ends below holding, and holding leaves the RX ring room for a whole
+// fill ring (`FILL_TARGET`, half the ring) of frames on top.
+const _: () =
+    assert!(SHED_OFF < SHED_ON && SHED_ON <= HOLD_OFF && HOLD_OFF < HOLD_ON && HOLD_ON + RING_SIZE / 2 <= RING_SIZE);
+
+/// What a port does about its receive backlog.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub shedding: bool,
+    pub holding: bool,
+}
+
+impl Backlog {
+    /// The state once `waiting` frames were found in the port's receive rings.
+    pub fn next(self, waiting: u32) -> Backlog {
+        Backlog {
+            shedding: hysteresis(self.shedding, waiting, SHED_ON, SHED_OFF),
+            holding: hysteresis(self.holding, waiting, HOLD_ON, HOLD_OFF),
+        }
+    }
+}
+
+fn hysteresis(on: bool, level: u32, high: u32, low: u32) -> bool {
+    if on { level > low } else { level >= high }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_growing_backlog_sheds_first_then_holds_and_each_ends_lower_than_it_began() {
+        let mut state = Backlog::default();
+        let mut seen = Vec::new();
+        for waiting in [0, SHED_ON - 1, SHED_ON, HOLD_ON - 1, HOLD_ON, HOLD_OFF + 1, HOLD_OFF, SHED_OFF + 1, SHED_OFF] {
+            state = state.next(waiting);
+            seen.push((state.shedding, state.holding));
+        }
+        let (off, shed, both) = ((false, false), (true, false), (true, true));
+        assert_eq!(seen, [off, off, shed, shed, both, both, shed, shed, off]);
+    }
+}
