@@ -327,9 +327,12 @@ impl Datapath {
     /// Sheds lossy frames in the classifier and holds lossless senders with PFC while a
     /// port's receive rings back up ([`backlog`]).
     fn follow_backlogs(&mut self, now: Instant) {
+        let lossless = self.config.lossless_mask();
         for (port, state) in self.backlogs.iter_mut().enumerate() {
             let waiting = self.sockets.queues.iter().filter(|q| q.port == port).map(|q| q.rx.available()).sum();
-            let next = state.next(waiting);
+            let counters = &self.switch.counters(port).priority;
+            let lossless_rx = (0..8).filter(|p| lossless & (1 << p) != 0).map(|p| counters[p].rx_frames).sum();
+            let next = state.next(now, waiting, lossless_rx);
             if next.shedding != state.shedding
                 && let Err(error) = self.classifier.set_shedding(port as u32, next.shedding)
             {
