@@ -8,10 +8,11 @@
 //! - **hold**: if the ring fills even so (lossless frames fill it, or lossy ones admitted
 //!   before shedding began), PFC pauses the port's lossless priorities until it drains.
 //!
-//! Shedding starts well below holding, so a lossy overload alone never pauses a lossless
-//! sender: the ring's depth stops growing once its lossy frames are shed. The levels leave
-//! room, above `HOLD_ON`, for what arrives before a peer obeys the pause (its veth or NIC
-//! ring and a turn of the loop) within the frames a fill ring holds (`FILL_TARGET`).
+//! Shedding starts well below holding, so the ring's depth stops growing once its lossy
+//! frames are shed, and the hold acts only while lossless frames come through: a lossy
+//! overload alone pauses nobody. The levels leave room, above `HOLD_ON`, for what arrives
+//! before a peer obeys the pause (its veth or NIC ring and a turn of the loop) within the
+//! frames a fill ring holds (`FILL_TARGET`).
 
 use crate::xsk::{RING_SIZE, TX_BUDGET};
 use pfcswitch_link::time::Instant;
