@@ -5,7 +5,7 @@
 //! descriptor closes: when pfcswitchd exits for any reason, SIGKILL included, no program is
 //! left on an interface.
 
-use aya::maps::{Array, HashMap, MapData, PerCpuArray, XskMap};
+use aya::maps::{Array, HashMap, MapData, PerCpuArray, PerCpuValues, XskMap};
 use aya::programs::xdp::XdpLinkId;
 use aya::programs::{ProgramError, Xdp, XdpMode};
 use aya::{Ebpf, EbpfError, Pod};
@@ -252,14 +252,9 @@ impl Classifier {
 
     /// Frames and bytes received per priority on `port_index`, summed over CPUs.
     pub fn rx_counters(&self, port_index: u32) -> Result<[RxCounter; 8], ClassifierError> {
-        let map: PerCpuArray<&MapData, RxCounter> = self.map("rx_counters")?;
         let mut counters = [RxCounter::default(); 8];
         for (priority, counter) in (0u32..).zip(counters.iter_mut()) {
-            let per_cpu = map.get(&(port_index * PRIORITIES + priority), 0).map_err(|source| ClassifierError::Map {
-                action: "read",
-                map: "rx_counters",
-                source,
-            })?;
+            let per_cpu = self.per_cpu::<RxCounter>("rx_counters", port_index * PRIORITIES + priority)?;
             for value in per_cpu.iter() {
                 counter.frames += value.frames;
                 counter.bytes += value.bytes;
@@ -282,29 +277,23 @@ impl Classifier {
 
     /// Frames of each priority shed on `port_index`, summed over CPUs.
     pub fn shed_frames(&self, port_index: u32) -> Result<[u64; 8], ClassifierError> {
-        let map: PerCpuArray<&MapData, u64> = self.map("shed_counters")?;
         let mut frames = [0; 8];
         for (priority, count) in (0u32..).zip(frames.iter_mut()) {
-            let per_cpu = map.get(&(port_index * PRIORITIES + priority), 0).map_err(|source| ClassifierError::Map {
-                action: "read",
-                map: "shed_counters",
-                source,
-            })?;
-            *count = per_cpu.iter().sum();
+            *count = self.per_cpu::<u64>("shed_counters", port_index * PRIORITIES + priority)?.iter().sum();
         }
         Ok(frames)
     }
 
     /// Frames the classifier dropped on `port_index` for `reason`, summed over CPUs.
     pub fn drops(&self, port_index: u32, reason: ClassifierDrop) -> Result<u64, ClassifierError> {
-        let map: PerCpuArray<&MapData, u64> = self.map("drop_counters")?;
         let index = port_index * ClassifierDrop::ALL.len() as u32 + reason as u32;
-        let per_cpu = map.get(&index, 0).map_err(|source| ClassifierError::Map {
-            action: "read",
-            map: "drop_counters",
-            source,
-        })?;
-        Ok(per_cpu.iter().sum())
+        Ok(self.per_cpu::<u64>("drop_counters", index)?.iter().sum())
+    }
+
+    /// Entry `index` of per-CPU array `name`, one value per CPU.
+    fn per_cpu<T: Pod>(&self, name: &'static str, index: u32) -> Result<PerCpuValues<T>, ClassifierError> {
+        let map: PerCpuArray<&MapData, T> = self.map(name)?;
+        map.get(&index, 0).map_err(|source| ClassifierError::Map { action: "read", map: name, source })
     }
 
     fn map<'a, M: TryFrom<&'a aya::maps::Map, Error = aya::maps::MapError>>(
