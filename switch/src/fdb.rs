@@ -4,15 +4,25 @@
 //!
 //! An entry names a set of ports: one for a learned address, one or several for a static
 //! one. Several ports are an ECMP group; the switch picks one per flow ([`pick`]).
+//!
+//! The table remembers its last learn and its last hit, as VPP's L2 nodes do: a burst from
+//! one port is mostly one flow, or flows to one destination under incast, and the memo spares
+//! those frames the hashing and the probe. A remembered learn refreshes an entry's age at
+//! most once per [`LEARN_REFRESH`]: the age the control plane shows may be that much older.
 
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::EthernetAddress;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
 /// Default number of addresses a switch learns.
 pub const DEFAULT_FDB_CAPACITY: usize = 4096;
+
+/// How stale a learned entry's age may grow while frames from its address keep coming on
+/// its port: the resolution of the ages shown, far below any aging time a user sets.
+pub const LEARN_REFRESH: Duration = Duration::from_millis(1);
 
 /// One entry as the control plane shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +60,23 @@ impl Hasher for MacHasher {
     }
 }
 
+/// A learn that changed nothing the table shows: `mac` was seen on `port`, and its entry
+/// was refreshed (or is static) at `at`.
+#[derive(Clone, Copy, Debug)]
+struct LearnMemo {
+    mac: EthernetAddress,
+    port: usize,
+    at: Instant,
+}
+
+/// A hit: `mac`'s entry names `ports` until `until` (while the table is not changed).
+#[derive(Clone, Copy, Debug)]
+struct HitMemo {
+    mac: EthernetAddress,
+    ports: u64,
+    until: Instant,
+}
+
 #[derive(Debug)]
 pub struct Fdb {
     table: HashMap<EthernetAddress, Slot, BuildHasherDefault<MacHasher>>,
@@ -57,12 +84,28 @@ pub struct Fdb {
     aging: Duration,
     /// Ports for unicast the table misses (0: none, it floods).
     default_route: u64,
+    last_learn: Option<LearnMemo>,
+    /// A cell: a lookup reads the table, and remembers what it found.
+    last_hit: Cell<Option<HitMemo>>,
 }
 
 impl Fdb {
     /// A table for `capacity` learned entries (static ones come on top), allocated as it fills.
     pub fn new(capacity: usize, aging: Duration) -> Fdb {
-        Fdb { table: HashMap::default(), capacity, aging, default_route: 0 }
+        Fdb {
+            table: HashMap::default(),
+            capacity,
+            aging,
+            default_route: 0,
+            last_learn: None,
+            last_hit: Cell::new(None),
+        }
+    }
+
+    /// Forgets the memos: the table changed.
+    fn forget(&mut self) {
+        self.last_learn = None;
+        self.last_hit.set(None);
     }
 
     /// Room for `capacity` entries now, so that learning never allocates (the datapath's choice).
@@ -72,18 +115,30 @@ impl Fdb {
 
     /// A static entry towards `ports` (bit i: port i; several bits: an ECMP group).
     pub fn add_static(&mut self, mac: EthernetAddress, ports: u64) {
+        self.forget();
         self.table.insert(mac, Slot { ports, last_seen: Instant::ZERO, is_static: true });
     }
 
     /// Records that `mac` sent a frame on `port` at `now`.
     pub fn learn(&mut self, now: Instant, mac: EthernetAddress, port: usize) {
+        if let Some(memo) = self.last_learn
+            && memo.mac == mac
+            && memo.port == port
+            && now - memo.at < LEARN_REFRESH.min(self.aging)
+        {
+            return;
+        }
         if !mac.is_unicast() {
             return;
         }
         if let Some(slot) = self.table.get_mut(&mac) {
             if !slot.is_static {
+                if slot.ports != 1 << port {
+                    self.last_hit.set(None);
+                }
                 *slot = Slot { ports: 1 << port, last_seen: now, is_static: false };
             }
+            self.last_learn = Some(LearnMemo { mac, port, at: now });
             return;
         }
         if self.table.len() >= self.capacity {
@@ -93,12 +148,24 @@ impl Fdb {
             }
         }
         self.table.insert(mac, Slot { ports: 1 << port, last_seen: now, is_static: false });
+        self.last_learn = Some(LearnMemo { mac, port, at: now });
     }
 
     /// The ports towards `mac` (bit i: port i), unless unknown or aged out.
     pub fn lookup(&self, now: Instant, mac: EthernetAddress) -> Option<u64> {
+        if let Some(memo) = self.last_hit.get()
+            && memo.mac == mac
+            && now <= memo.until
+        {
+            return Some(memo.ports);
+        }
         let slot = self.table.get(&mac)?;
-        (!self.expired(now, slot)).then_some(slot.ports)
+        if self.expired(now, slot) {
+            return None;
+        }
+        let until = if slot.is_static { Instant::from_nanos(u64::MAX) } else { slot.last_seen + self.aging };
+        self.last_hit.set(Some(HitMemo { mac, ports: slot.ports, until }));
+        Some(slot.ports)
     }
 
     /// Where unicast to `mac` goes: its entry, else the default route if there is one.
@@ -121,6 +188,7 @@ impl Fdb {
     }
 
     fn purge_expired(&mut self, now: Instant) {
+        self.forget();
         let aging = self.aging;
         self.table.retain(|_, slot| slot.is_static || now - slot.last_seen <= aging);
     }
@@ -144,6 +212,7 @@ impl Fdb {
 
     /// Replaces the aging time and the static entries (a configuration reload).
     pub fn reconfigure(&mut self, aging: Duration, statics: &[(EthernetAddress, u64)]) {
+        self.forget();
         self.aging = aging;
         self.table.retain(|_, slot| !slot.is_static);
         for &(mac, ports) in statics {
@@ -153,11 +222,13 @@ impl Fdb {
 
     /// Forgets the addresses learned on `port` (its link went down); static entries stay.
     pub fn flush_port(&mut self, port: usize) {
+        self.forget();
         self.table.retain(|_, slot| slot.is_static || slot.ports != 1 << port);
     }
 
     /// Forgets every learned (non-static) address.
     pub fn flush(&mut self) {
+        self.forget();
         self.table.retain(|_, slot| slot.is_static);
     }
 }
@@ -200,6 +271,29 @@ mod tests {
         assert_eq!(fdb.lookup(at(303), A), None, "aged out after 300 s of silence");
         fdb.learn(at(0), EthernetAddress::BROADCAST, 2);
         assert_eq!(fdb.lookup(at(0), EthernetAddress::BROADCAST), None, "group addresses are never learned");
+    }
+
+    #[test]
+    fn the_memos_never_hide_a_move_a_flush_or_an_expiry() {
+        let ms = |n: u64| Instant::from_nanos(n * 1_000_000);
+        let mut fdb = Fdb::new(16, Duration::from_secs(300));
+        fdb.learn(ms(0), A, 1);
+        assert_eq!(fdb.lookup(ms(0), A), Some(1 << 1));
+        fdb.learn(ms(0) + Duration::from_micros(500), A, 1);
+        let age = |fdb: &Fdb, now| fdb.entries(now)[0].age;
+        assert_eq!(age(&fdb, ms(1)), Duration::from_millis(1), "refreshed at most once a millisecond");
+        fdb.learn(ms(1), A, 1);
+        assert_eq!(age(&fdb, ms(1)), Duration::ZERO);
+        fdb.learn(ms(1), A, 2);
+        assert_eq!(fdb.lookup(ms(1), A), Some(1 << 2), "a move within the millisecond is seen at once");
+        fdb.flush_port(2);
+        assert_eq!(fdb.lookup(ms(1), A), None, "a flush forgets the remembered hit");
+        fdb.learn(ms(2), A, 3);
+        assert_eq!(fdb.lookup(ms(2), A), Some(1 << 3));
+        assert_eq!(fdb.lookup(ms(300_002), A), Some(1 << 3));
+        assert_eq!(fdb.lookup(ms(300_003), A), None, "a remembered hit ages out with its entry");
+        fdb.add_static(A, 0b11);
+        assert_eq!(fdb.lookup(ms(300_003), A), Some(0b11), "a static entry replaces the remembered one");
     }
 
     #[test]
