@@ -3,6 +3,7 @@
 //! them; a frame's hold on its ingress bytes ends with its last copy.
 
 use super::Switch;
+use crate::buffer::Descriptor;
 use crate::config::EgressFull;
 use crate::counters::DropReason;
 use crate::ecn::MarkAt;
@@ -118,7 +119,7 @@ impl Switch {
             self.watch_queue(now, egress, p);
         }
         if copies == 0 {
-            self.release(now, index);
+            self.release(now, index, &frame);
             self.freed.push_back(frame.handle);
         } else {
             self.arena.get_mut(index).copies = copies;
@@ -126,9 +127,8 @@ impl Switch {
         true
     }
 
-    /// Ends the switch's hold on a frame: its ingress bytes are released.
-    pub(super) fn release(&mut self, now: Instant, index: u32) {
-        let frame = *self.arena.get(index);
+    /// Ends the switch's hold on `frame`, at `index`: its ingress bytes are released.
+    pub(super) fn release(&mut self, now: Instant, index: u32, frame: &Descriptor) {
         let (ingress, priority) = (usize::from(frame.ingress), Pcp::from_low_bits(frame.priority));
         let level = self.buffers.sub_ingress(ingress, priority.index(), frame.len);
         self.policy.on_ingress(ingress, priority, level, &mut PolicyActions::new(now, &mut self.xoff));

@@ -156,7 +156,7 @@ impl Switch {
         *copies -= 1;
         let last = *copies == 0;
         if last {
-            self.release(now, index);
+            self.release(now, index, &frame);
         }
         (frame, last)
     }
