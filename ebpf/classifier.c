@@ -63,9 +63,11 @@ struct {
 	__type(value, __u64);
 } drop_counters SEC(".maps");
 
+/* Mapped into pfcswitchd's memory: it flips a flag with a store, not a system call. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, PFCS_MAX_PORTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u32);
 } shedding SEC(".maps");

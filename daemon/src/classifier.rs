@@ -5,11 +5,15 @@
 //! descriptor closes: when pfcswitchd exits for any reason, SIGKILL included, no program is
 //! left on an interface.
 
+mod shed_flags;
+
 use aya::maps::{Array, HashMap, MapData, PerCpuArray, PerCpuValues, XskMap};
 use aya::programs::xdp::XdpLinkId;
 use aya::programs::{ProgramError, Xdp, XdpMode};
 use aya::{Ebpf, EbpfError, Pod};
 use pfcswitch_wire::Pcp;
+use shed_flags::ShedFlags;
+use std::os::fd::AsFd;
 
 /// Must match `ebpf/classifier.h`.
 pub const MAX_PORTS: u32 = 64;
@@ -121,6 +125,8 @@ pub enum ClassifierError {
     MissingMap(&'static str),
     #[error("cannot {action} map `{map}`")]
     Map { action: &'static str, map: &'static str, source: aya::maps::MapError },
+    #[error("cannot map `{map}` into memory")]
+    Mmap { map: &'static str, source: std::io::Error },
     #[error("interface `{0}` does not exist in this network namespace")]
     NoSuchInterface(String),
     #[error("port index {0} is out of range (at most {MAX_PORTS} ports)")]
@@ -137,6 +143,8 @@ pub enum ClassifierError {
 /// The loaded classifier. Dropping it detaches the program from every interface.
 #[derive(Debug)]
 pub struct Classifier {
+    /// Before `ebpf`: unmapped before the map's descriptor closes (either order is safe).
+    shedding: ShedFlags,
     ebpf: Ebpf,
     /// Per port index: the interface index it is attached to, the link, and whether in
     /// native mode.
@@ -154,7 +162,12 @@ impl Classifier {
             .try_into()
             .map_err(ClassifierError::Program)?;
         program.load().map_err(ClassifierError::Program)?;
-        Ok(Classifier { ebpf, attached: Default::default() })
+        let shedding = match ebpf.map("shedding") {
+            Some(aya::maps::Map::Array(map)) => ShedFlags::map(map.fd().as_fd(), MAX_PORTS)
+                .map_err(|source| ClassifierError::Mmap { map: "shedding", source })?,
+            _ => return Err(ClassifierError::MissingMap("shedding")),
+        };
+        Ok(Classifier { shedding, ebpf, attached: Default::default() })
     }
 
     /// Sets how `iface` classifies frames (attached or not: a reload changes it in place).
@@ -267,12 +280,11 @@ impl Classifier {
     /// before any copy, and counted per priority ([`Classifier::shed_frames`]): its receive
     /// ring is backing up, and the room left is for lossless frames.
     pub fn set_shedding(&mut self, port_index: u32, on: bool) -> Result<(), ClassifierError> {
-        let mut shedding: Array<&mut MapData, u32> = self.map_mut("shedding")?;
-        shedding.set(port_index, u32::from(on), 0).map_err(|source| ClassifierError::Map {
-            action: "update",
-            map: "shedding",
-            source,
-        })
+        if port_index >= MAX_PORTS {
+            return Err(ClassifierError::PortIndex(port_index));
+        }
+        self.shedding.set(port_index, on);
+        Ok(())
     }
 
     /// Frames of each priority shed on `port_index`, summed over CPUs.
