@@ -2,7 +2,7 @@
 //! have work so that a poll visits those only.
 
 /// The ports in `mask`, lowest first.
-pub(crate) fn ports_in(mut mask: u64) -> impl Iterator<Item = usize> {
+pub(crate) fn ports_in(mut mask: u64) -> impl Iterator<Item = usize> + Clone {
     std::iter::from_fn(move || {
         let port = (mask != 0).then(|| mask.trailing_zeros() as usize)?;
         mask &= mask - 1;

@@ -8,6 +8,7 @@ use crate::config::EgressFull;
 use crate::counters::DropReason;
 use crate::ecn::MarkAt;
 use crate::policy::{EgressEvent, PolicyActions};
+use crate::port_set::ports_in;
 use crate::qcn::Placement;
 use pfcswitch_link::time::Instant;
 use pfcswitch_wire::Pcp;
@@ -58,7 +59,8 @@ impl Switch {
     pub(super) fn forward(&mut self, now: Instant, index: u32) -> bool {
         let frame = *self.arena.get(index);
         let (p, len) = (usize::from(frame.priority), frame.len);
-        let targets = (0..self.ports.len()).filter(|&o| frame.egress & (1u64 << o) != 0);
+        // Its egress ports by their bits: a unicast frame visits one port, not every port.
+        let targets = ports_in(frame.egress & self.all_ports());
         if self.pipeline.egress_full == EgressFull::Stop && !targets.clone().all(|o| self.buffers.fits(o, p, len)) {
             return false;
         }
