@@ -83,7 +83,6 @@ impl Switch {
             self.drop_assigned(egress.trailing_zeros() as usize, p, DropReason::EgressFull);
             return RxVerdict::Consumed;
         }
-        let flow = FlowKey { src: view.l2.src, dst: view.l2.dst };
         let probe = self.fecn.as_ref().filter(|fecn| fecn.monitors(priority)).and_then(|_| {
             view.fecn_probe().ok().filter(|probe| probe.subtype == FecnSubtype::Probe).map(|probe| probe.rate_kbps)
         });
@@ -104,12 +103,17 @@ impl Switch {
             lossless,
             copies: 0,
             egress,
-            flow,
+            flow: FlowKey::default(),
             probe,
         };
         let Some(index) = self.arena.alloc(descriptor) else {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         };
+        // The flow straight from the frame's bytes into the slot: built from the parsed view,
+        // it went through the stack a byte at a time, and reading it back stalled the core.
+        let flow = &mut self.arena.get_mut(index).flow;
+        flow.dst.0.copy_from_slice(&frame[..6]);
+        flow.src.0.copy_from_slice(&frame[6..12]);
         self.lossless_held += u32::from(lossless);
         if let Some(qcn) = self.qcn.as_mut().filter(|qcn| qcn.monitors(priority)) {
             qcn.remember(index, Culprit::of(&view, priority));
@@ -118,6 +122,7 @@ impl Switch {
         let bytes = level.bytes;
         self.policy.on_ingress(port, priority, level, &mut PolicyActions::new(now, &mut self.xoff));
         if lossless && matches!(self.policy, PolicyEngine::Ofc(_)) {
+            let flow = self.arena.get(index).flow;
             self.ofc_arrival(now, port, priority, flow, bytes, egress);
         }
         // Nothing waits and the pipeline is unpaced: the frame passes it at once, as
