@@ -29,6 +29,16 @@ pub struct FlowKey {
     pub dst: EthernetAddress,
 }
 
+impl FlowKey {
+    /// The flow of a frame, from the first 12 bytes of its Ethernet header (which the caller
+    /// has checked it has).
+    #[inline]
+    pub fn of_header(frame: &[u8]) -> FlowKey {
+        let address = |at: usize| EthernetAddress(frame[at..at + 6].try_into().expect("six bytes"));
+        FlowKey { src: address(6), dst: address(0) }
+    }
+}
+
 impl fmt::Display for FlowKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}>{}", self.src, self.dst)

@@ -31,7 +31,7 @@ impl Switch {
                 }
             };
             let index = *self.pipeline.fifos[port].front().expect("non-empty FIFO");
-            if !self.pass_pipeline(now, port, index) {
+            if !self.pass_pipeline(now, port, index, *self.arena.get(index)) {
                 return;
             }
             self.pipeline.fifos[port].pop_front();
@@ -44,8 +44,10 @@ impl Switch {
 
     /// Frame `index`, at the head of `port`'s FIFO, through the pipeline onto its egress
     /// queues. Returns false when it must wait (stop mode, no room), blocking the pipeline.
-    pub(super) fn pass_pipeline(&mut self, now: Instant, port: usize, index: u32) -> bool {
-        if !self.forward(now, index) {
+    /// `frame` is its descriptor as the caller holds it: a frame that passes on arrival does
+    /// not read back the slot just written, which stalls on the narrower stores that wrote it.
+    pub(super) fn pass_pipeline(&mut self, now: Instant, port: usize, index: u32, frame: Descriptor) -> bool {
+        if !self.forward(now, index, frame) {
             self.pipeline.blocked = Some(port);
             return false;
         }
@@ -56,8 +58,7 @@ impl Switch {
 
     /// Queues a processed frame on its egress ports. Returns false, having changed nothing,
     /// when the pipeline must stall (stop mode and some queue lacks room).
-    pub(super) fn forward(&mut self, now: Instant, index: u32) -> bool {
-        let frame = *self.arena.get(index);
+    pub(super) fn forward(&mut self, now: Instant, index: u32, frame: Descriptor) -> bool {
         let (p, len) = (usize::from(frame.priority), frame.len);
         // Its egress ports by their bits: a unicast frame visits one port, not every port.
         let targets = ports_in(frame.egress & self.all_ports());

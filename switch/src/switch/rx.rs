@@ -103,17 +103,12 @@ impl Switch {
             lossless,
             copies: 0,
             egress,
-            flow: FlowKey::default(),
+            flow: FlowKey::of_header(frame),
             probe,
         };
         let Some(index) = self.arena.alloc(descriptor) else {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         };
-        // The flow straight from the frame's bytes into the slot: built from the parsed view,
-        // it went through the stack a byte at a time, and reading it back stalled the core.
-        let flow = &mut self.arena.get_mut(index).flow;
-        flow.dst.0.copy_from_slice(&frame[..6]);
-        flow.src.0.copy_from_slice(&frame[6..12]);
         self.lossless_held += u32::from(lossless);
         if let Some(qcn) = self.qcn.as_mut().filter(|qcn| qcn.monitors(priority)) {
             qcn.remember(index, Culprit::of(&view, priority));
@@ -122,8 +117,7 @@ impl Switch {
         let bytes = level.bytes;
         self.policy.on_ingress(port, priority, level, &mut PolicyActions::new(now, &mut self.xoff));
         if lossless && matches!(self.policy, PolicyEngine::Ofc(_)) {
-            let flow = self.arena.get(index).flow;
-            self.ofc_arrival(now, port, priority, flow, bytes, egress);
+            self.ofc_arrival(now, port, priority, descriptor.flow, bytes, egress);
         }
         // Nothing waits and the pipeline is unpaced: the frame passes it at once, as
         // `run_pipeline` would take it, without the trip through its FIFO. (An input CP counts
@@ -131,7 +125,7 @@ impl Switch {
         let direct = self.pipeline.waiting == 0
             && self.pipeline.interval.is_none()
             && !self.qcn_watches(Placement::Input, priority);
-        if direct && self.pass_pipeline(now, port, index) {
+        if direct && self.pass_pipeline(now, port, index, descriptor) {
             return RxVerdict::Accepted;
         }
         self.pipeline.fifos[port].push_back(index);
