@@ -279,12 +279,13 @@ impl Classifier {
     /// While `on`, data frames of `port_index`'s lossy priorities are dropped in the kernel,
     /// before any copy, and counted per priority ([`Classifier::shed_frames`]): its receive
     /// ring is backing up, and the room left is for lossless frames.
-    pub fn set_shedding(&mut self, port_index: u32, on: bool) -> Result<(), ClassifierError> {
-        if port_index >= MAX_PORTS {
-            return Err(ClassifierError::PortIndex(port_index));
-        }
+    ///
+    /// A store into memory shared with the program, so it cannot fail.
+    ///
+    /// # Panics
+    /// If `port_index` is not below [`MAX_PORTS`] (which [`Classifier::attach`] refuses).
+    pub fn set_shedding(&mut self, port_index: u32, on: bool) {
         self.shedding.set(port_index, on);
-        Ok(())
     }
 
     /// Frames of each priority shed on `port_index`, summed over CPUs.

@@ -138,7 +138,7 @@ fn a_shedding_port_drops_its_lossy_data_frames_and_counts_them_by_priority() {
             PortClassification { port_index: PORT, default_priority: Pcp::new(0).unwrap(), dscp_map: None, lossless };
         classifier.attach("sw0", &port).expect("attach in native mode");
 
-        classifier.set_shedding(PORT, true).unwrap();
+        classifier.set_shedding(PORT, true);
         let shedding =
             [(5, data_frame(Some(1), 0)), (4, data_frame(None, 0)), (3, data_frame(Some(3), 0)), (2, pfc_frame())];
         let (frames, _) = send_and_count(&classifier, "host0", &shedding);
@@ -146,7 +146,7 @@ fn a_shedding_port_drops_its_lossy_data_frames_and_counts_them_by_priority() {
         let shed = classifier.shed_frames(PORT).unwrap();
         assert_eq!(shed, [4, 5, 0, 0, 0, 0, 0, 0], "lossy data frames shed; lossless and PFC passed");
 
-        classifier.set_shedding(PORT, false).unwrap();
+        classifier.set_shedding(PORT, false);
         let socket = RawSocket::open("host0").expect("AF_PACKET socket");
         (0..2).for_each(|_| socket.send(&data_frame(Some(1), 0)).expect("send"));
         let priority_1 = || classifier.rx_counters(PORT).unwrap()[1].frames;

@@ -30,12 +30,12 @@ pub struct FlowKey {
 }
 
 impl FlowKey {
-    /// The flow of a frame, from the first 12 bytes of its Ethernet header (which the caller
-    /// has checked it has).
+    /// The flow of a frame, read from its Ethernet header (which the caller has checked it
+    /// has).
     #[inline]
     pub fn of_header(frame: &[u8]) -> FlowKey {
-        let address = |at: usize| EthernetAddress(frame[at..at + 6].try_into().expect("six bytes"));
-        FlowKey { src: address(6), dst: address(0) }
+        let header = crate::EthernetFrame::new_unchecked(frame);
+        FlowKey { src: header.src_addr(), dst: header.dst_addr() }
     }
 }
 

@@ -333,12 +333,8 @@ impl Datapath {
             let counters = &self.switch.counters(port).priority;
             let lossless_rx = (0..8).filter(|p| lossless & (1 << p) != 0).map(|p| counters[p].rx_frames).sum();
             let next = state.next(now, waiting, lossless_rx);
-            // A failed update leaves the kernel's flag as it was until the next change: logged
-            // once, not retried every turn.
-            if next.shedding != state.shedding
-                && let Err(error) = self.classifier.set_shedding(port as u32, next.shedding)
-            {
-                log::warn!("port {}: cannot set shedding {}: {error}", self.config.ports[port].name, next.shedding);
+            if next.shedding != state.shedding {
+                self.classifier.set_shedding(port as u32, next.shedding);
             }
             if next.holding != state.holding {
                 self.switch.hold_lossless(now, port, next.holding);
