@@ -54,8 +54,9 @@ pub fn load(file: &Path) -> Result<(SwitchConfig, Vec<ConfigWarning>), ConfigFil
 }
 
 /// The largest MTU whose frames (plus a VLAN-tagged L2 header) fit a UMEM chunk after the
-/// 256-byte XDP headroom.
-pub const MAX_MTU: u64 = crate::umem::FRAME_SIZE as u64 - 256 - pfcswitch_switch::config::L2_HEADER_MAX;
+/// 256-byte XDP headroom and the UMEM's own.
+pub const MAX_MTU: u64 =
+    (crate::umem::FRAME_SIZE - 256 - crate::umem::HEADROOM) as u64 - pfcswitch_switch::config::L2_HEADER_MAX;
 
 type ParseError = (Option<usize>, Option<String>, String);
 
@@ -118,7 +119,7 @@ mod tests {
         let (_guard, path) = write(&jumbo.replace("speed = \"1Gbps\"", "speed = \"1Gbps\"\nmtu = 9000"));
         let error = load(&path).unwrap_err();
         assert_eq!((error.key.as_deref(), error.line), (Some("port[0].mtu"), Some(7)), "{error}");
-        assert!(error.reason.contains("the largest MTU is 3822"), "{error}");
+        assert!(error.reason.contains("the largest MTU is 3818"), "{error}");
         let (_guard, path) = write(&jumbo.replace("speed = \"1Gbps\"", "speed = \"1Gbps\"\nmtu = 3400"));
         assert!(load(&path).is_ok());
     }

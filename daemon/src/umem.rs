@@ -17,6 +17,13 @@ use std::ptr::NonNull;
 /// frame up to the ~3.5 KB that native XDP on veth allows.
 pub const FRAME_SIZE: u32 = 4096;
 
+/// Bytes each chunk keeps in front of the kernel's XDP headroom: the classifier's metadata.
+/// A received frame then starts 4 bytes into a cache line, and its metadata and its first 60
+/// bytes (all of a minimum frame, the L2 and IP headers of any) share that line. Without it
+/// the metadata sat at the end of the line before, and the loop missed two lines a frame,
+/// both last written by the CPU that copied the frame in.
+pub const HEADROOM: u32 = crate::classifier::META_LEN as u32;
+
 /// Anonymous, pre-faulted memory for the UMEM, unmapped on drop, on transparent huge pages
 /// where the kernel gives them.
 ///

@@ -250,7 +250,7 @@ impl Sockets {
             fill_size: RING_SIZE,
             complete_size: RING_SIZE,
             frame_size: FRAME_SIZE,
-            headroom: 0,
+            headroom: crate::umem::HEADROOM,
             flags: 0,
         };
         // SAFETY: the area is page aligned, sized for whole frames, and outlives the sockets

@@ -301,12 +301,8 @@ impl Datapath {
                 }
                 continue;
             }
-            // The metadata and the headers sit on two cache lines (the XDP headroom ends on
-            // a line boundary).
-            let prefetch = |desc: &XdpDesc| {
-                area.prefetch(desc.addr - META_LEN as u64);
-                area.prefetch(desc.addr);
-            };
+            // The metadata and the headers share a cache line (`umem::HEADROOM`).
+            let prefetch = |desc: &XdpDesc| area.prefetch(desc.addr - META_LEN as u64);
             batch.iter().take(PREFETCH_AHEAD).for_each(prefetch);
             for (index, desc) in batch.iter().enumerate() {
                 if let Some(ahead) = batch.get(index + PREFETCH_AHEAD) {
