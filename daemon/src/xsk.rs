@@ -134,7 +134,7 @@ impl QueueSocket {
         // Exactly as many frames as slots: xdpilone's insert zips the iterator first and
         // would drop one frame pulled beyond the last slot.
         let slots = writer.capacity();
-        writer.insert((0..slots).map_while(|_| pool.alloc_for_fill(self.port)));
+        writer.insert(pool.take_for_fill(self.port, slots as usize));
         writer.commit();
     }
 }
