@@ -23,19 +23,42 @@ use std::fmt;
 /// addresses (also non-IP lossless traffic such as RoCEv1 or FCoE), within one L2 domain an
 /// IP pair maps to one MAC pair, and a fixed 12-byte key keeps table slots and TLV entries
 /// fixed-size.
-#[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+///
+/// Its fields lie in the header's order, destination first, so that [`FlowKey::of_header`]
+/// is one 12-byte copy, which a reader of the key takes in one go without waiting on
+/// narrower stores; it orders and hashes by (source, destination) all the same.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub struct FlowKey {
-    pub src: EthernetAddress,
     pub dst: EthernetAddress,
+    pub src: EthernetAddress,
 }
 
 impl FlowKey {
     /// The flow of a frame, read from its Ethernet header (which the caller has checked it
-    /// has).
-    #[inline]
+    /// has). Always inlined: out of line, the key came back through memory.
+    #[inline(always)]
     pub fn of_header(frame: &[u8]) -> FlowKey {
-        let header = crate::EthernetFrame::new_unchecked(frame);
-        FlowKey { src: header.src_addr(), dst: header.dst_addr() }
+        let header: [u8; 12] = frame[..12].try_into().expect("an Ethernet header");
+        let [d0, d1, d2, d3, d4, d5, s0, s1, s2, s3, s4, s5] = header;
+        FlowKey { dst: EthernetAddress([d0, d1, d2, d3, d4, d5]), src: EthernetAddress([s0, s1, s2, s3, s4, s5]) }
+    }
+}
+
+impl Ord for FlowKey {
+    fn cmp(&self, other: &FlowKey) -> std::cmp::Ordering {
+        (self.src, self.dst).cmp(&(other.src, other.dst))
+    }
+}
+
+impl PartialOrd for FlowKey {
+    fn partial_cmp(&self, other: &FlowKey) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl std::hash::Hash for FlowKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.src, self.dst).hash(state);
     }
 }
 

@@ -591,8 +591,9 @@ fn deliver(
 
 /// The core's next transmission on `port` as a TX descriptor (a generated frame in a frame of
 /// its own), marked as in flight on `port`; the caller checked that a frame is free.
-/// Inlined into the loop that writes the TX ring, so the descriptor stays in registers.
-#[inline]
+/// Inlined into the loop that writes the TX ring, so the descriptor stays in registers (not
+/// inlined, it came back through memory, and the ring's write waited on it).
+#[inline(always)]
 fn next_tx(
     area: &mut UmemArea,
     pool: &mut FramePool,

@@ -31,29 +31,35 @@ use crate::policy::NestedQueue;
 use pfcswitch_wire::{FlowKey, MIN_FRAME_LEN};
 
 /// A frame the switch holds.
+///
+/// `repr(C)`, its fields ordered so that none straddles a 16-byte boundary: a descriptor is
+/// copied in 16-byte moves, and a field read back from the copy before those stores retire
+/// must lie inside one of them, or the load waits for them to drain (a failed store
+/// forwarding).
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
 pub struct Descriptor {
     /// The datapath's handle (UMEM address); opaque to the core.
     pub handle: u64,
+    /// Ports to forward to (decided at reception).
+    pub egress: u64,
+    /// OFC's flow: the frame's (source, destination) MAC pair.
+    pub flow: FlowKey,
     pub len: u32,
+    /// A FECN probe on a FECN priority: the rate it arrived with (kbit/s).
+    pub probe: Option<u32>,
     pub ingress: u16,
     pub priority: u8,
     /// Admitted on a lossless priority.
     pub lossless: bool,
+    /// What its egress does to its INT.
+    pub int: crate::int::IntPlan,
     /// Egress copies still queued or waiting in the pipeline.
     pub copies: u8,
-    /// OFC's flow: the frame's (source, destination) MAC pair.
-    pub flow: FlowKey,
-    /// Ports to forward to (decided at reception).
-    pub egress: u64,
-    /// A FECN probe on a FECN priority: the rate it arrived with (kbit/s).
-    pub probe: Option<u32>,
     /// An ECT packet on a priority `[ecn]` marks.
     pub ecn_capable: bool,
     /// Its egress marked it CE.
     pub ce: bool,
-    /// What its egress does to its INT.
-    pub int: crate::int::IntPlan,
 }
 
 impl Descriptor {
@@ -89,13 +95,15 @@ impl Arena {
     }
 
     #[inline(always)]
-    pub fn alloc(&mut self, descriptor: Descriptor) -> Option<u32> {
+    pub fn alloc(&mut self, descriptor: &Descriptor) -> Option<u32> {
         if let Some(index) = self.free.pop() {
-            self.slots[index as usize] = descriptor;
+            // Field by field: the caller has just built `descriptor` with narrow stores, which
+            // a copy in 16-byte moves would wait on (a failed store forwarding).
+            self.slots[index as usize] = Descriptor { ..*descriptor };
             return Some(index);
         }
         let index = u32::try_from(self.slots.len()).ok().filter(|&index| index < self.capacity)?;
-        self.slots.push(descriptor);
+        self.slots.push(*descriptor);
         Some(index)
     }
 

@@ -106,7 +106,7 @@ impl Switch {
             flow: FlowKey::of_header(frame),
             probe,
         };
-        let Some(index) = self.arena.alloc(descriptor) else {
+        let Some(index) = self.arena.alloc(&descriptor) else {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         };
         self.lossless_held += u32::from(lossless);
