@@ -163,12 +163,7 @@ impl UmemArea {
         if offset >= self.len() {
             return;
         }
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is a hint that never faults; the address is inside the mapping.
-        unsafe {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            _mm_prefetch::<_MM_HINT_T0>(self.area.cast::<u8>().as_ptr().add(offset).cast::<i8>());
-        }
+        prefetch(self.area.cast::<u8>().as_ptr().wrapping_add(offset));
     }
 
     /// The whole frame (chunk) that contains `addr`, for writing a frame we generate.
@@ -195,6 +190,18 @@ pub fn chunk_base(addr: u64) -> u64 {
 
 fn chunk_index(addr: u64) -> usize {
     (addr / u64::from(FRAME_SIZE)) as usize
+}
+
+/// Asks for the cache line at `address` ahead of its use.
+#[inline]
+fn prefetch<T>(address: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it never faults, whatever the address, and reads nothing
+    // into the program.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(address.cast::<i8>());
+    }
 }
 
 /// Ports a pool can tell apart: one bit each in a frame's set of sending ports.
@@ -246,6 +253,14 @@ impl FramePool {
             self.chunks[chunk_index(addr)].filling = port as u8;
         }
         self.free.drain(start..)
+    }
+
+    /// Asks for the bookkeeping of the frame at `addr` ahead of its use.
+    #[inline]
+    pub fn prefetch(&self, addr: u64) {
+        if let Some(chunk) = self.chunks.get(chunk_index(addr)) {
+            prefetch(std::ptr::from_ref(chunk));
+        }
     }
 
     pub fn free_count(&self) -> usize {
