@@ -38,6 +38,7 @@ impl FlowKey {
     /// has). Always inlined: out of line, the key came back through memory.
     #[inline(always)]
     pub fn of_header(frame: &[u8]) -> FlowKey {
+        // The addresses as they lie, in one piece (the Ethernet view reads each on its own).
         let header: [u8; 12] = frame[..12].try_into().expect("an Ethernet header");
         let [d0, d1, d2, d3, d4, d5, s0, s1, s2, s3, s4, s5] = header;
         FlowKey { dst: EthernetAddress([d0, d1, d2, d3, d4, d5]), src: EthernetAddress([s0, s1, s2, s3, s4, s5]) }
