@@ -61,12 +61,14 @@ impl Hasher for MacHasher {
 }
 
 /// A learn that changed nothing the table shows: `mac` was seen on `port`, and its entry
-/// was refreshed (or is static) at `at`.
+/// was refreshed (or is static); it is not refreshed again before `refresh` (a deadline
+/// rather than the time of the refresh: one comparison a frame, not a subtraction and a
+/// comparison of durations).
 #[derive(Clone, Copy, Debug)]
 struct LearnMemo {
     mac: EthernetAddress,
     port: usize,
-    at: Instant,
+    refresh: Instant,
 }
 
 /// A hit: `mac`'s entry names `ports` until `until` (while the table is not changed).
@@ -124,7 +126,7 @@ impl Fdb {
         if let Some(memo) = self.last_learn
             && memo.mac == mac
             && memo.port == port
-            && now - memo.at < LEARN_REFRESH.min(self.aging)
+            && now < memo.refresh
         {
             return;
         }
@@ -138,7 +140,7 @@ impl Fdb {
                 }
                 *slot = Slot { ports: 1 << port, last_seen: now, is_static: false };
             }
-            self.last_learn = Some(LearnMemo { mac, port, at: now });
+            self.last_learn = Some(LearnMemo { mac, port, refresh: now + LEARN_REFRESH.min(self.aging) });
             return;
         }
         if self.table.len() >= self.capacity {
@@ -148,7 +150,7 @@ impl Fdb {
             }
         }
         self.table.insert(mac, Slot { ports: 1 << port, last_seen: now, is_static: false });
-        self.last_learn = Some(LearnMemo { mac, port, at: now });
+        self.last_learn = Some(LearnMemo { mac, port, refresh: now + LEARN_REFRESH.min(self.aging) });
     }
 
     /// The ports towards `mac` (bit i: port i), unless unknown or aged out.
