@@ -15,11 +15,20 @@ pub struct PeerPause {
     since: [Instant; 8],
     /// Paused time of intervals already closed by a newer frame.
     closed: [Duration; 8],
+    /// No timer runs past it (a resume can leave it later than every timer): from then on no
+    /// priority is paused, which the transmit path checks with one comparison a frame.
+    latest: Instant,
 }
 
 impl PeerPause {
     pub fn new(speed: BitRate) -> PeerPause {
-        PeerPause { speed, until: [Instant::ZERO; 8], since: [Instant::ZERO; 8], closed: [Duration::ZERO; 8] }
+        PeerPause {
+            speed,
+            until: [Instant::ZERO; 8],
+            since: [Instant::ZERO; 8],
+            closed: [Duration::ZERO; 8],
+            latest: Instant::ZERO,
+        }
     }
 
     /// Obeys a received PAUSE (every priority) or PFC (its enabled classes): each timer is
@@ -40,6 +49,7 @@ impl PeerPause {
         }
         self.since[p] = now;
         self.until[p] = now + self.speed.pause_duration(quanta);
+        self.latest = self.latest.max(self.until[p]);
     }
 
     #[inline]
@@ -50,6 +60,9 @@ impl PeerPause {
     /// Bit n set: priority n is paused at `now`.
     #[inline]
     pub fn paused_mask(&self, now: Instant) -> u8 {
+        if now >= self.latest {
+            return 0;
+        }
         self.until.iter().enumerate().fold(0, |mask, (p, &until)| mask | (u8::from(until > now) << p))
     }
 
@@ -106,6 +119,20 @@ mod tests {
         pause.apply(t1, &MacControlRepr::Pfc(PfcRepr::default().with_class(pcp(3), 0)));
         assert!(!pause.is_paused(t1, pcp(3)));
         assert_eq!(pause.paused_time(Instant::from_nanos(50_000), pcp(3)), Duration::from_nanos(10_000));
+    }
+
+    #[test]
+    fn the_mask_follows_each_timer_after_a_resume_shortened_the_longest() {
+        let mut pause = PeerPause::new(BitRate::gbps(1));
+        let t0 = Instant::from_nanos(0);
+        pause.apply(t0, &MacControlRepr::Pfc(PfcRepr::default().with_class(pcp(3), 1000).with_class(pcp(5), 100)));
+        assert_eq!(pause.paused_mask(Instant::from_nanos(50_000)), 0b0010_1000);
+        assert_eq!(pause.paused_mask(Instant::from_nanos(60_000)), 0b0000_1000, "priority 5 resumed at 51.2 µs");
+        pause.apply(Instant::from_nanos(70_000), &MacControlRepr::Pfc(PfcRepr::default().with_class(pcp(3), 0)));
+        assert_eq!(pause.paused_mask(Instant::from_nanos(70_000)), 0, "resumed before its 512 µs ran out");
+        pause.apply(Instant::from_nanos(80_000), &MacControlRepr::Pfc(PfcRepr::default().with_class(pcp(1), 10)));
+        assert_eq!(pause.paused_mask(Instant::from_nanos(84_000)), 0b0000_0010);
+        assert_eq!(pause.paused_mask(Instant::from_nanos(85_120)), 0);
     }
 
     #[test]
