@@ -31,7 +31,8 @@ impl Switch {
                 }
             };
             let index = *self.pipeline.fifos[port].front().expect("non-empty FIFO");
-            if !self.pass_pipeline(now, port, index, *self.arena.get(index)) {
+            let frame = *self.arena.get(index);
+            if !self.pass_pipeline(now, port, index, &frame) {
                 return;
             }
             self.pipeline.fifos[port].pop_front();
@@ -46,7 +47,7 @@ impl Switch {
     /// queues. Returns false when it must wait (stop mode, no room), blocking the pipeline.
     /// `frame` is its descriptor as the caller holds it: a frame that passes on arrival does
     /// not read back the slot just written, which stalls on the narrower stores that wrote it.
-    pub(super) fn pass_pipeline(&mut self, now: Instant, port: usize, index: u32, frame: Descriptor) -> bool {
+    pub(super) fn pass_pipeline(&mut self, now: Instant, port: usize, index: u32, frame: &Descriptor) -> bool {
         if !self.forward(now, index, frame) {
             self.pipeline.blocked = Some(port);
             return false;
@@ -58,7 +59,7 @@ impl Switch {
 
     /// Queues a processed frame on its egress ports. Returns false, having changed nothing,
     /// when the pipeline must stall (stop mode and some queue lacks room).
-    pub(super) fn forward(&mut self, now: Instant, index: u32, frame: Descriptor) -> bool {
+    pub(super) fn forward(&mut self, now: Instant, index: u32, frame: &Descriptor) -> bool {
         let (p, len) = (usize::from(frame.priority), frame.len);
         // Its egress ports by their bits: a unicast frame visits one port, not every port.
         let targets = ports_in(frame.egress & self.all_ports());
@@ -122,7 +123,7 @@ impl Switch {
             self.watch_queue(now, egress, p);
         }
         if copies == 0 {
-            self.release(now, index, &frame);
+            self.release(now, index, frame);
             self.freed.push_back(frame.handle);
         } else {
             self.arena.get_mut(index).copies = copies;

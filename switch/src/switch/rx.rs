@@ -125,7 +125,7 @@ impl Switch {
         let direct = self.pipeline.waiting == 0
             && self.pipeline.interval.is_none()
             && !self.qcn_watches(Placement::Input, priority);
-        if direct && self.pass_pipeline(now, port, index, descriptor) {
+        if direct && self.pass_pipeline(now, port, index, &descriptor) {
             return RxVerdict::Accepted;
         }
         self.pipeline.fifos[port].push_back(index);
