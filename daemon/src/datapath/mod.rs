@@ -381,11 +381,13 @@ impl Datapath {
         let mut writer = sockets.queues[tx_queue].tx.transmit(max);
         let mut sent = 0;
         let Some(cable) = cables[port].as_mut() else {
-            while sent < writer.capacity() && pool.free_count() > 0 {
-                let Some(desc) = next_tx(area, pool, switch, now, port) else { break };
-                writer.insert_once(desc);
-                sent += 1;
-            }
+            // One `insert` of an iterator, generic and so inlined here: `insert_once` per
+            // frame was a call into xdpilone each time. `take` keeps the iterator within the
+            // ring's room, so no transmission is pulled that finds no slot.
+            let room = writer.capacity() as usize;
+            let frames =
+                std::iter::from_fn(|| (pool.free_count() > 0).then(|| next_tx(area, pool, switch, now, port))?);
+            let sent = writer.insert(frames.take(room));
             writer.commit();
             return sent;
         };
