@@ -23,14 +23,8 @@ impl Switch {
             self.ports[port].shaper.rest(now);
             return None;
         }
-        if let Some(control) = has_control.then(|| self.poll_control(now, port)).flatten() {
-            self.ports[port].shaper.send(now, control.wire_len());
-            if let ControlFrame::Pause(PauseFrame { repr: MacControlRepr::Pfc(pfc), .. }) = control {
-                for (class, _) in pfc.classes() {
-                    self.counters[port].priority[class.index()].pfc_tx += 1;
-                }
-            }
-            return Some(Tx::Control(control));
+        if let Some(control) = has_control.then(|| self.send_control(now, port)).flatten() {
+            return Some(control);
         }
         let eligible = self.buffers.backlog(port) & !self.ports[port].peer_pause.paused_mask(now);
         let (buffers, arena) = (&self.buffers, &self.arena);
@@ -44,7 +38,7 @@ impl Switch {
         let ce = frame.ce || self.marks_at_dequeue(port, &frame);
         self.settle(port, p);
         self.pfcwd.sent(port, p);
-        let int = self.int_egress(now, port, &frame);
+        let int = if self.int.is_some() { self.int_egress(now, port, &frame) } else { None };
         let wire_len = match int {
             Some(IntEgress::Push(_)) => frame.len + u32::from(frame.int.push_len()),
             _ => frame.len,
@@ -78,7 +72,9 @@ impl Switch {
         marked
     }
 
-    /// The INT record (or flag) `frame` takes as it leaves `port`, if INT is on.
+    /// The INT record (or flag) `frame` takes as it leaves `port`, if INT is on. Out of line,
+    /// as the other features' work at dequeue: `poll_tx`'s own code is what every frame runs.
+    #[inline(never)]
     fn int_egress(&mut self, now: Instant, port: usize, frame: &Descriptor) -> Option<IntEgress> {
         let int = self.int.as_mut()?;
         let queue_bytes = if int.reports_port() {
@@ -110,6 +106,22 @@ impl Switch {
         self.xoff.is_pending(port)
             || matches!(&self.policy, PolicyEngine::Ofc(ofc) if ofc.has_frames(port))
             || self.qcn.as_ref().is_some_and(|qcn| qcn.has_cnm(port))
+    }
+
+    /// The switch's own next frame on `port`, if it has one, booked on the port's wire and
+    /// counted. Cold and out of line: a pause is an event, not a frame of the data path, and
+    /// `poll_tx`'s code stays half the size.
+    #[cold]
+    #[inline(never)]
+    fn send_control(&mut self, now: Instant, port: usize) -> Option<Tx> {
+        let control = self.poll_control(now, port)?;
+        self.ports[port].shaper.send(now, control.wire_len());
+        if let ControlFrame::Pause(PauseFrame { repr: MacControlRepr::Pfc(pfc), .. }) = control {
+            for (class, _) in pfc.classes() {
+                self.counters[port].priority[class.index()].pfc_tx += 1;
+            }
+        }
+        Some(Tx::Control(control))
     }
 
     /// The next frame the switch makes for `port`: pause frames first, then CNMs.
