@@ -19,6 +19,8 @@ pub const BIND_RETRY: Duration = Duration::from_millis(100);
 
 impl Datapath {
     /// Applies the kernel's link changes to the ports.
+    #[cold]
+    #[inline(never)]
     pub(super) fn follow_links(&mut self, now: Instant) {
         let events = match self.links.read() {
             Ok(Events::Changes(events)) => events,
@@ -67,6 +69,8 @@ impl Datapath {
 
     /// Binds the interfaces that appeared and whose attempt is due; the link state is read
     /// afresh (events of an unbound port only schedule this).
+    #[cold]
+    #[inline(never)]
     pub(super) fn bind_due(&mut self, now: Instant) {
         for port in 0..self.port_links.len() {
             if self.port_links[port].bind_at.is_none_or(|at| at > now) {
