@@ -391,7 +391,6 @@ impl Datapath {
     fn write_tx(&mut self, now: Instant, port: usize, tx_queue: usize, max: u32) -> u32 {
         let Datapath { sockets, area, pool, switch, cables, .. } = self;
         let mut writer = sockets.queues[tx_queue].tx.transmit(max);
-        let mut sent = 0;
         let Some(cable) = cables[port].as_mut() else {
             // One `insert` of an iterator, generic and so inlined here: `insert_once` per
             // frame was a call into xdpilone each time. `take` keeps the iterator within the
@@ -403,7 +402,7 @@ impl Datapath {
             writer.commit();
             return sent;
         };
-        let mut taken = 0;
+        let (mut taken, mut sent) = (0, 0);
         while taken < max && pool.free_count() > 0 {
             let Some(desc) = next_tx(area, pool, switch, now, port) else { break };
             if cable.send(now, desc) == Fate::Lost {
@@ -460,6 +459,7 @@ impl Datapath {
         }
     }
 
+    /// Answers one control call: out of line, as calls are rare and their code is large.
     #[cold]
     #[inline(never)]
     fn answer(&mut self, call: Call) {
