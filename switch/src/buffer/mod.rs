@@ -526,21 +526,18 @@ mod tests {
 
     #[test]
     fn no_field_of_a_descriptor_straddles_a_16_byte_boundary() {
-        use std::mem::{offset_of, size_of};
-        let fields = [
-            ("handle", offset_of!(Descriptor, handle), size_of::<u64>()),
-            ("egress", offset_of!(Descriptor, egress), size_of::<u64>()),
-            ("flow", offset_of!(Descriptor, flow), size_of::<FlowKey>()),
-            ("len", offset_of!(Descriptor, len), size_of::<u32>()),
-            ("probe", offset_of!(Descriptor, probe), size_of::<Option<u32>>()),
-            ("ingress", offset_of!(Descriptor, ingress), size_of::<u16>()),
-            ("priority", offset_of!(Descriptor, priority), 1),
-            ("lossless", offset_of!(Descriptor, lossless), 1),
-            ("int", offset_of!(Descriptor, int), size_of::<crate::int::IntPlan>()),
-            ("copies", offset_of!(Descriptor, copies), 1),
-            ("ecn_capable", offset_of!(Descriptor, ecn_capable), 1),
-            ("ce", offset_of!(Descriptor, ce), 1),
-        ];
+        use std::mem::{offset_of, size_of_val};
+        // Each field's name, offset and size, from one list that must name every field: the
+        // destructuring fails to compile once a field is added and not listed here.
+        macro_rules! fields {
+            ($($name:ident),* $(,)?) => {{
+                let descriptor = Descriptor::default();
+                let Descriptor { $($name: _),* } = descriptor;
+                [$((stringify!($name), offset_of!(Descriptor, $name), size_of_val(&descriptor.$name))),*]
+            }};
+        }
+        let fields =
+            fields!(handle, egress, flow, len, probe, ingress, priority, lossless, int, copies, ecn_capable, ce);
         for (name, offset, size) in fields {
             assert_eq!(offset / 16, (offset + size - 1) / 16, "{name}: bytes {offset}..{}", offset + size);
         }
