@@ -86,7 +86,8 @@
 #        ALT_DAEMON=PATH (for pfcswitchd-alt), PROBE_RATE=2000 (frames/s, overload mode),
 #        PROFILE=DIR: perf samples the forwarder's CPU (every process and the kernel) during
 #        each point's first run and writes its top symbols to DIR/PLACEMENT-PATH-FORWARDER-SIZE.txt,
-#        the forwarder's system calls per delivered frame to DIR/PLACEMENT-PATH-FORWARDER-SIZE.syscalls
+#        the forwarder's system calls per delivered frame to DIR/PLACEMENT-PATH-FORWARDER-SIZE.syscalls,
+#        its CPU's time per delivered frame, in userspace and in the kernel, to ...-SIZE.cpu
 #        (the samples beside it, .perf, for perf annotate) and pfcswitchd's status and
 #        ports after the run to DIR/PLACEMENT-pfcswitchd-SIZE.status
 #
@@ -346,6 +347,14 @@ profile_report() { # perf.data report.txt: the top symbols by self time, with th
     awk '/^ +[0-9.]+%/ { printf "%8s  %-16s %-20s %s\n", $1, $2, $3, $5 }' | head -40 >"$2"
   mv "$1" "${2%.txt}.perf"
 }
+cpu_report() { # samples.perf fps seconds: the forwarder CPU's time a delivered frame, in its
+  # userspace and in the kernel (BPF programs counted with the kernel); cpu-clock counts ns
+  perf report -i "$1" --no-children --sort dso -g none --stdio 2>/dev/null |
+    awk -v frames="$(awk -v f="$2" -v s="$3" 'BEGIN { print f * s }')" '
+      /Event count/ { count = $NF }
+      /^ +[0-9.]+%/ { share = $1; sub("%", "", share); if ($NF == "[kernel.kallsyms]" || $NF ~ /^bpf_/) kernel += share; else user += share }
+      END { if (frames > 0) printf "userspace %.1f ns a frame delivered, kernel %.1f ns\n", user / 100 * count / frames, kernel / 100 * count / frames }'
+}
 syscalls_report() { # counts.csv fps seconds: each system call's count and its count per delivered frame
   awk -F, -v frames="$(awk -v f="$2" -v s="$3" 'BEGIN { print f * s }')" '
     $1 ~ /^[0-9]+$/ { printf "%-36s %12d  %8.4f per frame delivered\n", $3, $1, frames ? $1 / frames : 0 }' "$1"
@@ -490,6 +499,8 @@ measure() { # placement path forwarder size run
   if [[ $book != -* && $name == libxdp-forward* ]]; then
     book=$(echo "$book" | awk -v socket="$(reference_socket_drops "$out.forwarder.log")" '{ $3 = socket; print }')
   fi
+  [ -f "$out.perf" ] && cpu_report "$out.perf" "$(json "$out.sink" fps)" "$span" \
+    >"$PROFILE/$placement-$path-$name-$((size + 4))B.cpu"
   [ -f "$out.perf" ] && profile_report "$out.perf" "$PROFILE/$placement-$path-$name-$((size + 4))B.txt"
   [ -f "$out.syscalls" ] && syscalls_report "$out.syscalls" "$(json "$out.sink" fps)" "$span" \
     >"$PROFILE/$placement-$path-$name-$((size + 4))B.syscalls"
