@@ -61,7 +61,9 @@ impl Watchdog {
         Watchdog { config: config.clone(), lossless, queues: vec![[QueueWatch::default(); 8]; ports] }
     }
 
-    fn watched(&self, priority: usize) -> bool {
+    /// Whether the watchdog watches `priority`'s queues at all (enabled, and the priority
+    /// lossless): on any other queue its per-frame bookkeeping has nothing to do.
+    pub fn watches(&self, priority: usize) -> bool {
         self.config.enabled && self.lossless & (1 << priority) != 0
     }
 
@@ -114,7 +116,7 @@ impl Watchdog {
     /// The egress queue's state after an event: `stuck` when it holds frames and its peer
     /// pauses it. Starts the detection clock, or stops it.
     pub fn queue_state(&mut self, now: Instant, port: usize, priority: usize, stuck: bool) {
-        if !self.watched(priority) {
+        if !self.watches(priority) {
             return;
         }
         let queue = &mut self.queues[port][priority];
@@ -146,7 +148,7 @@ impl Watchdog {
         }
         let mut next: Option<Instant> = None;
         for (port, queues) in self.queues.iter().enumerate() {
-            for (priority, queue) in queues.iter().enumerate().filter(|&(p, _)| self.watched(p)) {
+            for (priority, queue) in queues.iter().enumerate().filter(|&(p, _)| self.watches(p)) {
                 let deadlines = [
                     queue.stalled_since.filter(|_| !queue.stormed).map(|t| t + self.config.detection_time),
                     queue.stormed.then(|| queue.last_pause_rx + self.config.restoration_time),

@@ -82,7 +82,8 @@ impl PolicyEngine {
         each_policy!(self, policy => policy.adopt(port, priority, asserted));
     }
 
-    pub fn on_egress(&mut self, event: &EgressEvent, actions: &mut PolicyActions<'_>) {
-        each_policy!(self, policy => policy.on_egress(event, actions));
+    /// `event` is built only for a policy that sees egress queues (not `pfc`'s).
+    pub fn on_egress(&mut self, event: impl FnOnce() -> EgressEvent, actions: &mut PolicyActions<'_>) {
+        each_policy!(self, policy => if policy.sees_egress() { policy.on_egress(&event(), actions) });
     }
 }

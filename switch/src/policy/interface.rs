@@ -68,6 +68,12 @@ pub trait Policy {
     /// A frame was queued on or sent from an egress queue.
     fn on_egress(&mut self, _event: &EgressEvent, _actions: &mut PolicyActions<'_>) {}
 
+    /// Whether [`Policy::on_egress`] does anything: a policy that ignores egress queues says
+    /// no, and the switch does not build the event twice a frame for it.
+    fn sees_egress(&self) -> bool {
+        true
+    }
+
     /// Takes over a pause another policy left: XOFF is `asserted` for (port, priority).
     fn adopt(&mut self, _port: usize, _priority: Pcp, _asserted: bool) {}
 }

@@ -26,4 +26,8 @@ impl Policy for Pfc {
             actions.set_xoff(port, priority, xoff);
         }
     }
+
+    fn sees_egress(&self) -> bool {
+        false
+    }
 }

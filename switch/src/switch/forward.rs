@@ -109,7 +109,7 @@ impl Switch {
                 queue_bytes,
                 index,
             );
-            let event = EgressEvent {
+            let event = || EgressEvent {
                 ingress: usize::from(frame.ingress),
                 egress,
                 priority: Pcp::from_low_bits(frame.priority),
@@ -118,7 +118,7 @@ impl Switch {
                 queue_bytes,
                 enqueued: true,
             };
-            self.policy.on_egress(&event, &mut PolicyActions::new(now, &mut self.xoff));
+            self.policy.on_egress(event, &mut PolicyActions::new(now, &mut self.xoff));
             self.settle(egress, p);
             self.watch_queue(now, egress, p);
         }

@@ -57,6 +57,9 @@ impl Switch {
 
     /// Tells the watchdog whether egress queue (port, p) is stuck: frames held, peer pausing.
     pub(super) fn watch_queue(&mut self, now: Instant, port: usize, p: usize) {
+        if !self.pfcwd.watches(p) {
+            return;
+        }
         let stuck = self.is_stuck(now, port, p);
         self.pfcwd.queue_state(now, port, p, stuck);
     }

@@ -154,7 +154,7 @@ impl Switch {
         let index = self.buffers.head(port, p).expect("a queue with frames has a head");
         let frame = *self.arena.get(index);
         let queue_bytes = self.buffers.dequeue(port, p, frame.len);
-        let event = EgressEvent {
+        let event = || EgressEvent {
             ingress: usize::from(frame.ingress),
             egress: port,
             priority: Pcp::from_low_bits(frame.priority),
@@ -163,7 +163,7 @@ impl Switch {
             queue_bytes,
             enqueued: false,
         };
-        self.policy.on_egress(&event, &mut PolicyActions::new(now, &mut self.xoff));
+        self.policy.on_egress(event, &mut PolicyActions::new(now, &mut self.xoff));
         let copies = &mut self.arena.get_mut(index).copies;
         *copies -= 1;
         let last = *copies == 0;
