@@ -89,6 +89,8 @@ pub struct Fdb {
     last_learn: Option<LearnMemo>,
     /// A cell: a lookup reads the table, and remembers what it found.
     last_hit: Cell<Option<HitMemo>>,
+    /// Counts the changes that may change where an address routes at a given instant.
+    generation: u64,
 }
 
 impl Fdb {
@@ -101,6 +103,7 @@ impl Fdb {
             default_route: 0,
             last_learn: None,
             last_hit: Cell::new(None),
+            generation: 0,
         }
     }
 
@@ -108,6 +111,14 @@ impl Fdb {
     fn forget(&mut self) {
         self.last_learn = None;
         self.last_hit.set(None);
+        self.generation += 1;
+    }
+
+    /// Changes whenever [`Fdb::route`] may answer differently at the same instant (an entry
+    /// added, moved, revived from expiry or removed, the default route set): a caller that
+    /// kept an answer keeps it while this stays the same.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Room for `capacity` entries now, so that learning never allocates (the datapath's choice).
@@ -137,6 +148,9 @@ impl Fdb {
             if !slot.is_static {
                 if slot.ports != 1 << port {
                     self.last_hit.set(None);
+                    self.generation += 1;
+                } else if now - slot.last_seen > self.aging {
+                    self.generation += 1;
                 }
                 *slot = Slot { ports: 1 << port, last_seen: now, is_static: false };
             }
@@ -150,6 +164,7 @@ impl Fdb {
             }
         }
         self.table.insert(mac, Slot { ports: 1 << port, last_seen: now, is_static: false });
+        self.generation += 1;
         self.last_learn = Some(LearnMemo { mac, port, refresh: now + LEARN_REFRESH.min(self.aging) });
     }
 
@@ -178,6 +193,7 @@ impl Fdb {
     /// `fdb.default_route` as a port set (0: none).
     pub fn set_default_route(&mut self, ports: u64) {
         self.default_route = ports;
+        self.generation += 1;
     }
 
     /// The default route's ports (0: none).

@@ -323,3 +323,63 @@ fn reconfigure_applies_thresholds_at_once_and_keeps_every_frame() {
     let error = sw.reconfigure(T0, &lossy, &other_ports).unwrap_err();
     assert_eq!(error.key, "port");
 }
+
+// A burst of one flow, as the datapath hands frames in (one instant), is parsed, classified
+// and routed once: what changes between two of its frames must still reach the second.
+
+#[test]
+fn a_destination_that_moves_within_a_burst_takes_the_burst_s_next_frames_with_it() {
+    let mut sw = switch(3);
+    sw.handle_rx(T0, 1, 1, &frame(mac(2), mac(1), Some(0), 0));
+    drain(&mut sw, T0);
+    let t1 = Instant::from_nanos(1_000_000);
+    sw.handle_rx(t1, 0, 10, &frame(mac(1), mac(2), Some(0), 0));
+    sw.handle_rx(t1, 2, 11, &frame(mac(2), mac(1), Some(0), 0));
+    sw.handle_rx(t1, 0, 12, &frame(mac(1), mac(2), Some(0), 0));
+    let sent = drain(&mut sw, t1);
+    assert!(sent.contains(&(1, 10, true)), "before the move, to port 1: {sent:?}");
+    assert!(sent.contains(&(2, 12, true)), "after it, to port 2, where mac(2) now is: {sent:?}");
+}
+
+#[test]
+fn a_destination_that_ages_out_and_comes_back_within_a_burst_is_flooded_then_routed() {
+    let mut config = SwitchConfig::with_ports("aging", 3, BitRate::gbps(1));
+    config.fdb.aging = std::time::Duration::from_secs(1);
+    let (mut sw, _) = Switch::new(&config).unwrap();
+    sw.handle_rx(T0, 1, 1, &frame(mac(2), mac(1), Some(0), 0));
+    drain(&mut sw, T0);
+    let later = Instant::from_nanos(2_000_000_000);
+    sw.handle_rx(later, 0, 10, &frame(mac(1), mac(2), Some(0), 0));
+    sw.handle_rx(later, 1, 11, &frame(mac(2), mac(1), Some(0), 0));
+    sw.handle_rx(later, 0, 12, &frame(mac(1), mac(2), Some(0), 0));
+    // Port 1's wire is busy with frame 10 at first.
+    let sent = [drain(&mut sw, later), drain(&mut sw, later + std::time::Duration::from_millis(1))].concat();
+    let ports_of = |handle| sent.iter().filter(|s| s.1 == handle).map(|s| s.0).collect::<Vec<_>>();
+    assert_eq!(ports_of(10), [1, 2], "aged out: flooded");
+    assert_eq!(ports_of(12), [1], "learned again by frame 11: to its port only");
+}
+
+#[test]
+fn a_reload_within_a_burst_classifies_the_burst_s_next_frames_anew() {
+    let old = SwitchConfig::with_ports("reload", 2, BitRate::gbps(1));
+    let (mut sw, _) = Switch::new(&old).unwrap();
+    let mut new = old.clone();
+    new.ports[0].default_priority = 4;
+    sw.handle_rx(T0, 0, 1, &frame(mac(1), mac(2), None, 0));
+    sw.reconfigure(T0, &old, &new).unwrap();
+    sw.handle_rx(T0, 0, 2, &frame(mac(1), mac(2), None, 0));
+    let rx = |p: usize| sw.counters(0).priority[p].rx_frames;
+    assert_eq!((rx(0), rx(4)), (1, 1), "the port's default priority before and after");
+}
+
+#[test]
+fn frames_of_one_burst_that_differ_only_in_dscp_are_each_classified_by_theirs() {
+    let mut config = SwitchConfig::with_ports("dscp", 2, BitRate::gbps(1));
+    config.ports[0].trust = Trust::Dscp;
+    let (mut sw, _) = Switch::new(&config).unwrap();
+    for (handle, dscp) in [(1, 46), (2, 0), (3, 46), (4, 8)] {
+        sw.handle_rx(T0, 0, handle, &frame(mac(1), mac(2), None, dscp));
+    }
+    let rx = |p: usize| sw.counters(0).priority[p].rx_frames;
+    assert_eq!((rx(5), rx(0), rx(1)), (2, 1, 1), "DSCP 46, 0 and 8: class selectors 5, 0 and 1");
+}

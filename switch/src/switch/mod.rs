@@ -197,6 +197,7 @@ impl Switch {
                 shaper: Shaper::new(port.speed, Duration::ZERO),
                 scheduler: Scheduler::new(weights, max_frame),
                 peer_pause: PeerPause::new(port.speed),
+                rx_memo: None,
             });
         }
         let mut fdb = Fdb::new(DEFAULT_FDB_CAPACITY, config.fdb.aging);

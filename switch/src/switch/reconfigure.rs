@@ -74,6 +74,7 @@ impl Switch {
         for (index, (port, config)) in self.ports.iter_mut().zip(&new.ports).enumerate() {
             port.default_priority = Pcp::from_low_bits(config.default_priority);
             port.dscp_map = (config.trust == crate::config::Trust::Dscp).then(|| new.dscp_map(index)).transpose()?;
+            port.rx_memo = None;
             port.scheduler = Scheduler::new(weights, config.mtu + crate::config::L2_HEADER_MAX as u32);
         }
         let mut statics = new.static_fdb_entries()?;

@@ -1,6 +1,7 @@
 //! The receive path: parsing, classification, learning, the egress decision and the
 //! admission checks of a received frame; MAC control frames go on to `pause`.
 
+use super::state::RxMemo;
 use super::{RxVerdict, Switch};
 use crate::buffer::Descriptor;
 use crate::config::EgressFull;
@@ -15,6 +16,12 @@ use pfcswitch_wire::{ErrorKind, FecnSubtype, FlowKey, FrameView, Layer, MIN_FRAM
 impl Switch {
     /// Processes a frame received on `port` at `now`.
     pub fn handle_rx(&mut self, now: Instant, port: usize, handle: u64, frame: &[u8]) -> RxVerdict {
+        if let Some(memo) = self.recall(now, port, frame) {
+            if let Some(dropped) = self.count_rx(port, memo.priority, frame.len()) {
+                return dropped;
+            }
+            return self.admit(now, port, handle, frame, memo.priority, memo.route, None);
+        }
         let view = match FrameView::parse(frame) {
             Ok(view) => view,
             Err(error) => return self.malformed(port, error),
@@ -26,36 +33,93 @@ impl Switch {
             };
         }
         let priority = self.classify(port, &view);
-        let p = priority.index();
-        let len = frame.len() as u32;
-        let counters = &mut self.counters[port].priority[p];
-        counters.rx_frames += 1;
-        counters.rx_bytes += u64::from(len);
-        if self.pfcwd.drops(port, p) {
-            self.pfcwd.count_rx_drop(port, p);
-            return self.drop_rx(port, p, DropReason::Pfcwd);
+        if let Some(dropped) = self.count_rx(port, priority, frame.len()) {
+            return dropped;
         }
         if view.l2.dst.is_link_local() {
-            return self.drop_rx(port, p, DropReason::LinkLocal);
+            return self.drop_rx(port, priority.index(), DropReason::LinkLocal);
         }
         if self.learning & (1 << port) != 0 {
             self.fdb.learn(now, view.l2.src, port);
         }
+        let route = view.l2.dst.is_unicast().then(|| self.fdb.route(now, view.l2.dst)).flatten();
+        self.remember(now, port, frame, &view, priority, route);
+        self.admit(now, port, handle, frame, priority, route, Some(&view))
+    }
+
+    /// The port's memo of its last data frame, if it holds for `frame` at `now`.
+    fn recall(&self, now: Instant, port: usize, frame: &[u8]) -> Option<RxMemo> {
+        let memo = self.ports[port].rx_memo?;
+        (memo.now == now && memo.header == memo_header(frame)? && memo.fdb == self.fdb.generation()).then_some(memo)
+    }
+
+    /// Keeps what was decided for `frame` for the port's next frame, where nothing but its
+    /// first 18 bytes went into it (see [`RxMemo`]).
+    fn remember(
+        &mut self,
+        now: Instant,
+        port: usize,
+        frame: &[u8],
+        view: &FrameView<'_>,
+        priority: Pcp,
+        route: Option<u64>,
+    ) {
+        let reads_further = self.ecn.is_some() || self.fecn.is_some() || self.int.is_some() || self.qcn.is_some();
+        let plain = !reads_further && view.l2.cn_tag.is_none() && route.is_none_or(|ports| ports.count_ones() <= 1);
+        self.ports[port].rx_memo = memo_header(frame).filter(|_| plain).map(|header| RxMemo {
+            header,
+            now,
+            fdb: self.fdb.generation(),
+            priority,
+            route,
+        });
+    }
+
+    /// Counts a data frame received on `port`; the watchdog drops it if it holds the
+    /// frame's ingress queue as stormed under `drop`.
+    fn count_rx(&mut self, port: usize, priority: Pcp, len: usize) -> Option<RxVerdict> {
+        let p = priority.index();
+        let counters = &mut self.counters[port].priority[p];
+        counters.rx_frames += 1;
+        counters.rx_bytes += len as u64;
+        if self.pfcwd.drops(port, p) {
+            self.pfcwd.count_rx_drop(port, p);
+            return Some(self.drop_rx(port, p, DropReason::Pfcwd));
+        }
+        None
+    }
+
+    /// A data frame of `priority` whose unicast route (FDB entry or default route) is
+    /// `route`, on to its egress ports and through admission. `view`: its headers, `None`
+    /// for a frame recalled from the port's memo (then no feature reads them, and `route`
+    /// names at most one port, so there is no flow to hash).
+    #[allow(clippy::too_many_arguments)]
+    fn admit(
+        &mut self,
+        now: Instant,
+        port: usize,
+        handle: u64,
+        frame: &[u8],
+        priority: Pcp,
+        route: Option<u64>,
+        view: Option<&FrameView<'_>>,
+    ) -> RxVerdict {
+        let p = priority.index();
+        let len = frame.len() as u32;
         let others = self.all_ports() & !(1u64 << port);
         let live = !self.links_down;
-        let egress = match view.l2.dst.is_unicast().then(|| self.fdb.route(now, view.l2.dst)).flatten() {
+        let flow_hash = || view.map_or(0, |view| view.flow_hash(self.flow_seed));
+        let egress = match route {
             // An ECMP group picks among its live members: flows of a dead one rehash.
             Some(ports) => match (ports & others, ports & others & live) {
                 (candidates, 0) if candidates != 0 => {
                     // Routed to a dead member and dropped there, as if queued to it.
-                    let dead = fdb::pick(candidates, view.flow_hash(self.flow_seed));
+                    let dead = fdb::pick(candidates, flow_hash());
                     self.counters[port].priority[p].forwarded += 1;
                     self.drop_assigned(dead, p, DropReason::LinkDown);
                     return RxVerdict::Consumed;
                 }
-                (_, candidates) if candidates.count_ones() > 1 => {
-                    1u64 << fdb::pick(candidates, view.flow_hash(self.flow_seed))
-                }
+                (_, candidates) if candidates.count_ones() > 1 => 1u64 << fdb::pick(candidates, flow_hash()),
                 (_, candidates) => candidates,
             },
             None if others & self.flooding != 0 && others & self.flooding & live == 0 => {
@@ -83,14 +147,14 @@ impl Switch {
             self.drop_assigned(egress.trailing_zeros() as usize, p, DropReason::EgressFull);
             return RxVerdict::Consumed;
         }
-        let probe = self.fecn.as_ref().filter(|fecn| fecn.monitors(priority)).and_then(|_| {
+        let probe = self.fecn.as_ref().filter(|fecn| fecn.monitors(priority)).and(view).and_then(|view| {
             view.fecn_probe().ok().filter(|probe| probe.subtype == FecnSubtype::Probe).map(|probe| probe.rate_kbps)
         });
-        let ecn_capable =
-            self.ecn.as_ref().is_some_and(|ecn| ecn.monitors(priority)) && matches!(view.ecn(), Some(1 | 2));
-        let int = match &self.int {
-            Some(int) => int.plan(&view, priority, egress, &mut self.counters),
-            None => crate::int::IntPlan::None,
+        let ecn_capable = self.ecn.as_ref().is_some_and(|ecn| ecn.monitors(priority))
+            && matches!(view.and_then(|view| view.ecn()), Some(1 | 2));
+        let int = match (&self.int, view) {
+            (Some(int), Some(view)) => int.plan(view, priority, egress, &mut self.counters),
+            _ => crate::int::IntPlan::None,
         };
         let descriptor = Descriptor {
             int,
@@ -110,8 +174,8 @@ impl Switch {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         };
         self.lossless_held += u32::from(lossless);
-        if let Some(qcn) = self.qcn.as_mut().filter(|qcn| qcn.monitors(priority)) {
-            qcn.remember(index, Culprit::of(&view, priority));
+        if let Some((qcn, view)) = self.qcn.as_mut().filter(|qcn| qcn.monitors(priority)).zip(view) {
+            qcn.remember(index, Culprit::of(view, priority));
         }
         let level = self.buffers.add_ingress(port, p, len);
         let bytes = level.bytes;
@@ -222,4 +286,10 @@ impl Switch {
             .or_else(|| config.dscp_map.zip(view.dscp()).map(|(map, dscp)| map[usize::from(dscp)]))
             .unwrap_or(config.default_priority)
     }
+}
+
+/// A frame's first 18 bytes as the key of [`RxMemo`], if it has them.
+fn memo_header(frame: &[u8]) -> Option<(u128, u16)> {
+    let (front, back) = (frame.get(..16)?, frame.get(16..18)?);
+    Some((u128::from_ne_bytes(front.try_into().ok()?), u16::from_ne_bytes(back.try_into().ok()?)))
 }

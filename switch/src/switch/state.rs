@@ -21,6 +21,26 @@ pub(super) struct Port {
     pub(super) shaper: Shaper,
     pub(super) scheduler: Scheduler,
     pub(super) peer_pause: PeerPause,
+    /// The receive path's decisions for the port's last data frame (see `RxMemo`).
+    pub(super) rx_memo: Option<RxMemo>,
+}
+
+/// What the receive path decided for a data frame: its priority and its route, which follow
+/// from its first 18 bytes (addresses, tag, EtherType, and the IP header's DSCP where no tag
+/// precedes it), the port's configuration and the FDB. A frame with the same bytes on the
+/// same port at the same instant, the FDB unchanged, gets the same ones without being parsed,
+/// classified, learned and routed again: a burst of one flow, as the datapath hands frames
+/// in, does that once. Kept only while no feature reads further into the headers (ECN,
+/// FECN, INT, QCN), and never for a frame with a CN-TAG or routed to more than one port
+/// (ECMP hashes further in).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RxMemo {
+    pub(super) header: (u128, u16),
+    pub(super) now: Instant,
+    /// [`crate::fdb::Fdb::generation`] when the route was read.
+    pub(super) fdb: u64,
+    pub(super) priority: Pcp,
+    pub(super) route: Option<u64>,
 }
 
 /// The packet processor between ingress and egress (CaPFC §II-A): one FIFO per ingress

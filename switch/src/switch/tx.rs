@@ -57,7 +57,12 @@ impl Switch {
             .probe
             .zip(self.fecn.as_mut())
             .map(|(rate, fecn)| fecn.mark(port, Pcp::from_low_bits(p as u8), mac, rate));
-        Some(Tx::Data { handle: frame.handle, len: frame.len, last, mark, ce, int })
+        let (handle, len) = (frame.handle, frame.len);
+        // Without INT (almost every frame) the record's 64 bytes are not copied out.
+        Some(match int {
+            None => Tx::Data { handle, len, last, mark, ce, int: None },
+            Some(_) => Tx::Data { handle, len, last, mark, ce, int },
+        })
     }
 
     /// `[ecn] mark_at = "dequeue"`: whether `frame`, just taken from `port`'s queue, leaves
@@ -150,6 +155,7 @@ impl Switch {
 
     /// Takes the head frame off egress queue (port, p), tells the policy, and releases the
     /// frame if that was its last copy (returned as `true`).
+    #[inline(always)]
     pub(super) fn take_head(&mut self, now: Instant, port: usize, p: usize) -> (Descriptor, bool) {
         let index = self.buffers.head(port, p).expect("a queue with frames has a head");
         let frame = *self.arena.get(index);
