@@ -43,7 +43,8 @@ pub struct Descriptor {
     pub handle: u64,
     /// Ports to forward to (decided at reception).
     pub egress: u64,
-    /// OFC's flow: the frame's (source, destination) MAC pair.
+    /// OFC's flow: the frame's (source, destination) MAC pair; on a lossy priority, where
+    /// OFC keeps no flows, the default key.
     pub flow: FlowKey,
     pub len: u32,
     /// A FECN probe on a FECN priority: the rate it arrived with (kbit/s).

@@ -167,7 +167,8 @@ impl Switch {
             lossless,
             copies: 0,
             egress,
-            flow: FlowKey::of_header(frame),
+            // Only OFC reads it, and only on its (lossless) priorities.
+            flow: if lossless { FlowKey::of_header(frame) } else { FlowKey::default() },
             probe,
         };
         let Some(index) = self.arena.alloc(&descriptor) else {
