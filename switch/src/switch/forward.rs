@@ -32,7 +32,7 @@ impl Switch {
             };
             let index = *self.pipeline.fifos[port].front().expect("non-empty FIFO");
             let frame = *self.arena.get(index);
-            if !self.pass_pipeline(now, port, index, &frame) {
+            if !self.pass_pipeline(now, port, index, &frame, 0) {
                 return;
             }
             self.pipeline.fifos[port].pop_front();
@@ -47,8 +47,16 @@ impl Switch {
     /// queues. Returns false when it must wait (stop mode, no room), blocking the pipeline.
     /// `frame` is its descriptor as the caller holds it: a frame that passes on arrival does
     /// not read back the slot just written, which stalls on the narrower stores that wrote it.
-    pub(super) fn pass_pipeline(&mut self, now: Instant, port: usize, index: u32, frame: &Descriptor) -> bool {
-        if !self.forward(now, index, frame) {
+    /// `fits`: the egress ports whose queue is known to have room for it (see `forward`).
+    pub(super) fn pass_pipeline(
+        &mut self,
+        now: Instant,
+        port: usize,
+        index: u32,
+        frame: &Descriptor,
+        fits: u64,
+    ) -> bool {
+        if !self.forward(now, index, frame, fits) {
             self.pipeline.blocked = Some(port);
             return false;
         }
@@ -58,8 +66,10 @@ impl Switch {
     }
 
     /// Queues a processed frame on its egress ports. Returns false, having changed nothing,
-    /// when the pipeline must stall (stop mode and some queue lacks room).
-    pub(super) fn forward(&mut self, now: Instant, index: u32, frame: &Descriptor) -> bool {
+    /// when the pipeline must stall (stop mode and some queue lacks room). `fits`: ports
+    /// whose queue the caller found to have room for the frame, with nothing changed since,
+    /// so they are not asked again.
+    pub(super) fn forward(&mut self, now: Instant, index: u32, frame: &Descriptor, fits: u64) -> bool {
         let (p, len) = (usize::from(frame.priority), frame.len);
         // Its egress ports by their bits: a unicast frame visits one port, not every port.
         let targets = ports_in(frame.egress & self.all_ports());
@@ -78,7 +88,7 @@ impl Switch {
                 self.drop_assigned(egress, p, DropReason::Pfcwd);
                 continue;
             }
-            if !self.buffers.fits(egress, p, len) {
+            if fits & (1 << egress) == 0 && !self.buffers.fits(egress, p, len) {
                 self.drop_assigned(egress, p, DropReason::EgressFull);
                 continue;
             }

@@ -141,12 +141,19 @@ impl Switch {
         {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         }
-        if !lossless && self.arena.has_room() && self.doomed_at_egress(priority, egress, len) {
-            // The drop `forward` would make, counted the same, without holding the frame.
-            self.counters[port].priority[p].forwarded += 1;
-            self.drop_assigned(egress.trailing_zeros() as usize, p, DropReason::EgressFull);
-            return RxVerdict::Consumed;
-        }
+        // Whether the frame's queue has room, asked once here where the answer cannot change
+        // before `forward` (which then need not ask again): a frame it would refuse is dropped
+        // now, counted the same, without holding it.
+        let fits_on_arrival = if !lossless && self.arena.has_room() && self.passes_straight(priority, egress) {
+            if !self.buffers.fits(egress.trailing_zeros() as usize, p, len) {
+                self.counters[port].priority[p].forwarded += 1;
+                self.drop_assigned(egress.trailing_zeros() as usize, p, DropReason::EgressFull);
+                return RxVerdict::Consumed;
+            }
+            egress
+        } else {
+            0
+        };
         let probe = self.fecn.as_ref().filter(|fecn| fecn.monitors(priority)).and(view).and_then(|view| {
             view.fecn_probe().ok().filter(|probe| probe.subtype == FecnSubtype::Probe).map(|probe| probe.rate_kbps)
         });
@@ -190,7 +197,7 @@ impl Switch {
         let direct = self.pipeline.waiting == 0
             && self.pipeline.interval.is_none()
             && !self.qcn_watches(Placement::Input, priority);
-        if direct && self.pass_pipeline(now, port, index, &descriptor) {
+        if direct && self.pass_pipeline(now, port, index, &descriptor, fits_on_arrival) {
             return RxVerdict::Accepted;
         }
         self.pipeline.fifos[port].push_back(index);
@@ -202,14 +209,15 @@ impl Switch {
         RxVerdict::Accepted
     }
 
-    /// Whether a lossy frame for the single port in `egress` would go straight through the
-    /// pipeline to that queue and be dropped there for want of room. Such a frame is dropped
-    /// on arrival: where the egress is the bottleneck, the frames it cannot take cost the
-    /// least (no descriptor, no ingress accounting, no trip through the pipeline, the
-    /// datapath's buffer back at once) and the transmit side keeps the CPU. Only where
-    /// nothing about the frame could differ from the long way: the pipeline empty and
-    /// unpaced, the queue in drop mode, and no QCN congestion point sampling arrivals.
-    fn doomed_at_egress(&self, priority: Pcp, egress: u64, len: u32) -> bool {
+    /// Whether a lossy frame for the single port in `egress` goes straight through the
+    /// pipeline onto that queue, to be queued or dropped there for want of room. Such a frame
+    /// that does not fit is dropped on arrival: where the egress is the bottleneck, the
+    /// frames it cannot take cost the least (no descriptor, no ingress accounting, no trip
+    /// through the pipeline, the datapath's buffer back at once) and the transmit side keeps
+    /// the CPU. Only where nothing about the frame could differ from the long way: the
+    /// pipeline empty and unpaced, the queue in drop mode, and no QCN congestion point
+    /// sampling arrivals.
+    fn passes_straight(&self, priority: Pcp, egress: u64) -> bool {
         let out = egress.trailing_zeros() as usize;
         egress.count_ones() == 1
             && self.pipeline.waiting == 0
@@ -217,7 +225,6 @@ impl Switch {
             && self.pipeline.egress_full == EgressFull::Drop
             && !self.qcn.as_ref().is_some_and(|qcn| qcn.monitors(priority))
             && !self.pfcwd.drops(out, priority.index())
-            && !self.buffers.fits(out, priority.index(), len)
     }
 
     fn handle_mac_control(&mut self, now: Instant, port: usize, view: &FrameView<'_>) -> RxVerdict {
