@@ -145,7 +145,10 @@ impl Switch {
     pub(super) fn release(&mut self, now: Instant, index: u32, frame: &Descriptor) {
         let (ingress, priority) = (usize::from(frame.ingress), Pcp::from_low_bits(frame.priority));
         let level = self.buffers.sub_ingress(ingress, priority.index(), frame.len);
-        self.policy.on_ingress(ingress, priority, level, &mut PolicyActions::new(now, &mut self.xoff));
+        if self.lossless & priority.mask() != 0 {
+            // Every policy pauses lossless priorities only, and only looks at theirs.
+            self.policy.on_ingress(ingress, priority, level, &mut PolicyActions::new(now, &mut self.xoff));
+        }
         self.arena.release(index);
         self.lossless_held -= u32::from(frame.lossless);
     }

@@ -189,7 +189,10 @@ impl Switch {
         }
         let level = self.buffers.add_ingress(port, p, len);
         let bytes = level.bytes;
-        self.policy.on_ingress(port, priority, level, &mut PolicyActions::new(now, &mut self.xoff));
+        if lossless {
+            // Every policy pauses lossless priorities only, and only looks at theirs.
+            self.policy.on_ingress(port, priority, level, &mut PolicyActions::new(now, &mut self.xoff));
+        }
         if lossless && matches!(self.policy, PolicyEngine::Ofc(_)) {
             self.ofc_arrival(now, port, priority, descriptor.flow, bytes, egress);
         }
