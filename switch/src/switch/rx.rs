@@ -144,8 +144,10 @@ impl Switch {
             return self.drop_rx(port, p, DropReason::NoBuffer);
         }
         // Whether the frame's queue has room, asked once here where the answer cannot change
-        // before `forward` (which then need not ask again): a frame it would refuse is dropped
-        // now, counted the same, without holding it.
+        // before `forward` (which then need not ask again): what happens in between charges
+        // the frame's ingress, or in mode "pools" an ingress pool, and an egress queue's
+        // room counts neither (its profile names an egress pool). A frame it would refuse is
+        // dropped now, counted the same, without holding it.
         let fits_on_arrival = if !lossless && self.arena.has_room() && self.passes_straight(priority, egress) {
             if !self.buffers.fits(egress.trailing_zeros() as usize, p, len) {
                 self.counters[port].priority[p].forwarded += 1;
