@@ -347,16 +347,19 @@ profile_report() { # perf.data report.txt: the top symbols by self time, with th
     awk '/^ +[0-9.]+%/ { printf "%8s  %-16s %-20s %s\n", $1, $2, $3, $5 }' | head -40 >"$2"
   mv "$1" "${2%.txt}.perf"
 }
+delivered() { # fps seconds: the frames the sink counted over the span
+  awk -v f="$1" -v s="$2" 'BEGIN { print f * s }'
+}
 cpu_report() { # samples.perf fps seconds: the forwarder CPU's time a delivered frame, in its
   # userspace and in the kernel (BPF programs counted with the kernel); cpu-clock counts ns
   perf report -i "$1" --no-children --sort dso -g none --stdio 2>/dev/null |
-    awk -v frames="$(awk -v f="$2" -v s="$3" 'BEGIN { print f * s }')" '
+    awk -v frames="$(delivered "$2" "$3")" '
       /Event count/ { count = $NF }
       /^ +[0-9.]+%/ { share = $1; sub("%", "", share); if ($NF == "[kernel.kallsyms]" || $NF ~ /^bpf_/) kernel += share; else user += share }
       END { if (frames > 0) printf "userspace %.1f ns a frame delivered, kernel %.1f ns\n", user / 100 * count / frames, kernel / 100 * count / frames }'
 }
 syscalls_report() { # counts.csv fps seconds: each system call's count and its count per delivered frame
-  awk -F, -v frames="$(awk -v f="$2" -v s="$3" 'BEGIN { print f * s }')" '
+  awk -F, -v frames="$(delivered "$2" "$3")" '
     $1 ~ /^[0-9]+$/ { printf "%-36s %12d  %8.4f per frame delivered\n", $3, $1, frames ? $1 / frames : 0 }' "$1"
 }
 if [ -n "${PROFILE:-}" ]; then

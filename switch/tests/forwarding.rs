@@ -327,15 +327,21 @@ fn reconfigure_applies_thresholds_at_once_and_keeps_every_frame() {
 // A burst of one flow, as the datapath hands frames in (one instant), is parsed, classified
 // and routed once: what changes between two of its frames must still reach the second.
 
+/// `sw` with mac(2) learned on port 1 at T0; then at `now` a burst from port 0 to mac(2),
+/// frames 10 and 12, with frame 11 from mac(2) on `port` between them.
+fn burst_around_a_frame_from_mac2(sw: &mut Switch, now: Instant, port: usize) {
+    sw.handle_rx(T0, 1, 1, &frame(mac(2), mac(1), Some(0), 0));
+    drain(sw, T0);
+    sw.handle_rx(now, 0, 10, &frame(mac(1), mac(2), Some(0), 0));
+    sw.handle_rx(now, port, 11, &frame(mac(2), mac(1), Some(0), 0));
+    sw.handle_rx(now, 0, 12, &frame(mac(1), mac(2), Some(0), 0));
+}
+
 #[test]
 fn a_destination_that_moves_within_a_burst_takes_the_burst_s_next_frames_with_it() {
     let mut sw = switch(3);
-    sw.handle_rx(T0, 1, 1, &frame(mac(2), mac(1), Some(0), 0));
-    drain(&mut sw, T0);
     let t1 = Instant::from_nanos(1_000_000);
-    sw.handle_rx(t1, 0, 10, &frame(mac(1), mac(2), Some(0), 0));
-    sw.handle_rx(t1, 2, 11, &frame(mac(2), mac(1), Some(0), 0));
-    sw.handle_rx(t1, 0, 12, &frame(mac(1), mac(2), Some(0), 0));
+    burst_around_a_frame_from_mac2(&mut sw, t1, 2);
     let sent = drain(&mut sw, t1);
     assert!(sent.contains(&(1, 10, true)), "before the move, to port 1: {sent:?}");
     assert!(sent.contains(&(2, 12, true)), "after it, to port 2, where mac(2) now is: {sent:?}");
@@ -346,12 +352,8 @@ fn a_destination_that_ages_out_and_comes_back_within_a_burst_is_flooded_then_rou
     let mut config = SwitchConfig::with_ports("aging", 3, BitRate::gbps(1));
     config.fdb.aging = std::time::Duration::from_secs(1);
     let (mut sw, _) = Switch::new(&config).unwrap();
-    sw.handle_rx(T0, 1, 1, &frame(mac(2), mac(1), Some(0), 0));
-    drain(&mut sw, T0);
     let later = Instant::from_nanos(2_000_000_000);
-    sw.handle_rx(later, 0, 10, &frame(mac(1), mac(2), Some(0), 0));
-    sw.handle_rx(later, 1, 11, &frame(mac(2), mac(1), Some(0), 0));
-    sw.handle_rx(later, 0, 12, &frame(mac(1), mac(2), Some(0), 0));
+    burst_around_a_frame_from_mac2(&mut sw, later, 1);
     // Port 1's wire is busy with frame 10 at first.
     let sent = [drain(&mut sw, later), drain(&mut sw, later + std::time::Duration::from_millis(1))].concat();
     let ports_of = |handle| sent.iter().filter(|s| s.1 == handle).map(|s| s.0).collect::<Vec<_>>();
