@@ -96,7 +96,9 @@ impl Watchdog {
 
     /// Whether frames for or from (port, priority) are discarded (a stormed queue under `drop`).
     pub fn drops(&self, port: usize, priority: usize) -> bool {
-        self.queues[port][priority].stormed && self.config.action == PfcwdAction::Drop
+        // Only a watched queue storms: asking `watches` first spares the per-frame paths
+        // (three calls a frame) the look at the queue.
+        self.watches(priority) && self.config.action == PfcwdAction::Drop && self.queues[port][priority].stormed
     }
 
     pub fn is_stormed(&self, port: usize, priority: usize) -> bool {
@@ -129,7 +131,10 @@ impl Watchdog {
 
     /// The queue sent a frame: it is not stuck.
     pub fn sent(&mut self, port: usize, priority: usize) {
-        self.queues[port][priority].stalled_since = None;
+        // Only a watched queue's clock runs (`queue_state`).
+        if self.watches(priority) {
+            self.queues[port][priority].stalled_since = None;
+        }
     }
 
     pub fn count_tx_drop(&mut self, port: usize, priority: usize) {

@@ -339,8 +339,7 @@ impl Buffers {
     #[inline]
     fn shared_part_under(&self, limits: &BufferLimits, priority: usize, bytes: u64) -> u64 {
         match limits {
-            _ if self.unbounded & (1 << priority) != 0 => 0,
-            BufferLimits::Shared { reserve, .. } => bytes.saturating_sub(*reserve),
+            BufferLimits::Shared { reserve, .. } if !self.is_unbounded(priority) => bytes.saturating_sub(*reserve),
             _ => 0,
         }
     }

@@ -82,8 +82,14 @@ impl XoffTransmitter {
     /// unchanged.
     pub fn set(&mut self, now: Instant, port: usize, priority: Pcp, xoff: bool) {
         let state = &mut self.ports[port];
-        state.policy = if xoff { state.policy | priority.mask() } else { state.policy & !priority.mask() };
-        self.apply(now, port);
+        let policy = if xoff { state.policy | priority.mask() } else { state.policy & !priority.mask() };
+        // `asserted` is `policy | backlog` after every change of either, so an unchanged
+        // `policy` changes nothing: the common case, as the PFC policy says XON or XOFF for
+        // every lossless frame it sees, and the call to `apply` cost 40 instructions a frame.
+        if policy != state.policy {
+            state.policy = policy;
+            self.apply(now, port);
+        }
     }
 
     /// The datapath holds the classes of `mask` on `port` (and no others) for frames waiting
