@@ -72,7 +72,9 @@
 # in the listed order in odd rounds and the reverse in even ones (c, d, d, c, ...), so that a
 # drift of the machine's speed weighs on both alike. The second table gives, per cell, each
 # pfcswitchd variant's rate over libxdp-forward's in the same round (d/c): the median and the
-# worst round. pfcswitchd's own counters, read over the same span, give what it received on
+# worst round, and, from the reference's twin (the same binary, whose true ratio is 1), how
+# far a round and a median of REPEAT rounds stray on this machine: what the table resolves.
+# pfcswitchd's own counters, read over the same span, give what it received on
 # pb-a, transmitted on pb-b and dropped (any reason), per second. A forwarder that exits
 # during its window is reported with its exit status and log, and the round is measured
 # again (at most three times): a round with no forwarder measures nothing.
@@ -596,7 +598,7 @@ median_rows | awk -v cpu="$FWD_CPU" '
 
 echo
 echo "pfcswitchd (and the reference's twin) over libxdp-forward in the same round (d/c): the median and the worst of $REPEAT rounds"
-awk '
+awk -v repeat="$REPEAT" '
   $3 == "libxdp-forward" { reference[$1, $2, $4, $9] = $5 }
   $3 ~ /^pfcswitchd/ || $3 == "libxdp-forward-twin" { key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4; rounds[key] = rounds[key] " " $9; rate[key, $9] = $5
     if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
@@ -612,6 +614,18 @@ awk '
       for (x = 1; x <= count; x++) for (y = x + 1; y <= count; y++) if (ratios[y] < ratios[x]) { t = ratios[x]; ratios[x] = ratios[y]; ratios[y] = t }
       median = count % 2 ? ratios[(count + 1) / 2] : (ratios[count / 2] + ratios[count / 2 + 1]) / 2
       printf "%-9s %-8s %-19s %5dB %10.2f %12.2f  %s\n", f[1], f[2], f[3], f[4] + 4, median, ratios[1], list
+      if (f[3] == "libxdp-forward-twin") for (x = 1; x <= count; x++) strays[++twins] = log(ratios[x]) ^ 2
+    }
+    # The twin is the reference itself, so its true ratio is 1: how far its rounds stray is
+    # what the machine adds to any ratio of the table. Robustly (a round now and then strays
+    # by 30 %): 1.4826 x the median of |ln(twin/c)| estimates a normal spread.
+    if (twins > 1) {
+      for (x = 1; x <= twins; x++) for (y = x + 1; y <= twins; y++) if (strays[y] < strays[x]) { t = strays[x]; strays[x] = strays[y]; strays[y] = t }
+      middle = twins % 2 ? strays[(twins + 1) / 2] : (strays[twins / 2] + strays[twins / 2 + 1]) / 2
+      spread = 1.4826 * sqrt(middle)
+      printf "The reference over its twin: a round strays by %.1f %% (1.4826 x the median |ln(twin/c)|, %d rounds);" \
+        " the median of %d rounds by about %.1f %% (1.25 x that / sqrt(rounds)), which is what this table resolves\n", \
+        100 * spread, twins, repeat, 125 * spread / sqrt(repeat)
     }
   }' "$results"
 
