@@ -614,7 +614,7 @@ awk -v repeat="$REPEAT" '
       for (x = 1; x <= count; x++) for (y = x + 1; y <= count; y++) if (ratios[y] < ratios[x]) { t = ratios[x]; ratios[x] = ratios[y]; ratios[y] = t }
       median = count % 2 ? ratios[(count + 1) / 2] : (ratios[count / 2] + ratios[count / 2 + 1]) / 2
       printf "%-9s %-8s %-19s %5dB %10.2f %12.2f  %s\n", f[1], f[2], f[3], f[4] + 4, median, ratios[1], list
-      if (f[3] == "libxdp-forward-twin") for (x = 1; x <= count; x++) strays[++twins] = log(ratios[x]) ^ 2
+      if (f[3] == "libxdp-forward-twin") for (x = 1; x <= count; x++) { stray = log(ratios[x]); strays[++twins] = stray < 0 ? -stray : stray }
     }
     # The twin is the reference itself, so its true ratio is 1: how far its rounds stray is
     # what the machine adds to any ratio of the table. Robustly (a round now and then strays
@@ -622,7 +622,7 @@ awk -v repeat="$REPEAT" '
     if (twins > 1) {
       for (x = 1; x <= twins; x++) for (y = x + 1; y <= twins; y++) if (strays[y] < strays[x]) { t = strays[x]; strays[x] = strays[y]; strays[y] = t }
       middle = twins % 2 ? strays[(twins + 1) / 2] : (strays[twins / 2] + strays[twins / 2 + 1]) / 2
-      spread = 1.4826 * sqrt(middle)
+      spread = 1.4826 * middle
       printf "The reference over its twin: a round strays by %.1f %% (1.4826 x the median |ln(twin/c)|, %d rounds);" \
         " the median of %d rounds by about %.1f %% (1.25 x that / sqrt(rounds)), which is what this table resolves\n", \
         100 * spread, twins, repeat, 125 * spread / sqrt(repeat)
