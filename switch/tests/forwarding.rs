@@ -280,6 +280,34 @@ fn shared_buffer_mode_lends_the_pool_within_queue_caps() {
 }
 
 #[test]
+fn shared_buffer_mode_keeps_unbounded_lossless_queues_out_of_the_pool() {
+    use pfcswitch_switch::config::BufferMode;
+    let mut config = SwitchConfig::with_ports("shared", 3, BitRate::gbps(1));
+    config.pfc.lossless = vec![3];
+    config.buffer.mode = BufferMode::Shared;
+    config.buffer.reserve = Some(ByteSize(200));
+    config.buffer.queue_cap = Some(ByteSize(300));
+    config.buffer.port_cap = Some(ByteSize(1000));
+    config.buffer.pool = Some(ByteSize(1000));
+    let (mut sw, _) = Switch::new(&config).unwrap();
+    sw.handle_rx(T0, 1, 0, &frame(mac(2), mac(1), Some(0), 0));
+    sw.handle_rx(T0, 2, 0, &frame(mac(3), mac(1), Some(0), 0));
+    drain(&mut sw, T0);
+    // 1000 B of lossless backlog on port 1, far above its reserve: its memory is the
+    // lossless ingress limits (802.1Qbb as deployed), not the shared pool.
+    for handle in 1..=10 {
+        assert_eq!(sw.handle_rx(T0, 0, handle, &frame(mac(1), mac(2), Some(3), 0)), RxVerdict::Accepted);
+    }
+    assert_eq!(sw.queue_state(T0, 1, Pcp::new(3).unwrap()).egress.bytes, 1000);
+    // So a lossy queue still borrows its whole cap from the pool: 200 reserved + 300 shared.
+    for handle in 11..=16 {
+        sw.handle_rx(T0, 0, handle, &frame(mac(1), mac(3), Some(0), 0));
+    }
+    assert_eq!(sw.queue_state(T0, 2, Pcp::new(0).unwrap()).egress.bytes, 500);
+    assert_eq!(sw.counters(2).priority[0].drops(DropReason::EgressFull), 1, "only the sixth exceeds the cap");
+}
+
+#[test]
 fn reconfigure_applies_thresholds_at_once_and_keeps_every_frame() {
     let mut config = SwitchConfig::with_ports("reload", 2, BitRate::gbps(1));
     config.buffer.egress_max = Some(ByteSize(100_000));
