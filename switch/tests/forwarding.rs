@@ -254,11 +254,12 @@ fn a_full_egress_behind_a_paced_pipeline_hands_the_buffer_back() {
     assert_eq!(sw.frames_held(), 2);
 }
 
-#[test]
-fn shared_buffer_mode_lends_the_pool_within_queue_caps() {
+/// Three ports in shared buffer mode (reserve 200 B, queue cap 300 B, port cap and pool
+/// 1000 B) with `lossless` priorities, mac(2) learned on port 1 and mac(3) on port 2.
+fn shared_buffer_switch(lossless: Vec<u8>) -> Switch {
     use pfcswitch_switch::config::BufferMode;
     let mut config = SwitchConfig::with_ports("shared", 3, BitRate::gbps(1));
-    config.pfc.lossless = vec![];
+    config.pfc.lossless = lossless;
     config.buffer.mode = BufferMode::Shared;
     config.buffer.reserve = Some(ByteSize(200));
     config.buffer.queue_cap = Some(ByteSize(300));
@@ -268,6 +269,12 @@ fn shared_buffer_mode_lends_the_pool_within_queue_caps() {
     sw.handle_rx(T0, 1, 0, &frame(mac(2), mac(1), Some(0), 0));
     sw.handle_rx(T0, 2, 0, &frame(mac(3), mac(1), Some(0), 0));
     drain(&mut sw, T0);
+    sw
+}
+
+#[test]
+fn shared_buffer_mode_lends_the_pool_within_queue_caps() {
+    let mut sw = shared_buffer_switch(vec![]);
     // Queue (port 1, priority 0) holds 200 reserved + 300 shared bytes: five 100-byte frames.
     for handle in 1..=6 {
         sw.handle_rx(T0, 0, handle, &frame(mac(1), mac(2), Some(0), 0));
@@ -281,18 +288,7 @@ fn shared_buffer_mode_lends_the_pool_within_queue_caps() {
 
 #[test]
 fn shared_buffer_mode_keeps_unbounded_lossless_queues_out_of_the_pool() {
-    use pfcswitch_switch::config::BufferMode;
-    let mut config = SwitchConfig::with_ports("shared", 3, BitRate::gbps(1));
-    config.pfc.lossless = vec![3];
-    config.buffer.mode = BufferMode::Shared;
-    config.buffer.reserve = Some(ByteSize(200));
-    config.buffer.queue_cap = Some(ByteSize(300));
-    config.buffer.port_cap = Some(ByteSize(1000));
-    config.buffer.pool = Some(ByteSize(1000));
-    let (mut sw, _) = Switch::new(&config).unwrap();
-    sw.handle_rx(T0, 1, 0, &frame(mac(2), mac(1), Some(0), 0));
-    sw.handle_rx(T0, 2, 0, &frame(mac(3), mac(1), Some(0), 0));
-    drain(&mut sw, T0);
+    let mut sw = shared_buffer_switch(vec![3]);
     // 1000 B of lossless backlog on port 1, far above its reserve: its memory is the
     // lossless ingress limits (802.1Qbb as deployed), not the shared pool.
     for handle in 1..=10 {
