@@ -22,8 +22,11 @@ pub struct Args {
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<String>,
     /// Spin this long before each timer deadline instead of sleeping: tighter timers for a
-    /// switch with a core to itself. 0 only sleeps, leaving the CPU to the endpoints and other
-    /// switches of an experiment on the same machine (`pfcswitch topology up` starts daemons so).
+    /// switch with a core to itself, which then also spins up to 2 ms for the next frame a
+    /// moment after its receive rings held a whole batch (under overload a late wake-up costs
+    /// the frames its fill rings run out of). 0 only sleeps, leaving the CPU to the endpoints
+    /// and other switches of an experiment on the same machine (`pfcswitch topology up` starts
+    /// daemons so).
     #[arg(long, default_value = "60us", value_parser = parse_duration)]
     pub spin: Duration,
     /// Nice value of the forwarding loop's thread (−20 to 19): below 0 it waits less for the

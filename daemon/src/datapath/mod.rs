@@ -10,7 +10,7 @@ use crate::notify;
 use crate::signals::{EventFd, SignalAction, SignalFd};
 use crate::timer::{self, Clock, Lateness};
 use crate::umem::{FramePool, UmemArea, chunk_base};
-use crate::xsk::{Owner, RING_SIZE, Sockets, TX_BUDGET, XskError, tx_desc};
+use crate::xsk::{Owner, QueueSocket, RING_SIZE, Sockets, TX_BUDGET, XskError, tx_desc};
 use pfcswitch_link::time::Instant;
 use pfcswitch_switch::config::{PolicyConfig, SwitchConfig};
 use pfcswitch_switch::report::{
@@ -53,6 +53,14 @@ const HOUSEKEEPING: Duration = Duration::from_millis(10);
 /// When the kernel leaves descriptors in a TX ring (its send buffer is full), kick again after
 /// this long rather than spinning on sendto and starving the kernel work that drains it.
 const TX_RETRY: Duration = Duration::from_micros(20);
+/// How recently a turn must have found a whole batch waiting for the loop to spin for frames
+/// before it sleeps ([`frame_spin`]): a few turns' time, so a lightly loaded switch, whose
+/// turns find a frame or two, never spins for them.
+const SATURATED_RECENTLY: Duration = Duration::from_millis(1);
+/// How long a loop saturated a moment ago spins for the next frame: longer than the late
+/// wake-ups measured here (about 2 ms), short enough that the end of an overload costs
+/// nothing worth counting.
+const FRAME_SPIN: Duration = Duration::from_millis(2);
 
 #[derive(Debug, thiserror::Error)]
 pub enum DatapathError {
@@ -70,7 +78,8 @@ pub enum DatapathError {
 #[derive(Clone, Debug)]
 pub struct Options {
     pub config_path: PathBuf,
-    /// Spin this long before each deadline instead of sleeping (0: never spin).
+    /// Spin this long before each deadline instead of sleeping (0: never spin, not even for
+    /// frames after a saturated turn, `frame_spin`).
     pub spin: Duration,
     /// Emulated cables on ports (`--cable`).
     pub cables: Vec<CableSpec>,
@@ -96,6 +105,8 @@ pub struct Datapath {
     calls: Receiver<Call>,
     loops: u64,
     meta_missing: u64,
+    /// When a turn last found a receive ring holding a whole batch: the loop was saturated.
+    saturated_at: Option<Instant>,
     /// The kernel's link events, and each port's link as they left it.
     links: LinkWatcher,
     port_links: Vec<PortLink>,
@@ -199,6 +210,7 @@ impl Datapath {
             calls,
             loops: 0,
             meta_missing: 0,
+            saturated_at: None,
             links,
             port_links,
             poll_fds: Vec::new(),
@@ -272,6 +284,12 @@ impl Datapath {
     #[inline(never)]
     fn wait_for_work(&mut self, now: Instant, tx_waiting: bool) -> bool {
         let next_bind = self.next_bind();
+        let arrivals = self.cables.iter().flatten().filter_map(Cable::next_arrival);
+        let timers = self.switch.poll_timeout().into_iter().chain(next_bind).chain(arrivals).min();
+        let spin = frame_spin(now, self.saturated_at, tx_waiting, self.options.spin);
+        if !spin.is_zero() && self.spin_for_rx(timers.map_or(now + spin, |at| at.min(now + spin))) {
+            return false;
+        }
         let fds = &mut self.poll_fds;
         fds.clear();
         fds.extend(self.sockets.queues.iter().map(|q| timer::readable(q.fd())));
@@ -279,9 +297,7 @@ impl Datapath {
         fds.push(timer::readable(self.signals.raw()));
         fds.push(timer::readable(self.wake.raw()));
         let queues = &self.sockets.queues;
-        let has_rx = || queues.iter().any(|q| q.rx.available() > 0);
-        let arrivals = self.cables.iter().flatten().filter_map(Cable::next_arrival);
-        let timers = self.switch.poll_timeout().into_iter().chain(next_bind).chain(arrivals).min();
+        let has_rx = || frames_waiting(queues);
         match tx_retry(now, tx_waiting, timers) {
             // The kernel work that drains the ring may need this CPU: sleep, never spin.
             Some(retry) => timer::wait(&self.clock, Some(retry), Duration::ZERO, fds, has_rx, None),
@@ -291,12 +307,24 @@ impl Datapath {
         bind_due || fds[fds.len() - 3..].iter().any(|fd| fd.revents != 0)
     }
 
+    /// Spins until `until` (the spin's end or the next timer) for a frame in a receive ring;
+    /// returns whether one came.
+    fn spin_for_rx(&self, until: Instant) -> bool {
+        while self.clock.now() < until {
+            if frames_waiting(&self.sockets.queues) {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        false
+    }
+
     /// Moves received frames into the core (through the port's cable, where it has one that
     /// carries both ways). Returns whether any arrived.
     fn receive(&mut self, now: Instant) -> bool {
         let mut any = false;
         let mut batch = [XdpDesc::default(); BATCH as usize];
-        let Datapath { sockets, area, pool, switch, meta_missing, cables, .. } = self;
+        let Datapath { sockets, area, pool, switch, meta_missing, cables, saturated_at, .. } = self;
         for queue in &mut sockets.queues {
             let mut reader = queue.rx.receive(BATCH);
             let mut count = 0;
@@ -307,6 +335,9 @@ impl Datapath {
             reader.release();
             let batch = &batch[..count];
             any |= count > 0;
+            if count == BATCH as usize {
+                *saturated_at = Some(now);
+            }
             if let Some(cable) = cables[queue.port].as_mut().filter(|cable| cable.delays_incoming()) {
                 for desc in batch.iter().filter(|&&desc| cable.receive(now, desc) == Fate::Lost) {
                     pool.release(desc.addr);
@@ -593,6 +624,24 @@ fn tx_retry(now: Instant, tx_waiting: bool, timers: Option<Instant>) -> Option<I
     (tx_waiting && timers.is_none_or(|at| retry < at)).then_some(retry)
 }
 
+/// Whether a receive ring holds a frame.
+fn frames_waiting(queues: &[QueueSocket]) -> bool {
+    queues.iter().any(|q| q.rx.available() > 0)
+}
+
+/// How long the loop, out of work at `now`, spins for the next frame before it sleeps. A loop
+/// that was saturated a moment ago (a turn within `SATURATED_RECENTLY` found a whole batch
+/// waiting) finds its receive rings empty only for a moment: a gap in the
+/// arrivals, or the shedding that drained them. If it sleeps then, it wakes late, on this VM
+/// up to 2 ms late with the frames already there, by which time the fill ring has run dry and
+/// the kernel has dropped what came (docs/performance.md, "The loop's sleeps"). Never with
+/// `--spin 0us` (a core shared with endpoints and other switches), nor while a TX ring waits
+/// for the kernel, whose draining may need this CPU.
+fn frame_spin(now: Instant, saturated_at: Option<Instant>, tx_waiting: bool, spin: Duration) -> Duration {
+    let saturated = saturated_at.is_some_and(|at| now - at < SATURATED_RECENTLY);
+    if saturated && !tx_waiting && !spin.is_zero() { FRAME_SPIN } else { Duration::ZERO }
+}
+
 /// Asks for what a received frame's delivery reads: the line of its metadata and headers
 /// (one line: `umem::HEADROOM`), and its pool entry, last touched when the frame went into
 /// the fill ring a thousand frames ago.
@@ -721,5 +770,18 @@ mod tests {
         assert_eq!(tx_retry(now, true, None), Some(now + TX_RETRY));
         assert_eq!(tx_retry(now, true, Some(now + 2 * TX_RETRY)), Some(now + TX_RETRY));
         assert_eq!(tx_retry(now, true, Some(now + TX_RETRY / 2)), None, "the timer comes first");
+    }
+
+    #[test]
+    fn only_a_loop_saturated_a_moment_ago_with_a_core_of_its_own_spins_for_frames() {
+        let at = |micros| Instant::ZERO + Duration::from_micros(micros);
+        let now = at(10_000);
+        let spin = Duration::from_micros(60);
+        let just = Some(at(9_500));
+        assert_eq!(frame_spin(now, just, false, spin), FRAME_SPIN);
+        assert_eq!(frame_spin(now, None, false, spin), Duration::ZERO, "never saturated: light load");
+        assert_eq!(frame_spin(now, Some(at(9_000)), false, spin), Duration::ZERO, "long ago");
+        assert_eq!(frame_spin(now, just, true, spin), Duration::ZERO, "a TX ring waits for the kernel");
+        assert_eq!(frame_spin(now, just, false, Duration::ZERO), Duration::ZERO, "--spin 0us: a shared core");
     }
 }
