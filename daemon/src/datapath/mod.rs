@@ -631,8 +631,8 @@ fn frames_waiting(queues: &[QueueSocket]) -> bool {
 
 /// How long the loop, out of work at `now`, spins for the next frame before it sleeps. A loop
 /// that was saturated a moment ago (a turn within `SATURATED_RECENTLY` found a whole batch
-/// waiting) finds its receive rings empty only for a moment: a gap in the
-/// arrivals, or the shedding that drained them. If it sleeps then, it wakes late, on this VM
+/// waiting) finds its receive rings empty only for a moment: a gap in the arrivals, or the
+/// shedding that drained them. If it sleeps then, it wakes late, on this VM
 /// up to 2 ms late with the frames already there, by which time the fill ring has run dry and
 /// the kernel has dropped what came (docs/performance.md, "The loop's sleeps"). Never with
 /// `--spin 0us` (a core shared with endpoints and other switches), nor while a TX ring waits
