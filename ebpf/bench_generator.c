@@ -4,7 +4,9 @@
  * bench_generate is not attached: `pfcswitch-bench overload` runs it with BPF_PROG_RUN and
  * BPF_F_TEST_XDP_LIVE_FRAMES on the generator's veth, where XDP_TX sends each run's frame
  * to the peer (the kernel turns it into a redirect to the same interface). No socket, no
- * copy and no system call per frame: far more frames than any AF_XDP forwarder takes.
+ * copy and no system call per frame: far more frames than any AF_XDP forwarder takes. Two
+ * threads call it on one CPU, so that one's call keeps it in the kernel's XDP dispatcher
+ * while the other's starts and ends.
  *
  * bench_pfc_listener is attached to the same veth, as its NIC's MAC would be: it reads the
  * PFC frames the switch sends back and sets, per priority, until when the generator holds
@@ -57,12 +59,14 @@ struct {
 	__type(value, __u64);
 } counts SEC(".maps");
 
+/* Atomic: the generator's two callers share one CPU and may preempt each other between
+ * a count's load and its store, where an add would lose one. */
 static __always_inline void count(__u32 what)
 {
 	__u64 *value = bpf_map_lookup_elem(&counts, &what);
 
 	if (value)
-		*value += 1;
+		__sync_fetch_and_add(value, 1);
 }
 
 SEC("xdp")
