@@ -522,9 +522,9 @@ echo "== CPUs busy before the run: $busy_before %" >&2
 # Everything this script runs from here on (reading pfcswitchd's counters with the CLI and
 # jq mid-window, awk, date, perf) runs on the generator's CPU, never on the forwarder's:
 # pfcswitchd's counter reads took about 1.5 % of its CPU in each round, with the RCU work
-# of their processes' exits, time no other forwarder lost (docs/performance.md, run 18).
-# The forwarders are pinned to FWD_CPU explicitly; the generator offers ten times what
-# they take, so it misses nothing.
+# of their processes' exits, time no other forwarder lost (docs/performance.md, "What the
+# benchmark took from pfcswitchd's rounds"). The forwarders are pinned to FWD_CPU
+# explicitly; the generator offers several times what they take, so it misses nothing.
 taskset -pc "$GEN_CPU" $$ >/dev/null
 if [ "$GENERATOR" = kernel ]; then
   echo "== the latency probe through an idle pfcswitchd" >&2

@@ -448,9 +448,9 @@ fn overload(args: &OverloadArgs) -> Result<(), String> {
     let (mut first, mut last) = (None, None);
     // Two callers on this CPU, each in a call of its own most of the time: while one is in
     // a call, the program stays in the kernel's XDP dispatcher, so the other's calls start
-    // and end without the grace periods that left the wire silent for 10-30 ms a call (a
-    // third of a round's silences, and more with the forwarders whose rounds run faster
-    // calls). The counters sum both, and the edges are sampled by this thread alone.
+    // and end without the grace periods (two a call, 6-16 ms each) that left the wire
+    // silent, more often in the rounds of a forwarder whose shedding made calls end early.
+    // The counters sum both, and the edges are sampled by this thread alone.
     std::thread::scope(|scope| -> Result<(), String> {
         let second = scope.spawn(|| call_until(program, &frame, ifindex, stop));
         let mut frames = FIRST_CALL_FRAMES;
