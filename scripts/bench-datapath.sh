@@ -74,8 +74,9 @@
 # pfcswitchd variant's rate over libxdp-forward's in the same round (d/c): the median and the
 # worst round, and, from the reference's twin (the same binary, whose true ratio is 1), how
 # far a round and a median of REPEAT rounds stray on this machine: what the table resolves.
-# pfcswitchd's own counters, read over the same span, give what it received on
-# pb-a, transmitted on pb-b and dropped (any reason), per second. A forwarder that exits
+# pfcswitchd's own counters give what it received on pb-a, transmitted on pb-b and dropped
+# (any reason), per second, from the middle of the warm-up to the generator's tail: read
+# outside the sink's window, so that the reads cost pfcswitchd's rounds nothing counted. A forwarder that exits
 # during its window is reported with its exit status and log, and the round is measured
 # again (at most three times): a round with no forwarder measures nothing.
 #
@@ -398,6 +399,15 @@ reference_socket_drops() { # log: frames the reference's sockets refused (its ex
   awk '$1 == "statistics" { n += $4 + $6 } END { print n + 0 }' "$1"
 }
 
+seconds_us() { # an awk expression in seconds, as whole microseconds
+  awk "BEGIN { printf \"%d\", ($1) * 1e6 }"
+}
+
+sleep_until() { # start offset: sleeps until offset microseconds after start (both from EPOCHREALTIME)
+  local left=$(($1 + $2 - ${EPOCHREALTIME/./}))
+  ((left <= 0)) || sleep "$((left / 1000000)).$(printf '%06d' $((left % 1000000)))"
+}
+
 daemon_counters() { # "seconds received transmitted dropped": pfcswitchd's frames in on p1, out on p2,
   # and dropped anywhere, now
   local seconds
@@ -458,11 +468,13 @@ measure() { # placement path forwarder size run
   place_receive "$placement" "$nice"
   taskset -c "$GEN_CPU" ip netns exec pb-gen "$bench" "${generator[@]}" --iface pb-gen0 --size "$size" \
     --src "$GEN_MAC" --dst "$SINK_MAC" "${tag[@]}" --warmup "$WARMUP" --window "$WINDOW" >"$out.flood" &
-  local flood_pid=$! busy0 total0 busy1 total1
+  local flood_pid=$! started=${EPOCHREALTIME/./} busy0 total0 busy1 total1
   [ "$name" = pfcswitchd-probe ] && start_probe "$out"
-  sleep "$(awk -v w="$WARMUP" 'BEGIN { print w + 0.5 }')"
+  # pfcswitchd's counters are read in the warm-up and in the generator's 1 s tail, outside
+  # the sink's window: each read (CLI, jq) takes CPU time the reference's rounds never lose.
+  [[ $name == pfcswitchd* ]] && sleep_until "$started" "$(seconds_us "$WARMUP / 2")" && counters0=$(daemon_counters)
+  sleep_until "$started" "$(seconds_us "$WARMUP + 0.5")"
   read -r busy0 total0 < <(cpu_jiffies "cpu$FWD_CPU")
-  [[ $name == pfcswitchd* ]] && counters0=$(daemon_counters)
   local span
   span=$(awk -v w="$WINDOW" 'BEGIN { print (w > 1.5 ? w - 1 : w / 2) }')
   if [ -n "${PROFILE:-}" ] && [ "$run" = 1 ] && [ "$name" != none ]; then
@@ -489,6 +501,7 @@ measure() { # placement path forwarder size run
     return 3
   fi
   if [[ $name == pfcswitchd* ]]; then
+    sleep_until "$started" "$(seconds_us "$WARMUP + $WINDOW + 0.4")"
     counters1=$(daemon_counters)
     rates=$(printf '%s\t%s\n' "$counters0" "$counters1" |
       awk '{ printf "%.0f %.0f %.0f", ($6 - $2) / ($5 - $1), ($7 - $3) / ($5 - $1), ($8 - $4) / ($5 - $1) }')
@@ -520,7 +533,7 @@ $(probe_latency "$out.sink")"
 busy_before=$(machine_busy)
 echo "== CPUs busy before the run: $busy_before %" >&2
 # Everything this script runs from here on (reading pfcswitchd's counters with the CLI and
-# jq mid-window, awk, date, perf) runs on the generator's CPU, never on the forwarder's:
+# jq, awk, date, perf) runs on the generator's CPU, never on the forwarder's:
 # pfcswitchd's counter reads took about 1.5 % of its CPU in each round, with the RCU work
 # of their processes' exits, time no other forwarder lost (docs/performance.md, "What the
 # benchmark took from pfcswitchd's rounds"). The forwarders are pinned to FWD_CPU
