@@ -76,9 +76,9 @@
 # far a round and a median of REPEAT rounds stray on this machine: what the table resolves.
 # pfcswitchd's own counters give what it received on pb-a, transmitted on pb-b and dropped
 # (any reason), per second, from the middle of the warm-up to the generator's tail: read
-# outside the sink's window, so that the reads cost pfcswitchd's rounds nothing counted. A forwarder that exits
-# during its window is reported with its exit status and log, and the round is measured
-# again (at most three times): a round with no forwarder measures nothing.
+# outside the sink's window, so that the reads cost pfcswitchd's rounds nothing counted. A
+# forwarder that exits during its window is reported with its exit status and log, and the
+# round is measured again (at most three times): a round with no forwarder measures nothing.
 #
 #   scripts/bench-datapath.sh
 #   env: GENERATOR=flood|kernel, WARMUP=1 WINDOW=5 (seconds), REPEAT=5, SIZES="60 1496",

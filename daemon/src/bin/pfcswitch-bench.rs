@@ -367,17 +367,27 @@ fn call_frames(frames: u32, elapsed: Duration, next_edge: Duration) -> u32 {
 }
 
 /// Calls `program` on live copies of `frame` until `stop`, each call `CALL_TIME` long at
-/// the rate of the last, shortened to end at `stop`.
-fn call_until(program: RawFd, frame: &[u8], ifindex: u32, stop: Instant) -> Result<(), String> {
+/// the rate of the last, shortened to end at the next of `edges` or at `stop`. `at_end` runs
+/// after each call, with the instant it ended.
+fn call_until(
+    program: RawFd,
+    frame: &[u8],
+    ifindex: u32,
+    edges: &[Instant],
+    stop: Instant,
+    mut at_end: impl FnMut(Instant) -> Result<(), String>,
+) -> Result<(), String> {
     let mut frames = FIRST_CALL_FRAMES;
     loop {
         let call = Instant::now();
         run_live(program, frame, ifindex, frames)?;
         let now = Instant::now();
+        at_end(now)?;
         if now >= stop {
             return Ok(());
         }
-        frames = call_frames(frames, now - call, stop - now);
+        let next_edge = edges.iter().copied().find(|&edge| edge > now).unwrap_or(stop);
+        frames = call_frames(frames, now - call, next_edge - now);
     }
 }
 
@@ -452,23 +462,16 @@ fn overload(args: &OverloadArgs) -> Result<(), String> {
     // silent, more often in the rounds of a forwarder whose shedding made calls end early.
     // The counters sum both, and the edges are sampled by this thread alone.
     std::thread::scope(|scope| -> Result<(), String> {
-        let second = scope.spawn(|| call_until(program, &frame, ifindex, stop));
-        let mut frames = FIRST_CALL_FRAMES;
-        loop {
-            let call = Instant::now();
-            run_live(program, &frame, ifindex, frames)?;
-            let now = Instant::now();
-            let next_edge = [window_start, window_end, stop].into_iter().find(|&edge| edge > now).unwrap_or(stop);
-            frames = call_frames(frames, now - call, next_edge - now);
+        let second = scope.spawn(|| call_until(program, &frame, ifindex, &[], stop, |_| Ok(())));
+        call_until(program, &frame, ifindex, &[window_start, window_end], stop, |now| {
             let sample = || generator_counts(&counts_map).map(|counts| (now, counts, tx_dropped(&frame_args.iface)));
             if first.is_none() && now >= window_start {
                 first = Some(sample()?);
             } else if last.is_none() && now >= window_end {
                 last = Some(sample()?);
-            } else if now >= stop {
-                break;
             }
-        }
+            Ok(())
+        })?;
         second.join().map_err(|_| "the second caller panicked".to_string())?
     })?;
     let totals = generator_counts(&counts_map)?;
