@@ -26,12 +26,12 @@ fn swift_on_the_datapath_keeps_the_link_busy_with_a_small_queue_and_no_stall() {
     }
     // Swift takes the endpoints' wake-ups for delay (one window, no endpoint delay
     // subtracted: docs/congestion-control.md), so how much of the link it uses follows the
-    // machine and the moment: 97.6 % in the docs' run, 40-97 % from run to run on a guest
+    // machine and the moment: 97.6 % in the docs' run, 15-97 % from run to run on a guest
     // whose endpoints woke up 0.6-1.6 ms late at p99. The stall this test guards against
-    // used 0.2 %.
+    // waited for the retransmission timeout (asserted above) and used 0.2 %.
     let busiest = &summary["busiest_output"];
     let used = busiest["utilisation"].as_f64().unwrap();
-    assert!(used > 0.25, "Swift keeps h8's link busy (97.6 % on an idle machine): {used}");
+    assert!(used > 0.05, "Swift keeps h8's link busy (97.6 % on an idle machine): {used}");
     // PFC alone holds 415 KB at p50 on this incast (docs/congestion-control.md); the p99 of
     // a 3 s run is the first round trips' burst of Swift's initial window.
     let p50 = busiest["queue_p50_bytes"].as_u64().unwrap();
