@@ -8,7 +8,7 @@ use pfcswitch_tests::scenario::{pfcswitch_scenario, results};
 use pfcswitch_tests::topology::serial;
 
 #[test]
-fn swift_on_the_datapath_keeps_the_link_busy_with_a_small_queue_and_no_stall() {
+fn swift_on_the_datapath_never_stalls_and_holds_a_small_queue() {
     let _serial = serial();
     let out = tempfile::tempdir().unwrap();
     let args = ["run", "cc-incast-7", "--cc", "swift", "--set", "duration=3s"];
