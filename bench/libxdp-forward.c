@@ -9,6 +9,13 @@
  * starve the receive work (veth's NAPI thread) when it shares the forwarder's CPU. Frames
  * received on one port leave on the other unchanged.
  *
+ * With --learn it is a two-port learning bridge (libxdp-bridge in the benchmark): it reads
+ * each frame's Ethernet header, as any L2 forwarder must and as xdpsock l2fwd does (it swaps
+ * the addresses), learns the source's port and looks the destination up; a frame for a
+ * station on its own port is filtered (its buffer goes back to the fill ring), any other
+ * leaves on the other port unchanged. Its gap to the plain forwarder is what reading a
+ * frame's first cache line, written by another CPU, costs on the machine.
+ *
  * Each port gets the XDP program of libxdp's default in its simplest form,
  * bpf_redirect_map(xsks, rx_queue_index, XDP_PASS), attached and detached here: libxdp's own
  * loader keeps its users' count in bpffs, and without one (as under `ip netns exec`) it
@@ -18,7 +25,7 @@
  * completed, so when the output is the bottleneck the excess is dropped in the kernel
  * before it costs any work here.
  *
- *   libxdp-forward --port-a IFACE --port-b IFACE
+ *   libxdp-forward --port-a IFACE --port-b IFACE [--learn]
  *
  * Prints "ready" once both sockets are bound; SIGINT or SIGTERM stops it, and it detaches
  * its XDP programs on the way out, also after an error. On the way out it prints, per port,
@@ -50,6 +57,7 @@
 
 struct port {
 	const char *name;
+	unsigned char index;
 	int ifindex; /* while its XDP program is attached */
 	struct xsk_socket *xsk;
 	struct xsk_ring_cons rx;
@@ -61,6 +69,40 @@ struct port {
 
 static volatile sig_atomic_t stopping;
 static struct port ports[2];
+static void *area;
+
+/* --learn: where each station was last seen, by a hash of its address (a collision evicts;
+ * two ports need no more). */
+#define STATIONS 256
+struct station {
+	unsigned char mac[6];
+	unsigned char port;
+	unsigned char used;
+};
+static int learning;
+static struct station stations[STATIONS];
+
+static struct station *station_of(const unsigned char *mac)
+{
+	unsigned int hash = (mac[3] ^ mac[4] * 7u ^ mac[5] * 31u) & (STATIONS - 1);
+
+	return &stations[hash];
+}
+
+/* Learns the frame's source on `in`; returns whether its destination is on another port
+ * (or unknown, so flooded to the other port). */
+static int leaves(const unsigned char *frame, unsigned char in)
+{
+	struct station *source = station_of(frame + 6), *destination;
+
+	if (!(frame[6] & 1)) {
+		memcpy(source->mac, frame + 6, 6);
+		source->port = in;
+		source->used = 1;
+	}
+	destination = station_of(frame);
+	return !(destination->used && !memcmp(destination->mac, frame, 6) && destination->port == in);
+}
 
 static void on_signal(int signal)
 {
@@ -144,6 +186,54 @@ static void complete(struct port *out, struct port *in)
 	out->outstanding -= n;
 }
 
+/* Reserves `n` slots of `out`'s TX ring, kicking and reaping until there are; returns
+ * false if told to stop meanwhile. */
+static int reserve_tx(struct port *in, struct port *out, unsigned int n, __u32 *at_tx)
+{
+	while (xsk_ring_prod__reserve(&out->tx, n, at_tx) != n) {
+		kick_tx(out);
+		complete(out, in);
+		if (stopping)
+			return 0;
+	}
+	return 1;
+}
+
+/* --learn: the `n` frames peeked at `at_rx` in `in`'s RX ring, each header read; frames
+ * for a station on `in` go straight back to its fill ring, the others onto `out`'s TX ring. */
+static unsigned int bridge(struct port *in, struct port *out, unsigned int n, __u32 at_rx)
+{
+	struct xdp_desc passing[BATCH];
+	__u64 filtered[BATCH];
+	unsigned int m = 0, dropped = 0;
+	__u32 at_tx, at_fill;
+
+	for (unsigned int i = 0; i < n; i++) {
+		const struct xdp_desc *rx = xsk_ring_cons__rx_desc(&in->rx, at_rx + i);
+
+		if (leaves(xsk_umem__get_data(area, rx->addr), in->index))
+			passing[m++] = *rx;
+		else
+			filtered[dropped++] = rx->addr;
+	}
+	xsk_ring_cons__release(&in->rx, n);
+	if (dropped) {
+		if (xsk_ring_prod__reserve(&in->fill, dropped, &at_fill) != dropped)
+			fail("fill ring overflow on", in->name, ENOSPC);
+		for (unsigned int i = 0; i < dropped; i++)
+			*xsk_ring_prod__fill_addr(&in->fill, at_fill + i) = filtered[i];
+		xsk_ring_prod__submit(&in->fill, dropped);
+	}
+	if (!m || !reserve_tx(in, out, m, &at_tx))
+		return n;
+	for (unsigned int i = 0; i < m; i++)
+		*xsk_ring_prod__tx_desc(&out->tx, at_tx + i) = passing[i];
+	xsk_ring_prod__submit(&out->tx, m);
+	out->outstanding += m;
+	kick_tx(out);
+	return n;
+}
+
 /* Up to a batch from `in`'s RX ring onto `out`'s TX ring; returns how many. */
 static unsigned int forward(struct port *in, struct port *out)
 {
@@ -160,12 +250,10 @@ static unsigned int forward(struct port *in, struct port *out)
 		wake_rx(in);
 		return 0;
 	}
-	while (xsk_ring_prod__reserve(&out->tx, n, &at_tx) != n) {
-		kick_tx(out);
-		complete(out, in);
-		if (stopping)
-			return 0;
-	}
+	if (learning)
+		return bridge(in, out, n, at_rx);
+	if (!reserve_tx(in, out, n, &at_tx))
+		return 0;
 	for (unsigned int i = 0; i < n; i++) {
 		const struct xdp_desc *rx = xsk_ring_cons__rx_desc(&in->rx, at_rx + i);
 		struct xdp_desc *tx = xsk_ring_prod__tx_desc(&out->tx, at_tx + i);
@@ -234,17 +322,21 @@ int main(int argc, char **argv)
 		.frame_size = FRAME_SIZE,
 	};
 	struct xsk_umem *umem;
-	void *area;
-	int err;
+	int err, options = 0;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--port-a"))
-			ports[0].name = argv[i + 1];
-		else if (!strcmp(argv[i], "--port-b"))
-			ports[1].name = argv[i + 1];
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--learn"))
+			learning = 1;
+		else if (i + 1 < argc && !strcmp(argv[i], "--port-a"))
+			ports[0].name = argv[++i];
+		else if (i + 1 < argc && !strcmp(argv[i], "--port-b"))
+			ports[1].name = argv[++i];
+		else
+			options = -1;
 	}
-	if (!ports[0].name || !ports[1].name || argc != 5) {
-		fprintf(stderr, "usage: libxdp-forward --port-a IFACE --port-b IFACE\n");
+	ports[1].index = 1;
+	if (!ports[0].name || !ports[1].name || options) {
+		fprintf(stderr, "usage: libxdp-forward --port-a IFACE --port-b IFACE [--learn]\n");
 		return 2;
 	}
 	signal(SIGINT, on_signal);

@@ -16,6 +16,10 @@
 #   libxdp-forward  the independent reference: a plain C AF_XDP forwarder on libxdp's xsk API
 #                   (bench/libxdp-forward.c: copy mode, shared UMEM, busy polling, batches of
 #                   64, the kernel's xdpsock l2fwd shape), built here with cc
+#   libxdp-bridge   the reference as a two-port learning bridge (its --learn): it reads each
+#                   frame's Ethernet header, learns the source and looks up the destination,
+#                   as any L2 forwarder must; its gap to libxdp-forward is what reading a frame
+#                   written by another CPU costs here, and a table of pfcswitchd over it follows
 #   libxdp-forward-twin  the reference again, as a forwarder of its own in each round: its
 #                   ratio to libxdp-forward is what the instrument itself spreads, the
 #                   control for every d/c below (same binary, same setup, only the turn differs)
@@ -312,8 +316,10 @@ start_forwarder() { # name log
       taskset -c "$FWD_CPU" ip netns exec pb-sw "$bench" "$1" --port-a pb-a --port-b pb-b >"$2" 2>&1 &
       forwarder_pid=$!
       wait_for "$2" ready "$forwarder_pid" "$1" ;;
-    libxdp-forward | libxdp-forward-twin)
-      taskset -c "$FWD_CPU" ip netns exec pb-sw "$work/libxdp-forward" --port-a pb-a --port-b pb-b >"$2" 2>&1 &
+    libxdp-forward | libxdp-forward-twin | libxdp-bridge)
+      local learn=()
+      [ "$1" = libxdp-bridge ] && learn=(--learn)
+      taskset -c "$FWD_CPU" ip netns exec pb-sw "$work/libxdp-forward" --port-a pb-a --port-b pb-b "${learn[@]}" >"$2" 2>&1 &
       forwarder_pid=$!
       wait_for "$2" ready "$forwarder_pid" "$1" ;;
     linux-bridge)
@@ -461,7 +467,7 @@ measure() { # placement path forwarder size run
     wire0=$(veth_counter pb-gen pb-gen0 tx_queue_0_xdp_xmit_errors)
   fi
   [ "$name" = none ] && sink_ns=pb-sw sink_iface=pb-a
-  [[ $name == pfcswitchd* || $name == xsk-forward || $name == libxdp-forward* ]] && nice=19
+  [[ $name == pfcswitchd* || $name == xsk-forward || $name == libxdp-* ]] && nice=19
   start_forwarder "$name" "$out.forwarder.log"
   local sink_pid probe_pid=
   start_sink "$sink_ns" "$sink_iface" "$out" "${drain[@]}"
@@ -514,7 +520,7 @@ measure() { # placement path forwarder size run
     "$cli" -s "$work/pb-sw.sock" ports >>"$PROFILE/$placement-$path-$name-$((size + 4))B.status"
   fi
   stop_forwarder
-  if [[ $book != -* && $name == libxdp-forward* ]]; then
+  if [[ $book != -* && $name == libxdp-* ]]; then
     book=$(echo "$book" | awk -v socket="$(reference_socket_drops "$out.forwarder.log")" '{ $3 = socket; print }')
   fi
   [ -f "$out.perf" ] && cpu_report "$out.perf" "$(json "$out.sink" fps)" "$span" \
@@ -616,11 +622,10 @@ median_rows | awk -v cpu="$FWD_CPU" '
     }
   }'
 
-echo
-echo "pfcswitchd (and the reference's twin) over libxdp-forward in the same round (d/c): the median and the worst of $REPEAT rounds"
-awk -v repeat="$REPEAT" '
-  $3 == "libxdp-forward" { reference[$1, $2, $4, $9] = $5 }
-  $3 ~ /^pfcswitchd/ || $3 == "libxdp-forward-twin" { key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4; rounds[key] = rounds[key] " " $9; rate[key, $9] = $5
+ratio_table() { # reference: each pfcswitchd variant, the twin and the bridge over it, round by round
+  awk -v repeat="$REPEAT" -v of="$1" '
+  $3 == of { reference[$1, $2, $4, $9] = $5 }
+  $3 != of && ($3 ~ /^pfcswitchd/ || $3 == "libxdp-forward-twin" || $3 == "libxdp-bridge") { key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4; rounds[key] = rounds[key] " " $9; rate[key, $9] = $5
     if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
   END {
     printf "%-9s %-8s %-19s %6s %10s %12s  %s\n", "receive", "path", "forwarder", "frame", "median d/c", "worst round", "per round"
@@ -639,7 +644,7 @@ awk -v repeat="$REPEAT" '
     # The twin is the reference itself, so its true ratio is 1: how far its rounds stray is
     # what the machine adds to any ratio of the table. Robustly (a round now and then strays
     # by 30 %): 1.4826 x the median of |ln(twin/c)| estimates a normal spread.
-    if (twins > 1) {
+    if (twins > 1 && of == "libxdp-forward") {
       for (x = 1; x <= twins; x++) for (y = x + 1; y <= twins; y++) if (strays[y] < strays[x]) { t = strays[x]; strays[x] = strays[y]; strays[y] = t }
       middle = twins % 2 ? strays[(twins + 1) / 2] : (strays[twins / 2] + strays[twins / 2 + 1]) / 2
       spread = 1.4826 * middle
@@ -648,6 +653,16 @@ awk -v repeat="$REPEAT" '
         100 * spread, twins, repeat, 125 * spread / sqrt(repeat)
     }
   }' "$results"
+}
+
+echo
+echo "pfcswitchd (and the reference's twin) over libxdp-forward in the same round (d/c): the median and the worst of $REPEAT rounds"
+ratio_table libxdp-forward
+if [[ " $FORWARDERS " == *" libxdp-bridge "* ]]; then
+  echo
+  echo "The same over libxdp-bridge, the reference reading each frame's header as a learning bridge"
+  ratio_table libxdp-bridge
+fi
 
 [ "$GENERATOR" = kernel ] || exit 0
 echo
