@@ -53,7 +53,14 @@ fn incast_under_pfc_is_lossless_reproducible_and_plotted() {
         assert!(query["messages"].as_u64().unwrap() > 50, "{query}");
         assert_eq!(query["finished"], query["messages"], "every FCT is finite: {query}");
         assert_eq!((query["retransmitted"].as_u64(), query["timeouts"].as_u64()), (Some(0), Some(0)));
-        assert_eq!(results["summary"]["out_of_order_at_receivers"], 0, "receivers saw every segment in order");
+        // A lossy segment lost before the switch (shed by the classifier or dropped at an
+        // AF_XDP socket while a daemon was descheduled) is in `datapath_drops`, not `drops`.
+        let summary = &results["summary"];
+        assert_eq!(
+            summary["out_of_order_at_receivers"], 0,
+            "receivers saw every segment in order; lost in the switches {}, before them {}",
+            summary["drops"], summary["datapath_drops"]
+        );
         assert_eq!(results["summary"]["drops"], 0);
         assert!(results["summary"]["pfc_frames"].as_u64().unwrap() > 0, "the incast triggered PFC");
         let paused: Vec<&str> = verdicts(results).into_iter().filter(|v| v.starts_with("reached XOFF: ")).collect();

@@ -6,8 +6,8 @@ use super::phases::{self, FlowBins, Phase};
 use super::record::RunRecord;
 use super::slowdown::{self, FlowTime, SlowdownSummary};
 use super::summary::{
-    Flow, OfferedLoad, Outcome, PortLoad, StormWindows, average_queue_bytes, class_paths, fcts, flows, groups,
-    lossless_drops, ofc_table_bytes, summaries,
+    Flow, OfferedLoad, Outcome, PortLoad, StormWindows, average_queue_bytes, class_paths, datapath_drops, fcts, flows,
+    groups, lossless_drops, ofc_table_bytes, port_datapath_drops, summaries,
 };
 use crate::plot::{self, Chart, Scale, Series};
 use crate::table::Table;
@@ -172,6 +172,7 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         pfc_frames,
         drops,
         lossless_drops: lossless_drops(record.snapshots),
+        datapath_drops: datapath_drops(record.snapshots),
         max_egress_bytes,
         out_of_order_at_receivers,
         storm_frames: record.storms.iter().map(|s| s.frames).sum(),
@@ -340,7 +341,8 @@ fn print_pfc_verdicts(snapshots: &[(String, Snapshot)]) {
 }
 
 fn switch_table(snapshots: &[(String, Snapshot)]) -> (Table, u64, u64, u64) {
-    let mut table = Table::new(&["SWITCH", "PORT", "PFC-TX", "PFC-RX", "DROPS", "MAX-EGRESS", "MAX-INGRESS"]);
+    let mut table =
+        Table::new(&["SWITCH", "PORT", "PFC-TX", "PFC-RX", "DROPS", "XDP-DROPS", "MAX-EGRESS", "MAX-INGRESS"]);
     let (mut pfc, mut drops, mut max_egress) = (0, 0, 0);
     for (switch, snapshot) in snapshots {
         for port in &snapshot.ports {
@@ -358,6 +360,7 @@ fn switch_table(snapshots: &[(String, Snapshot)]) -> (Table, u64, u64, u64) {
                 port_pfc.to_string(),
                 sum(|p| p.pfc_rx).to_string(),
                 port_drops.to_string(),
+                port_datapath_drops(port).to_string(),
                 egress.to_string(),
                 ingress.to_string(),
             ]);

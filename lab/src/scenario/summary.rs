@@ -13,7 +13,7 @@ use crate::stats::quantile;
 use crate::workload::{Pattern, PlannedConnection};
 use pfcswitch_link::shaper::WIRE_OVERHEAD;
 use pfcswitch_switch::counters::DropReason;
-use pfcswitch_switch::report::Snapshot;
+use pfcswitch_switch::report::{PortReport, Snapshot};
 use pfcswitch_wire::FlowKey;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -233,6 +233,11 @@ pub struct Outcome {
     /// Frames of lossless priorities the switches dropped (for want of room, or by the PFC
     /// watchdog), not counting frames no switch should forward (filtered, link-local).
     pub lossless_drops: u64,
+    /// Frames the switches' datapaths dropped before their switch saw them: the XDP
+    /// classifier's (malformed, or lossy frames shed while a receive ring backed up) and the
+    /// AF_XDP sockets' (no fill buffer, or the RX ring full). Not in `drops`, which counts the
+    /// switches' own; 0 on the simulator, which has no datapath.
+    pub datapath_drops: u64,
     pub max_egress_bytes: u64,
     /// Segments the receivers saw out of order (each follows a loss on the way).
     pub out_of_order_at_receivers: u64,
@@ -445,6 +450,16 @@ pub(super) fn ofc_table_bytes(samples: &[QueueSample]) -> [f64; 3] {
 }
 
 /// Drops of lossless priorities that lost a frame the network should have delivered.
+/// What the switches' datapaths dropped before the switch: see [`Outcome::datapath_drops`].
+pub(super) fn datapath_drops(snapshots: &[(String, Snapshot)]) -> u64 {
+    snapshots.iter().flat_map(|(_, s)| &s.ports).map(port_datapath_drops).sum()
+}
+
+/// What `port`'s datapath dropped before its switch saw the frames.
+pub(super) fn port_datapath_drops(port: &PortReport) -> u64 {
+    port.xdp.as_ref().map_or(0, |xdp| xdp.drops.values().sum::<u64>() + xdp.socket_dropped)
+}
+
 pub(super) fn lossless_drops(snapshots: &[(String, Snapshot)]) -> u64 {
     let not_loss = [DropReason::Filtered.name(), DropReason::LinkLocal.name()];
     (snapshots.iter().flat_map(|(_, s)| &s.ports).flat_map(|p| &p.priorities))
@@ -453,4 +468,36 @@ pub(super) fn lossless_drops(snapshots: &[(String, Snapshot)]) -> u64 {
         .filter(|(reason, _)| !not_loss.contains(&reason.as_str()))
         .map(|(_, n)| n)
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pfcswitch_link::time::Instant;
+    use pfcswitch_link::units::BitRate;
+    use pfcswitch_switch::Switch;
+    use pfcswitch_switch::config::SwitchConfig;
+    use pfcswitch_switch::report::XdpPortReport;
+
+    #[test]
+    fn datapath_drops_count_the_classifier_and_the_sockets_of_every_switch_and_never_the_switch() {
+        let config = SwitchConfig::with_ports("sw", 2, BitRate::gbps(1));
+        let (switch, _) = Switch::new(&config).unwrap();
+        let simulated = Snapshot::of(&switch, &config, Instant::ZERO, 1.0);
+        let mut datapath = simulated.clone();
+        datapath.ports[0].priorities[0].drops.insert(DropReason::NoBuffer.name().into(), 5);
+        datapath.ports[0].xdp = Some(XdpPortReport {
+            attach: "native".into(),
+            socket: "copy".into(),
+            rx_frames: vec![0; 8],
+            rx_bytes: vec![0; 8],
+            drops: [("runt".to_string(), 2), ("shed".to_string(), 30)].into(),
+            shed_frames: [30, 0, 0, 0, 0, 0, 0, 0].into(),
+            socket_dropped: 7,
+        });
+        let snapshots =
+            [("sw1".to_string(), datapath.clone()), ("sw2".to_string(), datapath), ("sim".into(), simulated)];
+        assert_eq!(datapath_drops(&snapshots), 2 * (2 + 30 + 7), "the switch's own 5 drops are not the datapath's");
+        assert_eq!(port_datapath_drops(&snapshots[2].1.ports[0]), 0, "no datapath on the simulator");
+    }
 }
