@@ -13,8 +13,9 @@
  * each frame's Ethernet header, as any L2 forwarder must and as xdpsock l2fwd does (it swaps
  * the addresses), learns the source's port and looks the destination up; a frame for a
  * station on its own port is filtered (its buffer goes back to the fill ring), any other
- * leaves on the other port unchanged. Its gap to the plain forwarder is what reading a
- * frame's first cache line, written by another CPU, costs on the machine.
+ * leaves on the other port unchanged. Its rate against the plain forwarder's says what
+ * reading a frame's first cache line, written by another CPU, costs (or saves: on some hosts
+ * the kernel's copy of the frame then misses less) on the machine.
  *
  * Each port gets the XDP program of libxdp's default in its simplest form,
  * bpf_redirect_map(xsks, rx_queue_index, XDP_PASS), attached and detached here: libxdp's own

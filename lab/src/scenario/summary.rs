@@ -449,7 +449,6 @@ pub(super) fn ofc_table_bytes(samples: &[QueueSample]) -> [f64; 3] {
     std::array::from_fn(|t| samples.iter().map(|s| s.ofc_table_bytes[t] as f64).sum::<f64>() / n)
 }
 
-/// Drops of lossless priorities that lost a frame the network should have delivered.
 /// What the switches' datapaths dropped before the switch: see [`Outcome::datapath_drops`].
 pub(super) fn datapath_drops(snapshots: &[(String, Snapshot)]) -> u64 {
     snapshots.iter().flat_map(|(_, s)| &s.ports).map(port_datapath_drops).sum()
@@ -460,6 +459,7 @@ pub(super) fn port_datapath_drops(port: &PortReport) -> u64 {
     port.xdp.as_ref().map_or(0, |xdp| xdp.drops.values().sum::<u64>() + xdp.socket_dropped)
 }
 
+/// Drops of lossless priorities that lost a frame the network should have delivered.
 pub(super) fn lossless_drops(snapshots: &[(String, Snapshot)]) -> u64 {
     let not_loss = [DropReason::Filtered.name(), DropReason::LinkLocal.name()];
     (snapshots.iter().flat_map(|(_, s)| &s.ports).flat_map(|p| &p.priorities))
