@@ -54,3 +54,28 @@ pub fn wait_until(what: &str, timeout: std::time::Duration, mut condition: impl 
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Reads `read` every 20 ms until its value has not changed for `quiet`, failing the test
+/// after `timeout`; returns that value. For counters that settle once a process has worked
+/// through what it was given. `quiet` must outlast the longest time the process can lose its
+/// CPU on a busy VM (tens of milliseconds there), or a process that has not run yet looks
+/// done.
+pub fn wait_until_settled<T: PartialEq>(
+    what: &str,
+    timeout: std::time::Duration,
+    quiet: std::time::Duration,
+    mut read: impl FnMut() -> T,
+) -> T {
+    let deadline = std::time::Instant::now() + timeout;
+    let (mut value, mut since) = (read(), std::time::Instant::now());
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let now = read();
+        if now != value {
+            (value, since) = (now, std::time::Instant::now());
+        } else if since.elapsed() >= quiet {
+            return value;
+        }
+        assert!(std::time::Instant::now() < deadline, "timed out after {timeout:?} waiting until {what}");
+    }
+}

@@ -4,10 +4,13 @@
 use pfcswitch_tests::capture::Capture;
 use pfcswitch_tests::oracle::{read_pcap, tshark_fields};
 use pfcswitch_tests::topology::{Topology, binary, serial};
-use pfcswitch_tests::wait_until;
+use pfcswitch_tests::{wait_until, wait_until_settled};
 use serde_json::Value;
 use std::process::{Child, Stdio};
 use std::time::Duration;
+
+/// How long the daemon's counters must stand still before a test reads them as final.
+const QUIET: Duration = Duration::from_millis(300);
 
 fn json(output: &std::process::Output) -> Value {
     serde_json::from_slice(&output.stdout)
@@ -316,11 +319,9 @@ fn frames_the_kernel_drops_for_a_stopped_daemon_are_counted_once() {
     let sent = finish(sender(&topology, "h1", &["--dst", "02:00:00:00:00:02", "--pcp", "0", "--frames", "20000"]));
     // SAFETY: as above.
     assert_eq!(unsafe { libc::kill(daemon, libc::SIGCONT) }, 0);
-    let mut settled = counts();
-    wait_until("the daemon takes what its rings hold", Duration::from_secs(10), || {
-        let now = counts();
-        std::mem::replace(&mut settled, now) == now
-    });
+    // Settled when nothing moved for 300 ms: two equal reads 20 ms apart once ended the wait
+    // after the daemon's first batch, on a VM whose threads wake milliseconds late.
+    let settled = wait_until_settled("the daemon takes what its rings hold", Duration::from_secs(10), QUIET, counts);
     let (offered, received, dropped) = (settled.0 - before.0, settled.1 - before.1, settled.2 - before.2);
     let dropped_anywhere = settled.3 - before.3;
     println!("sent {}, offered to the socket {offered}, received {received}, dropped {dropped}", sent["frames"]);
@@ -375,11 +376,7 @@ fn a_saturated_daemon_sends_every_frame_it_receives_and_the_excess_dies_before_t
         let xdp = snapshot.port("p1").unwrap().xdp.clone().expect("XDP counters");
         (port("p1").0, port("p2").1, drops, xdp.rx_frames.iter().sum::<u64>(), xdp.shed_frames, xdp.socket_dropped)
     };
-    let mut settled = totals();
-    wait_until("the daemon sends what it holds", Duration::from_secs(10), || {
-        let now = totals();
-        std::mem::replace(&mut settled, now.clone()) == now
-    });
+    let settled = wait_until_settled("the daemon sends what it holds", Duration::from_secs(10), QUIET, totals);
     let (received, sent, switch_drops, offered, shed, socket_dropped) = settled;
     println!(
         "offered {offered}, shed {shed:?}, dropped at the socket {socket_dropped}, received {received}, sent {sent}, \

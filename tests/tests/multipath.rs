@@ -3,7 +3,7 @@
 //! uplinks learn nothing and only p3 floods.
 
 use pfcswitch_tests::topology::{Topology, serial};
-use pfcswitch_tests::wait_until;
+use pfcswitch_tests::wait_until_settled;
 use serde_json::Value;
 use std::process::Stdio;
 use std::time::Duration;
@@ -55,10 +55,7 @@ fn tcp_flows_spread_over_both_spines_and_flooded_frames_do_not_loop() {
     // A loop would keep flooded frames circling after the senders stop.
     // A broadcast: hosts ignore broadcast echoes, so ping's status says nothing.
     let _ = topology.command("h1", "ping").args(["-b", "-c", "2", "-i", "0.2", "-W", "1", "10.0.0.255"]).output();
-    let mut settled = frames_received(&topology);
-    wait_until("no frame circles the fabric", Duration::from_secs(10), || {
-        std::thread::sleep(Duration::from_millis(500));
-        let now = frames_received(&topology);
-        std::mem::replace(&mut settled, now) == now
+    wait_until_settled("no frame circles the fabric", Duration::from_secs(10), Duration::from_millis(500), || {
+        frames_received(&topology)
     });
 }
