@@ -241,6 +241,10 @@ impl Datapath {
             self.loops += 1;
             let now = self.clock.now();
             let received = self.receive(now);
+            // Taking a batch in took time: the rest of the turn reads the clock again, so that
+            // the wires count it. With `now` alone, the first frame for an idle port booked
+            // its wire from `now` and the rest of the batch waited a turn behind it.
+            let now = if received { self.clock.now() } else { now };
             self.follow_backlogs(now);
             if self.switch.is_due(now) {
                 self.switch.handle_timeout(now);
