@@ -15,6 +15,12 @@
  * Everything else, malformed or truncated headers included, goes to the kernel stack
  * (XDP_PASS) so ARP, ping, neighbour discovery and iperf3 keep working on the interface. A
  * queue without a registered socket passes too (bpf_redirect_map's XDP_PASS fallback).
+ *
+ * Each frame handed over carries its arrival instant in front of it (struct
+ * pfcs_endpoint_meta, bpf_xdp_adjust_meta): CLOCK_MONOTONIC when the interface received it,
+ * as a NIC's receive timestamp would give it. The endpoint takes its RTT samples from it, so
+ * they do not include the time the frame waited in the RX ring for the endpoint's thread to
+ * wake (TIMELY and Swift measure with NIC timestamps for the same reason).
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -45,6 +51,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } xsks SEC(".maps");
+
+/* In front of every frame redirected to the socket; daemon/src/host_port.rs mirrors it. */
+struct pfcs_endpoint_meta {
+	__u64 rx_ns;  /* bpf_ktime_get_ns() at arrival: CLOCK_MONOTONIC */
+	__u32 pad;
+	__u32 magic;  /* PFCS_ENDPOINT_META_MAGIC, just before the frame */
+};
+#define PFCS_ENDPOINT_META_MAGIC 0x50465354 /* "PFST" */
 
 struct vlan_tag {
 	__be16 tci;
@@ -111,6 +125,15 @@ int pfcswitch_endpoint(struct xdp_md *ctx)
 		return XDP_PASS;
 	if (ctx->rx_queue_index >= PFCS_ENDPOINT_MAX_QUEUES)
 		return XDP_PASS;
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct pfcs_endpoint_meta)) == 0) {
+		struct pfcs_endpoint_meta *meta = (void *)(long)ctx->data_meta;
+
+		if ((void *)(meta + 1) <= (void *)(long)ctx->data) {
+			meta->rx_ns = bpf_ktime_get_ns();
+			meta->pad = 0;
+			meta->magic = PFCS_ENDPOINT_META_MAGIC;
+		}
+	}
 	return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
 }
 

@@ -6,7 +6,9 @@
 //! mode (generic where the driver has none). The program hands the socket only the frames an endpoint handles — MAC control
 //! (PAUSE/PFC), CNM, the minimal test frames and IPv4 UDP to the traffic port, untagged or
 //! behind one 802.1Q tag — and passes everything else to the kernel stack, so ARP, ping and
-//! iperf3 keep working on the same interface.
+//! iperf3 keep working on the same interface. In front of each frame it hands over it writes
+//! the instant the interface received it, which [`HostPort::recv`] passes on: the endpoint's
+//! RTT samples then leave out the time a frame waited for the endpoint's thread to wake.
 //!
 //! The socket binds zero-copy where the driver supports it and in copy mode otherwise (always
 //! on veth). The UMEM is split between the two directions: the fill ring is kept full
@@ -32,15 +34,20 @@
 //! that has entered the host's network namespace.
 
 use crate::classifier::{ClassifierError, attach_program, if_index};
-use crate::umem::{FRAME_SIZE, FramePool, UmemArea};
+use crate::umem::{FRAME_SIZE, FramePool, UmemArea, chunk_base};
 use crate::xsk::{Owner, RING_SIZE, Sockets, XskError, rx_queue_count, tx_desc};
 use aya::Ebpf;
 use aya::maps::{MapData, XskMap};
 use aya::programs::Xdp;
 use aya::programs::xdp::XdpLinkId;
+use pfcswitch_link::time::Instant;
 use std::os::fd::RawFd;
 
 const PROGRAM_NAME: &str = "pfcswitch_endpoint";
+/// `struct pfcs_endpoint_meta` in `ebpf/endpoint.c`: the arrival instant (8 bytes), 4 of
+/// padding, then the magic, which ends where the frame begins.
+const META_LEN: u64 = 16;
+const META_MAGIC: u32 = 0x5046_5354;
 /// Frames of the UMEM: a full fill ring's worth for RX, as many again for TX.
 const UMEM_FRAMES: u32 = 2 * RING_SIZE;
 /// Frames that may be in transmission (queued, sent and not yet completed, or completed and
@@ -202,13 +209,15 @@ impl HostPort {
     }
 
     /// Hands every frame waiting in the RX ring to `f` (payload slice valid only during the
-    /// call), refills the fill ring, returns how many.
-    pub fn recv(&mut self, mut f: impl FnMut(&[u8])) -> usize {
+    /// call) with the instant the interface received it (CLOCK_MONOTONIC, as
+    /// [`crate::timer::Clock::system`] reads it; `None` for a frame without the endpoint
+    /// program's stamp), refills the fill ring, returns how many.
+    pub fn recv(&mut self, mut f: impl FnMut(&[u8], Option<Instant>)) -> usize {
         let HostPort { sockets, area, pool, .. } = self;
         let mut count = 0;
         let mut reader = sockets.queues[0].rx.receive(RING_SIZE);
         while let Some(desc) = reader.read() {
-            f(area.bytes(desc.addr, desc.len as usize));
+            f(area.bytes(desc.addr, desc.len as usize), arrival(area, desc.addr));
             pool.release(desc.addr);
             count += 1;
         }
@@ -280,6 +289,18 @@ impl HostPort {
         let reserve = TX_FRAMES - self.tx_outstanding;
         self.sockets.queues[0].refill(&mut self.pool, RING_SIZE, reserve);
     }
+}
+
+/// The arrival instant the endpoint program wrote in front of the frame at `addr`, if it did.
+/// The metadata sits in the chunk's XDP headroom, which the kernel's copy into the UMEM keeps.
+fn arrival(area: &UmemArea, addr: u64) -> Option<Instant> {
+    if addr - chunk_base(addr) < META_LEN {
+        return None;
+    }
+    let meta = area.bytes(addr - META_LEN, META_LEN as usize);
+    let magic = meta[12..].try_into().map(u32::from_ne_bytes).expect("4 bytes");
+    let rx_ns = meta[..8].try_into().map(u64::from_ne_bytes).expect("8 bytes");
+    (magic == META_MAGIC).then(|| Instant::from_nanos(rx_ns))
 }
 
 impl Drop for HostPort {

@@ -30,7 +30,10 @@
 //!   and a timeout before any ACK may always cut. The paper measures the RTT end to end and
 //!   the delay it compares with the target either end to end or in the fabric only (§3);
 //!   pfcswitch's hosts have no separate host-side delay to subtract, so the caller passes
-//!   the one it measures.
+//!   the one it measures. On the datapath that sample ends when the sender's interface
+//!   received the ACK (the endpoint XDP program's stamp), so the sender's wake-up is not in
+//!   it; the receiver's delay in sending the ACK is, as the paper's remote NIC timestamps
+//!   would take it out and neither ACK format here carries them.
 //! - One window: the paper's fabric window (fcwnd) and endpoint window (ecwnd, compared with
 //!   an endpoint target) and their minimum are not separated; this is the fabric window's
 //!   law, with the fabric's scaled target.

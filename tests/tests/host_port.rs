@@ -297,7 +297,7 @@ fn transfer(hosts: &Hosts, frames: &[(Vec<u8>, bool)], while_attached: impl FnOn
             let mut linger = None;
             while linger.is_none_or(|until| Instant::now() < until) && Instant::now() < deadline {
                 wait_readable(&port, 20);
-                port.recv(|frame| checker.check(frame));
+                port.recv(|frame, _| checker.check(frame));
                 received.store(checker.count, Ordering::Release);
                 if linger.is_none() && (checker.settled() || sender_gone.load(Ordering::Acquire)) {
                     eprintln!("B: {} frames in {:?}", checker.count, started.elapsed());
@@ -498,4 +498,56 @@ fn errors_name_the_interface_and_a_busy_interface_keeps_its_endpoint() {
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     });
     assert!(!hosts.has_xdp(1));
+}
+
+#[test]
+fn a_frame_that_waited_in_the_ring_keeps_the_instant_it_arrived() {
+    // B is slow to read: A's frames wait in B's RX ring for WAIT. Each still carries the
+    // instant the interface received it, on the endpoints' clock (CLOCK_MONOTONIC): after A
+    // began sending and well before B read it. That instant is where an endpoint's RTT
+    // samples end (docs/congestion-control.md).
+    const WAIT: Duration = Duration::from_millis(200);
+    let hosts = Hosts::new();
+    let clock = pfcswitchd::timer::Clock::system();
+    let frames: Vec<Vec<u8>> = (0..8).map(traffic_frame).chain([pfc_frame(7), minimal_frame(1)]).collect();
+    let (stamps, began, read) = std::thread::scope(|scope| {
+        let (ready_tx, ready_rx) = mpsc::channel::<()>();
+        let (sent_tx, sent_rx) = mpsc::channel();
+        let (hosts, frames, clock) = (&hosts, &frames, &clock);
+        let b = scope.spawn(move || {
+            hosts.enter(1);
+            let mut port = HostPort::open(hosts.iface(1)).expect("open the HostPort on B");
+            ready_tx.send(()).unwrap();
+            let began = sent_rx.recv().expect("A sent");
+            std::thread::sleep(WAIT);
+            let (mut stamps, deadline) = (Vec::new(), Instant::now() + TIMEOUT);
+            let mut read = clock.now();
+            while stamps.len() < frames.len() && Instant::now() < deadline {
+                read = clock.now();
+                port.recv(|_, arrived| stamps.push(arrived));
+                wait_readable(&port, 20);
+            }
+            (stamps, began, read)
+        });
+        let a = scope.spawn(move || {
+            hosts.enter(0);
+            let mut port = HostPort::open(hosts.iface(0)).expect("open the HostPort on A");
+            ready_rx.recv().expect("B is up");
+            let began = clock.now();
+            for frame in frames {
+                assert!(port.send(frame).expect("a valid frame"), "room for ten frames");
+            }
+            port.flush();
+            sent_tx.send(began).unwrap();
+        });
+        a.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        b.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    });
+    assert_eq!(stamps.len(), frames.len(), "B received every frame\n{}", hosts.stats());
+    for (index, stamp) in stamps.iter().enumerate() {
+        let stamp = stamp.unwrap_or_else(|| panic!("frame {index} came without its arrival instant"));
+        assert!(stamp >= began, "frame {index} arrived at {stamp}, before A began sending at {began}");
+        let waited = read.saturating_duration_since(stamp);
+        assert!(waited >= WAIT / 2, "frame {index} arrived at {stamp}, {waited:?} before B read it at {read}");
+    }
 }

@@ -308,12 +308,20 @@ impl Transport {
     /// Returns whether it was ours: a malformed datagram to our port is, and is counted by
     /// reason ([`Transport::malformed`]); foreign frames are for the caller to count.
     pub fn handle_rx(&mut self, now: Instant, frame: &[u8]) -> bool {
-        let ours = self.receive(now, frame);
+        self.handle_rx_arrived(now, now, frame)
+    }
+
+    /// [`Transport::handle_rx`] for a frame the interface received at `arrived`, before `now`
+    /// (a receive timestamp, as a NIC takes it): an ACK's RTT sample ends at `arrived`, so it
+    /// leaves out the time the frame waited for this host to look (TIMELY §3 and Swift §3
+    /// measure with NIC timestamps for that reason). Everything else happens at `now`.
+    pub fn handle_rx_arrived(&mut self, now: Instant, arrived: Instant, frame: &[u8]) -> bool {
+        let ours = self.receive(now, arrived.min(now), frame);
         self.tidy();
         ours
     }
 
-    fn receive(&mut self, now: Instant, frame: &[u8]) -> bool {
+    fn receive(&mut self, now: Instant, arrived: Instant, frame: &[u8]) -> bool {
         let Ok(view) = FrameView::parse(frame) else { return false };
         if view.l2.dst != self.config.mac {
             return false;
@@ -327,7 +335,9 @@ impl Transport {
                 stripped.clear();
                 stripped.extend_from_slice(frame);
                 let ours = match remove_int(&mut stripped, frame.len()) {
-                    Ok(len) => FrameView::parse(&stripped[..len]).is_ok_and(|view| self.handle_view(now, &view, len)),
+                    Ok(len) => {
+                        FrameView::parse(&stripped[..len]).is_ok_and(|view| self.handle_view(now, arrived, &view, len))
+                    }
                     Err(_) => false,
                 };
                 self.stripped = stripped;
@@ -338,13 +348,13 @@ impl Transport {
                 *self.malformed.entry((error.layer.name(), error.kind.name())).or_default() += 1;
                 true
             }
-            Err(_) => self.handle_view(now, &view, frame.len()),
+            Err(_) => self.handle_view(now, arrived, &view, frame.len()),
         }
     }
 
-    /// [`Transport::handle_rx`] for a frame to us without INT (or with it removed) of
+    /// [`Transport::handle_rx_arrived`] for a frame to us without INT (or with it removed) of
     /// `frame_len` bytes.
-    fn handle_view(&mut self, now: Instant, view: &FrameView<'_>, frame_len: usize) -> bool {
+    fn handle_view(&mut self, now: Instant, arrived: Instant, view: &FrameView<'_>, frame_len: usize) -> bool {
         if let Ok(cnm) = view.cnm() {
             return self.receive_cnm(now, view.l2.cn_tag.map(|t| t.flow_id), cnm.quantized_feedback);
         }
@@ -366,7 +376,7 @@ impl Transport {
         }
         match traffic.kind {
             TrafficKind::Data => self.receive_segment(now, view, frame_len, (ip.src, ip.ecn), &traffic),
-            TrafficKind::Ack | TrafficKind::Nak => self.receive_acknowledgement(now, &traffic),
+            TrafficKind::Ack | TrafficKind::Nak => self.receive_acknowledgement(now, arrived, &traffic),
             TrafficKind::Cnp => return self.receive_cnp(now, traffic.flow_id),
         }
         true
@@ -424,7 +434,7 @@ impl Transport {
         Some(result)
     }
 
-    fn receive_acknowledgement(&mut self, now: Instant, traffic: &TrafficRepr) {
+    fn receive_acknowledgement(&mut self, now: Instant, arrived: Instant, traffic: &TrafficRepr) {
         let payload = self.config.payload_len();
         let rto = self.config.rto;
         let hops = match self.int.kind {
@@ -432,7 +442,7 @@ impl Transport {
             _ => &[],
         };
         let Some(&index) = self.by_id.get(&traffic.flow_id) else { return };
-        self.connections[index].on_acknowledgement(now, traffic, hops, payload, rto);
+        self.connections[index].on_acknowledgement(now, arrived, traffic, hops, payload, rto);
         self.refresh(index);
         self.roster.may_retire(index);
     }

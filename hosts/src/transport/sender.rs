@@ -244,17 +244,19 @@ impl Connection {
     }
     /// An ACK or NAK for this connection: a NAK below `next` sends it back to the sequence
     /// number it names.
-    /// `hops`: the INT records it echoes, for HPCC (and Swift's hop count).
+    /// `hops`: the INT records it echoes, for HPCC (and Swift's hop count). It arrived at
+    /// `arrived` and is handled at `now`: the RTT sample ends at its arrival.
     pub(super) fn on_acknowledgement(
         &mut self,
         now: Instant,
+        arrived: Instant,
         traffic: &TrafficRepr,
         hops: &[HopRecord],
         payload: usize,
         rto: Duration,
     ) {
         let acked = traffic.sequence.min(self.sent_through);
-        let rtt = self.rtt_sample(now, traffic.kind, acked);
+        let rtt = self.rtt_sample(arrived, traffic.kind, acked);
         if let Some(rtt) = rtt {
             self.stats.rtt_samples += 1;
             self.stats.rtt_total += rtt;
@@ -281,8 +283,8 @@ impl Connection {
     }
 
     /// The RTT sample of an acknowledgement of kind `kind` up to `acked` (at most
-    /// `sent_through`) at `now`: an ACK that covers new data measures the newest segment it
-    /// acknowledges, from its send to now, unless that segment was sent more than once
+    /// `sent_through`) that arrived at `now`: an ACK that covers new data measures the newest
+    /// segment it acknowledges, from its send to the ACK's arrival, unless that segment was sent more than once
     /// (Karn's rule). A NAK gives none: the out-of-order segment that drew it is not the
     /// newest it acknowledges.
     fn rtt_sample(&self, now: Instant, kind: TrafficKind, acked: u32) -> Option<Duration> {

@@ -92,6 +92,17 @@ pub struct EndpointResult {
     pub foreign_frames: u64,
     /// Frames the AF_XDP socket dropped (the endpoint fell behind): not the network's loss.
     pub socket_drops: u64,
+    /// Frames that came without the endpoint program's arrival instant, whose RTT samples
+    /// (if ACKs) ended when the endpoint read them instead.
+    #[serde(default)]
+    pub unstamped_frames: u64,
+    /// How long stamped frames waited between their arrival on the interface and the
+    /// endpoint's read, p50 and p99 in µs: what the arrival instant takes out of each RTT
+    /// sample.
+    #[serde(default)]
+    pub read_wait_p50_us: u64,
+    #[serde(default)]
+    pub read_wait_p99_us: u64,
     /// FECN probes this host could not reflect: its reflection queue was full.
     #[serde(default)]
     pub reflections_dropped: u64,
@@ -266,6 +277,9 @@ impl EndpointResult {
             }),
             foreign_frames: 0,
             socket_drops: 0,
+            unstamped_frames: 0,
+            read_wait_p50_us: 0,
+            read_wait_p99_us: 0,
             reflections_dropped: transport.reflections_dropped(),
             malformed: transport.malformed().collect(),
             timer_late_p99_us: 0,
@@ -341,7 +355,8 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
     std::io::stdout().flush()?;
 
     let end = Instant::from_nanos(plan.end_ns);
-    let (mut foreign, mut done_said, mut lateness) = (0u64, false, Lateness::new());
+    let (mut foreign, mut unstamped, mut done_said, mut lateness) = (0u64, 0u64, false, Lateness::new());
+    let mut read_wait = Lateness::new();
     // A frame the transport built that the TX ring had no room for yet.
     let mut unsent: Option<usize> = None;
     let mut next_signal_check = Instant::ZERO;
@@ -353,8 +368,20 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
         if let Some(due) = woke_for {
             nic.rest(due.min(now));
         }
-        port.recv(|frame| {
-            if !nic.handle_rx(now, frame) && !transport.handle_rx(now, frame) {
+        port.recv(|frame, arrived| {
+            // The RTT samples end when the interface received the ACK, not when this thread
+            // woke to read it (a frame without the stamp counts from now).
+            let arrived = match arrived {
+                Some(arrived) => {
+                    read_wait.record(now.saturating_duration_since(arrived));
+                    arrived
+                }
+                None => {
+                    unstamped += 1;
+                    now
+                }
+            };
+            if !nic.handle_rx(now, frame) && !transport.handle_rx_arrived(now, arrived, frame) {
                 foreign += 1;
             }
         });
@@ -399,6 +426,9 @@ pub fn run(args: &EndpointArgs) -> Result<()> {
     let drops = port.drops();
     let result = EndpointResult {
         foreign_frames: foreign,
+        unstamped_frames: unstamped,
+        read_wait_p50_us: read_wait.quantile_us(0.5) as u64,
+        read_wait_p99_us: read_wait.quantile_us(0.99) as u64,
         socket_drops: drops.frames(),
         timer_late_p99_us: lateness.quantile_us(0.99) as u64,
         ..EndpointResult::of(&plan.host, &transport, &nic, now)

@@ -199,7 +199,9 @@ pub(super) fn write(record: &RunRecord, out: &Path) -> Result<Outcome> {
         "summary": outcome,
         "endpoints": record.endpoints.iter().map(|e| json!({
             "host": e.host, "pfc_rx": e.pfc_rx, "pause_rx": e.pause_rx, "paused_seconds": e.paused_seconds,
-            "foreign_frames": e.foreign_frames, "socket_drops": e.socket_drops, "timer_late_p99_us": e.timer_late_p99_us,
+            "foreign_frames": e.foreign_frames, "socket_drops": e.socket_drops, "unstamped_frames": e.unstamped_frames,
+            "read_wait_p50_us": e.read_wait_p50_us, "read_wait_p99_us": e.read_wait_p99_us,
+            "timer_late_p99_us": e.timer_late_p99_us,
             "reflections_dropped": e.reflections_dropped, "malformed": e.malformed,
         })).collect::<Vec<_>>(),
         "pfc_explain": record.snapshots.iter()

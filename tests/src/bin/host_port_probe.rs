@@ -41,6 +41,6 @@ fn main() -> ExitCode {
         let mut poll = libc::pollfd { fd: port.fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: one valid pollfd for the duration of the call.
         unsafe { libc::poll(&mut poll, 1, 1000) };
-        port.recv(|_| {});
+        port.recv(|_, _| {});
     }
 }

@@ -70,6 +70,33 @@ fn an_ack_measures_the_rtt_of_the_newest_segment_it_acknowledges() {
 }
 
 #[test]
+fn an_ack_read_late_measures_to_its_arrival_when_the_arrival_is_known() {
+    // One segment A → B and its ACK back, DELAY each way; A reads the ACK 300 µs after it
+    // arrived (an endpoint's thread waking late). Told the arrival, as the datapath's
+    // endpoints are by their XDP program, the sample is the path's; not told, it is the
+    // path's and the wait.
+    let late = Duration::from_micros(300);
+    let sample = |told: bool| {
+        let (mut a, mut a_nic) = transport(A);
+        let (mut b, mut b_nic) = transport(B);
+        a.add_connection(connection(0), vec![message(0, 1422)]);
+        let mut buffer = [0u8; 2048];
+        let len = a.poll_transmit(Instant::ZERO, &mut a_nic, &mut buffer).expect("the segment");
+        let at_b = Instant::ZERO + DELAY;
+        assert!(b.handle_rx(at_b, &buffer[..len]));
+        let len = b.poll_transmit(at_b, &mut b_nic, &mut buffer).expect("its ACK");
+        let (arrived, read) = (at_b + DELAY, at_b + DELAY + late);
+        let ack = &buffer[..len];
+        assert!(if told { a.handle_rx_arrived(read, arrived, ack) } else { a.handle_rx(read, ack) });
+        let (_, stats) = a.sender_stats().next().unwrap();
+        assert_eq!(a.messages().next().unwrap().finish, Some(read), "the message ends when A learns it");
+        stats.last_rtt
+    };
+    assert_eq!(sample(true), Some(2 * DELAY));
+    assert_eq!(sample(false), Some(2 * DELAY + late));
+}
+
+#[test]
 fn a_sample_spans_the_newest_segment_s_send_to_its_ack_on_the_virtual_clock() {
     // A window of 2 at 1 Gbit/s over 50 µs each way: each ACK (every segment) comes 100 µs
     // after its segment left, whatever the queueing before it left.
