@@ -19,7 +19,7 @@
 --           INT-MD header and hop stack, then the original UDP payload handed to Wireshark's
 --           dissector for the original port (4791: InfiniBand's RoCEv2).
 --   Traffic the endpoints' header over UDP port 39000 (docs/frames.md): kind, AckReq bit,
---           flow, sequence, message, offset and send timestamp.
+--           flow, sequence, message, offset and send timestamp (an ACK's: its delay at the receiver).
 
 local pfcswitch = Proto("pfcswitch", "pfcswitch frames")
 
@@ -618,7 +618,7 @@ local t = {
   message_id = ProtoField.uint32("pfcswitch.traffic.message_id", "Message id"),
   message_len = ProtoField.uint32("pfcswitch.traffic.message_len", "Message length (bytes)"),
   offset = ProtoField.uint32("pfcswitch.traffic.offset", "Offset in the message"),
-  timestamp = ProtoField.uint64("pfcswitch.traffic.timestamp_ns", "Send timestamp (ns)"),
+  timestamp = ProtoField.uint64("pfcswitch.traffic.timestamp_ns", "Send timestamp, or an ACK's delay at its receiver (ns)"),
   payload = ProtoField.bytes("pfcswitch.traffic.payload", "Payload"),
 }
 traffic.fields = { t.magic, t.version, t.ack_req, t.kind, t.flow_id, t.sequence, t.message_id, t.message_len,

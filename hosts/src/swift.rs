@@ -28,12 +28,12 @@
 //! - One delay serves as both Swift's delay and its RTT: the once-per-RTT guard (`now −
 //!   t_last_decrease ≥ rtt`) compares with the latest ACK's `delay` (this ACK's, on an ACK),
 //!   and a timeout before any ACK may always cut. The paper measures the RTT end to end and
-//!   the delay it compares with the target either end to end or in the fabric only (§3);
-//!   pfcswitch's hosts have no separate host-side delay to subtract, so the caller passes
-//!   the one it measures. On the datapath that sample ends when the sender's interface
-//!   received the ACK (the endpoint XDP program's stamp), so the sender's wake-up is not in
-//!   it; the receiver's delay in sending the ACK is, as the paper's remote NIC timestamps
-//!   would take it out and neither ACK format here carries them.
+//!   compares the fabric's delay with the target (§3.1): the RTT less the remote queuing
+//!   delay the ACK echoes (from the data's arrival at the receiver's NIC to the ACK's
+//!   departure). The transport passes that: its RTT sample ends when the sender's interface
+//!   received the ACK (on the datapath, the endpoint XDP program's stamp), and the traffic
+//!   framing's ACK carries its receiver's delay (RoCEv2's ACK has no field for it: there
+//!   the delay is the whole RTT).
 //! - One window: the paper's fabric window (fcwnd) and endpoint window (ecwnd, compared with
 //!   an endpoint target) and their minimum are not separated; this is the fabric window's
 //!   law, with the fabric's scaled target.

@@ -375,7 +375,7 @@ impl Transport {
             traffic.sequence = psn::unwrap(traffic.sequence, self.expected_sequence(&traffic));
         }
         match traffic.kind {
-            TrafficKind::Data => self.receive_segment(now, view, frame_len, (ip.src, ip.ecn), &traffic),
+            TrafficKind::Data => self.receive_segment(now, arrived, view, frame_len, (ip.src, ip.ecn), &traffic),
             TrafficKind::Ack | TrafficKind::Nak => self.receive_acknowledgement(now, arrived, &traffic),
             TrafficKind::Cnp => return self.receive_cnp(now, traffic.flow_id),
         }
@@ -396,6 +396,7 @@ impl Transport {
     fn receive_segment(
         &mut self,
         now: Instant,
+        arrived: Instant,
         view: &FrameView<'_>,
         frame_len: usize,
         (src_ip, ecn): (Ipv4Addr, u8),
@@ -406,7 +407,7 @@ impl Transport {
         if self.int.kind == Some(IntKind::Md) {
             inbound.keep_int(&self.int.metadata);
         }
-        if inbound.receive(now, frame_len, ecn, traffic, &self.config) {
+        if inbound.receive(now, arrived, frame_len, ecn, traffic, &self.config) {
             self.control.push_back(traffic.flow_id);
         }
         if inbound.wants_cnp(now, ecn, &self.config) {

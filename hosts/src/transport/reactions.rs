@@ -225,12 +225,20 @@ impl SwiftWindow {
         }
     }
 
-    /// An ACK of `acked_segments` new segments with RTT sample `rtt`, echoing `int_hops`
-    /// INT records (0: none).
-    pub(super) fn acknowledged(&mut self, now: Instant, rtt: Duration, int_hops: usize, acked_segments: u32) {
+    /// An ACK of `acked_segments` new segments with RTT sample `rtt`, of which `remote` was
+    /// spent at the receiver (its remote queuing delay, 0 where the ACK cannot say), echoing
+    /// `int_hops` INT records (0: none). The window compares the fabric's delay, the rest
+    /// (Swift §3.1); the pacing spreads segments over the whole RTT.
+    pub(super) fn acknowledged(
+        &mut self,
+        now: Instant,
+        (rtt, remote): (Duration, Duration),
+        int_hops: usize,
+        acked_segments: u32,
+    ) {
         let hops = if int_hops > 0 { u32::try_from(int_hops).unwrap_or(u32::MAX) } else { self.hops };
         self.rtt = Some(rtt);
-        self.law.on_ack(now, rtt, hops, acked_segments);
+        self.law.on_ack(now, rtt.saturating_sub(remote), hops, acked_segments);
     }
 }
 

@@ -23,6 +23,9 @@ pub(super) struct Inbound {
     /// The sequence number a NAK was last sent for: one NAK per gap.
     nak_sent_for: Option<u32>,
     since_ack: u32,
+    /// When the newest in-order segment arrived: its ACK tells the sender how long after
+    /// that it left (Swift's remote queuing delay).
+    newest_arrival: Option<Instant>,
     /// In-order segments that arrived CE since the last acknowledgement (DCTCP's echo).
     marked_since_ack: u32,
     pending: Option<TrafficKind>,
@@ -45,6 +48,7 @@ impl Inbound {
             expected: 0,
             nak_sent_for: None,
             since_ack: 0,
+            newest_arrival: None,
             marked_since_ack: 0,
             pending: None,
             cnp_at: None,
@@ -53,12 +57,13 @@ impl Inbound {
         }
     }
 
-    /// Takes a data segment of `frame_len` bytes that arrived with IP ECN field `ecn`.
-    /// Returns whether an ACK or NAK became pending while none was: the transport then
-    /// queues the connection to send it.
+    /// Takes a data segment of `frame_len` bytes that arrived at `arrived` (at or before
+    /// `now`) with IP ECN field `ecn`. Returns whether an ACK or NAK became pending while none
+    /// was: the transport then queues the connection to send it.
     pub(super) fn receive(
         &mut self,
         now: Instant,
+        arrived: Instant,
         frame_len: usize,
         ecn: u8,
         traffic: &TrafficRepr,
@@ -73,6 +78,7 @@ impl Inbound {
             let remaining = traffic.message_len.wrapping_sub(traffic.offset) as usize;
             let payload = if unbounded { config.payload_len() } else { remaining.min(config.payload_len()) };
             self.expected += 1;
+            self.newest_arrival = Some(arrived);
             self.nak_sent_for = None;
             self.since_ack += 1;
             self.marked_since_ack += u32::from(ecn == 3);
@@ -163,7 +169,8 @@ impl Inbound {
             message_len: 0,
             // DCTCP's echo: how many of the segments this acknowledges arrived CE.
             offset: marked,
-            timestamp_ns: now.as_nanos(),
+            // Swift's remote queuing delay (§3.1): from the newest segment's arrival to now.
+            timestamp_ns: self.newest_arrival.map_or(0, |at| now.saturating_duration_since(at).as_nanos() as u64),
             ack_req: false,
         };
         let len = build_data_frame(buffer, &spec);

@@ -267,7 +267,9 @@ impl Connection {
             reaction.acknowledged(now, (acked, self.next.max(acked)), hops, rtt, traffic.offset > 0);
         }
         if let (Some(swift), Some(rtt)) = (&mut self.swift, rtt) {
-            swift.acknowledged(now, rtt, hops.len(), acked - self.base);
+            // An ACK in the traffic framing carries its receiver's delay; RoCEv2's reads 0.
+            let remote = Duration::from_nanos(traffic.timestamp_ns);
+            swift.acknowledged(now, (rtt, remote), hops.len(), acked - self.base);
         }
         self.acknowledge(now, traffic.sequence, traffic.offset, payload, rto);
         if traffic.kind == TrafficKind::Nak && traffic.sequence < self.next {

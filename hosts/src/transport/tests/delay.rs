@@ -224,3 +224,41 @@ fn swift_shrinks_its_window_above_the_target_and_paces_below_one_segment() {
     let (_, stats) = a.sender_stats().next().unwrap();
     assert_eq!(stats.rtt_samples, 100);
 }
+
+#[test]
+fn an_ack_carries_its_receiver_s_delay_and_swift_compares_the_fabric_s_alone() {
+    // One segment A → B, DELAY each way; B reads it 1 ms after it arrived (its thread woke
+    // late) and acknowledges it then. The ACK says so; A's RTT sample is 1.02 ms either way,
+    // but Swift's window (target about 30 µs here) compares the 20 µs of the fabric and
+    // grows. Not told of the arrival, B's ACK says 0 and the window is cut.
+    let late = Duration::from_millis(1);
+    let after_one_ack = |told: bool| {
+        let swift = |config: &mut TransportConfig| {
+            config.ack_every = 1;
+            config.swift = Some(SwiftTransport { params: SwiftParams::default(), hops: 1 });
+        };
+        let (mut a, mut a_nic) = transport(A);
+        let (mut b, mut b_nic) = transport(B);
+        swift(&mut a.config);
+        swift(&mut b.config);
+        a.add_connection(connection(0), vec![message(0, 1422)]);
+        let mut buffer = [0u8; 2048];
+        let len = a.poll_transmit(Instant::ZERO, &mut a_nic, &mut buffer).expect("the segment");
+        let (at_b, read) = (Instant::ZERO + DELAY, Instant::ZERO + DELAY + late);
+        let segment = &buffer[..len];
+        assert!(if told { b.handle_rx_arrived(read, at_b, segment) } else { b.handle_rx(read, segment) });
+        let len = b.poll_transmit(read, &mut b_nic, &mut buffer).expect("its ACK");
+        let ack = FrameView::parse(&buffer[..len]).unwrap().traffic().unwrap().2;
+        assert!(a.handle_rx(read + DELAY, &buffer[..len]));
+        let (_, stats) = a.sender_stats().next().unwrap();
+        assert_eq!(stats.last_rtt, Some(2 * DELAY + late));
+        (Duration::from_nanos(ack.timestamp_ns), a.swift_windows().next().expect("Swift is on").1.cwnd())
+    };
+    let initial = SwiftParams::default().initial_cwnd;
+    let (said, cwnd) = after_one_ack(true);
+    assert_eq!(said, late, "the ACK's delay at B");
+    assert!(cwnd > initial, "20 µs of fabric below the target: the window grows ({cwnd})");
+    let (said, cwnd) = after_one_ack(false);
+    assert_eq!(said, Duration::ZERO);
+    assert!(cwnd < initial, "1.02 ms above the target: the window is cut ({cwnd})");
+}
