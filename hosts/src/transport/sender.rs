@@ -267,9 +267,11 @@ impl Connection {
             reaction.acknowledged(now, (acked, self.next.max(acked)), hops, rtt, traffic.offset > 0);
         }
         if let (Some(swift), Some(rtt)) = (&mut self.swift, rtt) {
-            // An ACK in the traffic framing carries its receiver's delay; RoCEv2's reads 0.
-            let remote = Duration::from_nanos(traffic.timestamp_ns);
-            swift.acknowledged(now, (rtt, remote), hops.len(), acked - self.base);
+            // An ACK in the traffic framing carries its receiver's delay; RoCEv2's reads 0. One
+            // longer than the whole round trip cannot be (a receiver that wrote its clock
+            // there, as builds before this one did): the delay is then the RTT's.
+            let remote = Some(Duration::from_nanos(traffic.timestamp_ns)).filter(|&remote| remote <= rtt);
+            swift.acknowledged(now, (rtt, remote.unwrap_or_default()), hops.len(), acked - self.base);
         }
         self.acknowledge(now, traffic.sequence, traffic.offset, payload, rto);
         if traffic.kind == TrafficKind::Nak && traffic.sequence < self.next {
@@ -286,8 +288,8 @@ impl Connection {
 
     /// The RTT sample of an acknowledgement of kind `kind` up to `acked` (at most
     /// `sent_through`) that arrived at `now`: an ACK that covers new data measures the newest
-    /// segment it acknowledges, from its send to the ACK's arrival, unless that segment was sent more than once
-    /// (Karn's rule). A NAK gives none: the out-of-order segment that drew it is not the
+    /// segment it acknowledges, from its send to the ACK's arrival, unless that segment was
+    /// sent more than once (Karn's rule). A NAK gives none: the out-of-order segment that drew it is not the
     /// newest it acknowledges.
     fn rtt_sample(&self, now: Instant, kind: TrafficKind, acked: u32) -> Option<Duration> {
         (kind == TrafficKind::Ack && acked > self.base).then(|| self.send_times.sample(now, acked - 1)).flatten()
