@@ -34,7 +34,7 @@
 //! that has entered the host's network namespace.
 
 use crate::classifier::{ClassifierError, attach_program, if_index};
-use crate::umem::{FRAME_SIZE, FramePool, UmemArea, chunk_base};
+use crate::umem::{FRAME_SIZE, FramePool, UmemArea};
 use crate::xsk::{Owner, RING_SIZE, Sockets, XskError, rx_queue_count, tx_desc};
 use aya::Ebpf;
 use aya::maps::{MapData, XskMap};
@@ -46,7 +46,7 @@ use std::os::fd::RawFd;
 const PROGRAM_NAME: &str = "pfcswitch_endpoint";
 /// `struct pfcs_endpoint_meta` in `ebpf/endpoint.c`: the arrival instant (8 bytes), 4 of
 /// padding, then the magic, which ends where the frame begins.
-const META_LEN: u64 = 16;
+const META_LEN: usize = 16;
 const META_MAGIC: u32 = 0x5046_5354;
 /// Frames of the UMEM: a full fill ring's worth for RX, as many again for TX.
 const UMEM_FRAMES: u32 = 2 * RING_SIZE;
@@ -294,10 +294,7 @@ impl HostPort {
 /// The arrival instant the endpoint program wrote in front of the frame at `addr`, if it did.
 /// The metadata sits in the chunk's XDP headroom, which the kernel's copy into the UMEM keeps.
 fn arrival(area: &UmemArea, addr: u64) -> Option<Instant> {
-    if addr - chunk_base(addr) < META_LEN {
-        return None;
-    }
-    let meta = area.bytes(addr - META_LEN, META_LEN as usize);
+    let meta = area.metadata(addr, META_LEN)?;
     let magic = meta[12..].try_into().map(u32::from_ne_bytes).expect("4 bytes");
     let rx_ns = meta[..8].try_into().map(u64::from_ne_bytes).expect("8 bytes");
     (magic == META_MAGIC).then(|| Instant::from_nanos(rx_ns))

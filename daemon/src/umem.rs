@@ -141,6 +141,13 @@ impl UmemArea {
         unsafe { std::slice::from_raw_parts(self.area.cast::<u8>().as_ptr().add(start), len) }
     }
 
+    /// The `len` bytes an XDP program wrote in front of the frame at `addr` (its metadata), if
+    /// the frame's chunk holds that many before it.
+    #[inline]
+    pub fn metadata(&self, addr: u64, len: usize) -> Option<&[u8]> {
+        (addr - chunk_base(addr) >= len as u64).then(|| self.bytes(addr - len as u64, len))
+    }
+
     /// The bytes at UMEM address `addr`, to rewrite a frame the core holds before it goes to
     /// a TX ring (a FECN probe's rate).
     ///

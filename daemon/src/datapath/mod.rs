@@ -665,8 +665,7 @@ fn deliver(
     port: usize,
     desc: &XdpDesc,
 ) {
-    let meta_ok = desc.addr - chunk_base(desc.addr) >= META_LEN as u64
-        && area.bytes(desc.addr - META_LEN as u64, 2) == META_MAGIC.to_ne_bytes();
+    let meta_ok = area.metadata(desc.addr, META_LEN).is_some_and(|meta| meta[..2] == META_MAGIC.to_ne_bytes());
     if !meta_ok {
         *meta_missing += 1;
     }

@@ -232,7 +232,8 @@ impl SwiftWindow {
     pub(super) fn acknowledged(
         &mut self,
         now: Instant,
-        (rtt, remote): (Duration, Duration),
+        rtt: Duration,
+        remote: Duration,
         int_hops: usize,
         acked_segments: u32,
     ) {

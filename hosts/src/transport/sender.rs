@@ -270,8 +270,9 @@ impl Connection {
             // An ACK in the traffic framing carries its receiver's delay; RoCEv2's reads 0. One
             // longer than the whole round trip cannot be (a receiver that wrote its clock
             // there, as builds before this one did): the delay is then the RTT's.
-            let remote = Some(Duration::from_nanos(traffic.timestamp_ns)).filter(|&remote| remote <= rtt);
-            swift.acknowledged(now, (rtt, remote.unwrap_or_default()), hops.len(), acked - self.base);
+            let remote = Duration::from_nanos(traffic.timestamp_ns);
+            let remote = if remote <= rtt { remote } else { Duration::ZERO };
+            swift.acknowledged(now, rtt, remote, hops.len(), acked - self.base);
         }
         self.acknowledge(now, traffic.sequence, traffic.offset, payload, rto);
         if traffic.kind == TrafficKind::Nak && traffic.sequence < self.next {
